@@ -1,0 +1,229 @@
+/*
+ * The backend interface: what the core asks of a backend, and what a backend module
+ * (libtpevent-cuda.so, libtpevent-hip.so) exports. Internal to tpevent; not installed.
+ *
+ * Model: the OpenCL ICD loader and PyTorch's DeviceGuardImplInterface. Every handle
+ * the core gives out starts with a pointer to its backend's table, so the core
+ * dispatches a call with one load and one indirect call: no lock, no lookup by name.
+ *
+ * Division of labour. The core has already checked, before any entry is called:
+ *   - pointers the caller passed are not NULL, flags have no unknown bits;
+ *   - device indices are within [0, device_count);
+ *   - for event_record: the stream is of the event's device (same backend, same index);
+ *   - for stream_wait_event: stream and event belong to this backend (the device may
+ *     differ: any stream, of any device, may wait on an event, rule 1);
+ *   - for event_elapsed: both events belong to this backend and both have TIMING;
+ *   - for stream_destroy: the stream is not a default stream;
+ *   - for event_ipc_export: the event has TP_EVENT_INTERPROCESS;
+ *   - for event_ipc_import: the handle's header (magic, layout version, checksum,
+ *     backend) is valid; the payload is the backend's to check.
+ * A backend reports a failure by returning host->fail(status, fmt, ...), which
+ * records the calling thread's message (tp_last_error) and returns status. Messages
+ * name the operation and the runtime's error name: "cudaEventRecord: cudaErrorIllegalAddress: ...".
+ *
+ * An entry may be NULL when the backend does not offer the operation; the core then
+ * answers TP_ERR_UNSUPPORTED naming the backend and the operation.
+ */
+#ifndef TPEVENT_CORE_BACKEND_H
+#define TPEVENT_CORE_BACKEND_H
+
+#include <tpevent/tpevent.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bumped on any incompatible change of the structs below. */
+#define TP_BACKEND_ABI_VERSION 1u
+
+typedef struct tp_backend tp_backend;
+
+/* ------------------------------------------------------------- handles */
+
+enum {
+    TP_STREAM_DEFAULT = 1u << 0,  /* the device's default stream: never destroyed */
+    TP_STREAM_BORROWED = 1u << 1, /* wraps a native stream the caller owns */
+};
+
+/* The head of every stream a backend gives out; the backend's own struct starts
+ * with it. `backend` first: dispatch is one load. */
+struct tp_stream {
+    const tp_backend *backend;
+    tp_device device;
+    int priority; /* as clamped by the backend */
+    unsigned kind; /* TP_STREAM_* */
+};
+
+/* The head of every event a backend gives out. */
+struct tp_event {
+    const tp_backend *backend;
+    tp_device device;
+    unsigned flags; /* TP_EVENT_* */
+};
+
+/* ------------------------------------------------- services of the core */
+
+typedef struct tp_host {
+    uint32_t abi_version;
+    uint32_t size;
+    /* Sets the calling thread's error message (printf format) and returns status. */
+    tp_status (*fail)(tp_status status, const char *fmt, ...)
+#if defined(__GNUC__)
+        __attribute__((format(printf, 2, 3)))
+#endif
+        ;
+} tp_host;
+
+/* ------------------------------------------------------------ IPC handle */
+
+/*
+ * Layout of tp_ipc_handle.bytes; the core owns the header, the backend the payload.
+ * All integers little-endian.
+ *   [0..3]   magic "TPEV"
+ *   [4..5]   layout version (TP_IPC_LAYOUT_VERSION)
+ *   [6]      device type
+ *   [7]      device index
+ *   [8..11]  payload length in bytes
+ *   [12..15] FNV-1a checksum of bytes [0..12) and the payload
+ *   [16..]   payload (TP_IPC_PAYLOAD_MAX bytes)
+ */
+#define TP_IPC_MAGIC "TPEV"
+#define TP_IPC_LAYOUT_VERSION 1u
+#define TP_IPC_HEADER_SIZE 16u
+#define TP_IPC_PAYLOAD_MAX (TP_IPC_HANDLE_SIZE - TP_IPC_HEADER_SIZE)
+
+/* --------------------------------------------------------------- table */
+
+struct tp_backend {
+    uint32_t abi_version; /* TP_BACKEND_ABI_VERSION the module was built with */
+    uint32_t size;        /* sizeof(tp_backend) the module was built with */
+    const char *name;     /* "cpu", "cuda", "hip" */
+    tp_device_type type;
+
+    /*
+     * Called once, before any other entry, with the core's services. Decides whether
+     * the backend is usable: a runtime that cannot start, a driver too old, no device.
+     * On failure writes a reason a user can act on into `reason` (NUL-terminated, at
+     * most `reason_size` bytes) and returns non-TP_OK; the backend then stays
+     * unavailable for the life of the process and no other entry is called.
+     */
+    tp_status (*init)(const tp_host *host, char *reason, size_t reason_size);
+
+    /* Number of devices; fixed after init. */
+    tp_status (*device_count)(int *count);
+
+    /* Human name of the device ("NVIDIA H200", "CPU (virtual device 0)"). */
+    tp_status (*device_name)(int device, char *buf, size_t size);
+
+    /* Blocks until all work on all streams of the device (the default stream
+     * included) is done. */
+    tp_status (*device_synchronize)(int device);
+
+    /*
+     * Streams. stream_create makes a stream that runs without implicit ordering
+     * against other streams, the default stream included (CUDA: non-blocking).
+     * `priority` is clamped to the backend's range; the clamped value goes into the
+     * head. stream_default answers the same stream every time for a device; it is
+     * created on first use and lives as long as the process.
+     */
+    tp_status (*stream_create)(int device, int priority, tp_stream **out);
+    tp_status (*stream_from_native)(int device, void *native, tp_stream **out);
+    tp_status (*stream_default)(int device, tp_stream **out);
+
+    /* Never blocks. With work pending the stream is released when the work is done
+     * (rule 9); events recorded on it stay valid. */
+    tp_status (*stream_destroy)(tp_stream *stream);
+
+    /* *idle: all work submitted so far is done. Never blocks. */
+    tp_status (*stream_query)(tp_stream *stream, bool *idle);
+    tp_status (*stream_synchronize)(tp_stream *stream);
+
+    /*
+     * Versioned wait (rule 6): work submitted to `stream` after this call waits for
+     * the event's latest record *as of this call*. Recording the event again later
+     * does not change what this wait waits for. An event never recorded: no-op.
+     * The stream's device may differ from the event's.
+     */
+    tp_status (*stream_wait_event)(tp_stream *stream, tp_event *event);
+
+    /* fn(arg) runs on a host thread after all earlier work of the stream; later
+     * work waits for it to return. */
+    tp_status (*stream_launch_host_fn)(tp_stream *stream, void (*fn)(void *), void *arg);
+
+    /* The native handle: cudaStream_t, hipStream_t; the CPU returns the stream. */
+    void *(*stream_native)(tp_stream *stream);
+
+    /*
+     * Events. event_create allocates no native event (rule 2): the native event is
+     * made at the first record or IPC export, on the device of the event. Backends
+     * pool native events so that create+destroy is cheap.
+     */
+    tp_status (*event_create)(int device, unsigned flags, tp_event **out);
+
+    /* Never blocks. With a record pending, resources go once it is reached (rule 9). */
+    tp_status (*event_destroy)(tp_event *event);
+
+    /*
+     * Marks the point after all work submitted to the stream so far, replacing the
+     * previous record (rule 3). The stream is of the event's device. Must not
+     * allocate after warm-up.
+     */
+    tp_status (*event_record)(tp_event *event, tp_stream *stream);
+
+    /* Never blocks. *done: never recorded, or the latest record was reached (rule 4). */
+    tp_status (*event_query)(tp_event *event, bool *done);
+
+    /* Blocks until the latest record as of the call is reached; returns at once if
+     * never recorded (rule 5). TP_EVENT_BLOCKING: the thread sleeps, it does not spin. */
+    tp_status (*event_synchronize)(tp_event *event);
+
+    /*
+     * Milliseconds between the two records. Both events are of this backend and
+     * have TIMING. Checked in this order: TP_ERR_NOT_RECORDED unless both were
+     * recorded; TP_ERR_NOT_READY unless both records were reached;
+     * TP_ERR_DEVICE_MISMATCH if they are of different devices (rule 7). Must not
+     * leave the runtime's current device changed, nor create a context.
+     */
+    tp_status (*event_elapsed)(tp_event *start, tp_event *end, float *ms);
+
+    /*
+     * IPC (rule 8). export writes the payload (at most TP_IPC_PAYLOAD_MAX bytes)
+     * and its length; the core writes the header. import gets a payload whose
+     * header the core has checked and refuses anything else with
+     * TP_ERR_INVALID_ARGUMENT; an imported event may be queried, synchronized,
+     * waited on and recorded.
+     */
+    tp_status (*event_ipc_export)(tp_event *event, unsigned char *payload, size_t *length);
+    tp_status (*event_ipc_import)(int device, const unsigned char *payload, size_t length,
+                                  tp_event **out);
+
+    /* Optional: times the runtime's own call for `op` `count` times on the device,
+     * one sample per call in ns, for benchmarks (tp_native_sample). */
+    tp_status (*native_sample)(int device, tp_native_op op, uint64_t *samples_ns,
+                               size_t count);
+
+    /* Optional: release process-lifetime resources at unload (default streams,
+     * pools). Called at most once, after which no entry is called. */
+    void (*shutdown)(void);
+};
+
+/*
+ * The one symbol a backend module exports. `core_abi` is the ABI the core speaks.
+ * A module that cannot speak it returns TP_ERR_BACKEND_UNAVAILABLE with a reason;
+ * the core also checks the table's abi_version and size itself.
+ */
+#define TP_BACKEND_ENTRY_SYMBOL "tpevent_backend_entry"
+typedef tp_status (*tp_backend_entry_fn)(uint32_t core_abi, const tp_backend **out,
+                                         char *reason, size_t reason_size);
+
+#if defined(__GNUC__)
+#define TP_BACKEND_EXPORT __attribute__((visibility("default")))
+#else
+#define TP_BACKEND_EXPORT
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TPEVENT_CORE_BACKEND_H */

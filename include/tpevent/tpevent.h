@@ -1,0 +1,283 @@
+/*
+ * tpevent: device events and streams over CUDA, HIP and a CPU reference backend.
+ *
+ * One API for marking points in streams of device work, waiting for them, ordering
+ * streams against each other and timing the work between two points. The backend is
+ * picked at run time by a device string: "cpu", "cuda:1", "hip:0".
+ *
+ * Conventions (as in libuv):
+ *  - every function that can fail returns a tp_status; TP_OK is 0;
+ *  - on failure, tp_last_error() gives the calling thread's message for it;
+ *  - output parameters are written only on success;
+ *  - handles are opaque; every function may be called from any thread (rule 10).
+ *
+ * The semantic rules every backend honours are numbered as in DESIGN.md and quoted
+ * where they apply.
+ */
+#ifndef TPEVENT_TPEVENT_H
+#define TPEVENT_TPEVENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(TPEVENT_STATIC)
+#define TP_API
+#elif defined(__GNUC__)
+#define TP_API __attribute__((visibility("default")))
+#else
+#define TP_API
+#endif
+
+#define TPEVENT_VERSION_MAJOR 0
+#define TPEVENT_VERSION_MINOR 1
+#define TPEVENT_VERSION_PATCH 0
+
+/* "0.1.0": the version of the library actually loaded, not of this header. */
+TP_API const char *tp_version_string(void);
+
+/* ---------------------------------------------------------------- status */
+
+typedef enum tp_status {
+    TP_OK = 0,
+    TP_ERR_INVALID_ARGUMENT,    /* NULL pointer, unknown flag bit, bad handle bytes */
+    TP_ERR_INVALID_DEVICE,      /* malformed device string, index out of range */
+    TP_ERR_BACKEND_UNAVAILABLE, /* backend not built, module not loadable, no driver/device */
+    TP_ERR_NOT_RECORDED,        /* elapsed time asked of an event never recorded */
+    TP_ERR_NOT_READY,           /* elapsed time asked before both records were reached */
+    TP_ERR_TIMING_DISABLED,     /* elapsed time asked of an event created without timing */
+    TP_ERR_DEVICE_MISMATCH,     /* event recorded on another device's stream, ... */
+    TP_ERR_UNSUPPORTED,         /* the backend does not offer this operation */
+    TP_ERR_OUT_OF_MEMORY,
+    TP_ERR_BACKEND,             /* the runtime underneath failed; the message names its error */
+} tp_status;
+
+#define TP_STATUS_COUNT (TP_ERR_BACKEND + 1)
+
+/* "TP_ERR_NOT_READY" for TP_ERR_NOT_READY; "TP_ERR_UNKNOWN" for anything else. */
+TP_API const char *tp_status_name(tp_status status);
+
+/* A one-line description of the status itself (not of a particular failure). */
+TP_API const char *tp_status_description(tp_status status);
+
+/*
+ * The calling thread's message for its most recent failed call: what was wrong and
+ * with what, e.g. `unknown device type 'cdua' in "cdua:0" (known: cpu, cuda, hip)`.
+ * Successful calls leave it as it was. Never NULL; "" before any failure. The string
+ * stays valid until the thread's next failing call.
+ */
+TP_API const char *tp_last_error(void);
+
+/* --------------------------------------------------------------- devices */
+
+typedef enum tp_device_type {
+    TP_DEVICE_CPU = 0,
+    TP_DEVICE_CUDA = 1,
+    TP_DEVICE_HIP = 2,
+} tp_device_type;
+
+#define TP_DEVICE_TYPE_COUNT 3
+
+/* Device indices are below this, on every backend. */
+#define TP_MAX_DEVICES 64
+
+/* The index of a parsed device string that named no index ("cuda"). */
+#define TP_DEVICE_INDEX_CURRENT (-1)
+
+typedef struct tp_device {
+    tp_device_type type;
+    int index; /* 0.., or TP_DEVICE_INDEX_CURRENT after parsing a string without one */
+} tp_device;
+
+/* "cpu", "cuda", "hip"; NULL for a value outside the enum. */
+TP_API const char *tp_device_type_name(tp_device_type type);
+
+/*
+ * Strict parse of "<type>" or "<type>:<index>", type one of cpu, cuda, hip, index a
+ * plain decimal below TP_MAX_DEVICES. Anything else (empty, unknown type, missing or
+ * signed or non-decimal index, spaces, trailing characters, overflow) is
+ * TP_ERR_INVALID_DEVICE. Parsing never loads a backend and never checks that the
+ * device exists.
+ */
+TP_API tp_status tp_device_parse(const char *str, tp_device *out);
+
+/* Writes "cuda:1" into buf (at least 16 bytes is always enough). */
+TP_API tp_status tp_device_format(tp_device device, char *buf, size_t size);
+
+/*
+ * Number of devices of a backend ("cpu", "cuda", "hip"). An unavailable backend has
+ * 0 devices and answers TP_OK: asking how many is not an error.
+ */
+TP_API tp_status tp_device_count(const char *type, int *count);
+
+/*
+ * TP_OK if the backend can be used; otherwise TP_ERR_BACKEND_UNAVAILABLE (or
+ * TP_ERR_INVALID_DEVICE for an unknown type) and, if reason is not NULL, a
+ * process-lifetime string saying why (`cuda: libtpevent-cuda.so: cudaErrorNoDevice:
+ * no CUDA-capable device is detected`). Loads the backend's module on first use.
+ */
+TP_API tp_status tp_backend_status(const char *type, const char **reason);
+
+/*
+ * The calling thread's current device. The default is TPEVENT_DEVICE if set, else
+ * the first available of cuda, hip, cpu. A string with no index ("cuda") keeps the
+ * thread's current index of that type (0 unless set).
+ */
+TP_API tp_status tp_set_device(const char *device);
+TP_API tp_status tp_current_device(tp_device *out);
+
+/* Blocks until all work on all streams of the device is done. NULL: current device. */
+TP_API tp_status tp_device_synchronize(const char *device);
+
+/* --------------------------------------------------------------- streams */
+
+typedef struct tp_stream tp_stream;
+typedef struct tp_event tp_event;
+
+/*
+ * Priorities follow CUDA: lower numbers run first. Each backend clamps the value to
+ * its range (CPU: TP_CPU_PRIORITY_HIGHEST..0); tp_stream_priority gives the value used.
+ */
+#define TP_CPU_PRIORITY_HIGHEST (-2)
+
+TP_API tp_status tp_stream_create(tp_stream **out, const char *device, int priority);
+
+/*
+ * Wraps a native stream (cudaStream_t, hipStream_t; for the CPU, a tp_stream_native
+ * of another CPU stream). The tp_stream does not own it: destroying the wrapper
+ * leaves the native stream alone.
+ */
+TP_API tp_status tp_stream_from_native(tp_stream **out, const char *device, void *native);
+
+/* Safe with work pending: the stream goes when its work is done (rule 9).
+ * The default stream cannot be destroyed (TP_ERR_INVALID_ARGUMENT). */
+TP_API tp_status tp_stream_destroy(tp_stream *stream);
+
+/* The device's default stream; it lives as long as the process. */
+TP_API tp_status tp_stream_default(const char *device, tp_stream **out);
+
+/* The calling thread's current stream for the device; it starts as the default
+ * stream (rule 11). */
+TP_API tp_status tp_stream_current(const char *device, tp_stream **out);
+
+/* Makes the stream current for its device on the calling thread. */
+TP_API tp_status tp_stream_set_current(tp_stream *stream);
+
+/* *idle: true if all work submitted to the stream is done. Never blocks. */
+TP_API tp_status tp_stream_query(tp_stream *stream, bool *idle);
+TP_API tp_status tp_stream_synchronize(tp_stream *stream);
+
+/* Work submitted to the stream from now on waits for the event's latest record
+ * as of this call (rule 6). Same as tp_event_wait(event, stream). */
+TP_API tp_status tp_stream_wait_event(tp_stream *stream, tp_event *event);
+
+/* Work submitted to `stream` from now on waits for all work submitted to `other`
+ * so far. */
+TP_API tp_status tp_stream_wait_stream(tp_stream *stream, tp_stream *other);
+
+/*
+ * Records an event on the stream. If *event is NULL, creates one on the stream's
+ * device with TP_EVENT_TIMING (so that two of them can be timed against each other,
+ * as the seed's record_event() example does); the caller destroys it.
+ */
+TP_API tp_status tp_stream_record_event(tp_stream *stream, tp_event **event);
+
+/* Runs fn(arg) on a host thread once all earlier work on the stream is done; later
+ * work on the stream waits for it to return. fn must not call into the same stream
+ * synchronously (synchronize it), as on CUDA. */
+TP_API tp_status tp_stream_launch_host_fn(tp_stream *stream, void (*fn)(void *), void *arg);
+
+/* The native stream (cudaStream_t, hipStream_t, the CPU stream itself). */
+TP_API tp_status tp_stream_native(tp_stream *stream, void **native);
+TP_API tp_status tp_stream_device(tp_stream *stream, tp_device *out);
+TP_API tp_status tp_stream_priority(tp_stream *stream, int *priority);
+
+/* ---------------------------------------------------------------- events */
+
+enum {
+    TP_EVENT_DEFAULT = 0,
+    TP_EVENT_TIMING = 1u << 0,       /* elapsed_time may be asked of it */
+    TP_EVENT_BLOCKING = 1u << 1,     /* synchronize sleeps instead of spinning */
+    TP_EVENT_INTERPROCESS = 1u << 2, /* may be shared with other processes; not with TIMING */
+};
+#define TP_EVENT_FLAGS_ALL (TP_EVENT_TIMING | TP_EVENT_BLOCKING | TP_EVENT_INTERPROCESS)
+
+/* Creates an event of the device (NULL: current device). No native event exists
+ * until the first record (rule 2). Unknown flag bits and INTERPROCESS|TIMING are
+ * TP_ERR_INVALID_ARGUMENT (rule 8). */
+TP_API tp_status tp_event_create(tp_event **out, const char *device, unsigned flags);
+
+/* Safe with a record pending: resources go when it is reached (rule 9). */
+TP_API tp_status tp_event_destroy(tp_event *event);
+
+/* Marks the point after all work submitted to the stream so far; replaces the
+ * previous record (rule 3). NULL stream: the current stream of the event's device.
+ * A stream of another device: TP_ERR_DEVICE_MISMATCH (rule 1). */
+TP_API tp_status tp_event_record(tp_event *event, tp_stream *stream);
+
+/* Never blocks; *done is true if never recorded or the latest record was reached
+ * (rule 4). */
+TP_API tp_status tp_event_query(tp_event *event, bool *done);
+
+/* Blocks until the latest record is reached; at once if never recorded (rule 5). */
+TP_API tp_status tp_event_synchronize(tp_event *event);
+
+/* Same as tp_stream_wait_event(stream, event); NULL stream: the current stream of
+ * the event's device. */
+TP_API tp_status tp_event_wait(tp_event *event, tp_stream *stream);
+
+/* Milliseconds from start's record to end's (rule 7). Errors, checked in order:
+ * TP_ERR_TIMING_DISABLED, TP_ERR_NOT_RECORDED, TP_ERR_NOT_READY,
+ * TP_ERR_DEVICE_MISMATCH. */
+TP_API tp_status tp_event_elapsed_time(tp_event *start, tp_event *end, float *ms);
+
+TP_API tp_status tp_event_device(tp_event *event, tp_device *out);
+TP_API tp_status tp_event_flags(tp_event *event, unsigned *flags);
+
+/* ------------------------------------------------------------------- IPC */
+
+#define TP_IPC_HANDLE_SIZE 128
+
+/* Plain bytes: copy it, send it over a pipe or socket, import it in another process.
+ * Its layout is versioned; import checks it and refuses anything else. */
+typedef struct tp_ipc_handle {
+    unsigned char bytes[TP_IPC_HANDLE_SIZE];
+} tp_ipc_handle;
+
+/* Only for events created with TP_EVENT_INTERPROCESS. */
+TP_API tp_status tp_event_ipc_handle(tp_event *event, tp_ipc_handle *handle);
+TP_API tp_status tp_event_from_ipc_handle(tp_event **out, const char *device,
+                                          const tp_ipc_handle *handle);
+
+/* ------------------------------------------------------------ baselines */
+
+/*
+ * The raw runtime's own calls, timed by the backend that wraps them, so that a
+ * benchmark can put tpevent's cost next to the floor in the same run (the tpevent
+ * tool's `bench`). Each sample is one call (or one create+destroy pair) in ns.
+ * Backends without a runtime underneath (the CPU) answer TP_ERR_UNSUPPORTED.
+ */
+typedef enum tp_native_op {
+    TP_NATIVE_RECORD = 0,         /* cudaEventRecord, event without timing */
+    TP_NATIVE_RECORD_TIMING,      /* cudaEventRecord, event with timing */
+    TP_NATIVE_QUERY,              /* cudaEventQuery of a completed event */
+    TP_NATIVE_SYNCHRONIZE,        /* cudaEventSynchronize of a completed event */
+    TP_NATIVE_STREAM_WAIT,        /* cudaStreamWaitEvent */
+    TP_NATIVE_ELAPSED,            /* cudaEventElapsedTime of two completed events */
+    TP_NATIVE_CREATE_DESTROY,     /* cudaEventCreateWithFlags + cudaEventDestroy */
+    TP_NATIVE_RECORD_SYNCHRONIZE, /* record on an idle stream, then synchronize */
+} tp_native_op;
+#define TP_NATIVE_OP_COUNT (TP_NATIVE_RECORD_SYNCHRONIZE + 1)
+
+TP_API tp_status tp_native_sample(const char *device, tp_native_op op, uint64_t *samples_ns,
+                                  size_t count);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TPEVENT_TPEVENT_H */
