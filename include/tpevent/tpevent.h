@@ -122,6 +122,25 @@ TP_API tp_status tp_device_count(const char *type, int *count);
  */
 TP_API tp_status tp_backend_status(const char *type, const char **reason);
 
+/* The device's name as its runtime gives it ("NVIDIA H200"; "CPU (virtual device 0)"). */
+TP_API tp_status tp_device_name(const char *device, char *buf, size_t size);
+
+/* What the core knows of one backend, for diagnostics (the tpevent tool's `devices`). */
+typedef struct tp_backend_info {
+    const char *name;        /* "cuda" */
+    bool built_in;           /* linked into the core library (no module to load) */
+    bool module_found;       /* a module file was found on the search path */
+    bool loaded;             /* built in, or its module loaded and its entry answered */
+    tp_status status;        /* TP_OK if usable; as tp_backend_status */
+    const char *reason;      /* why not usable; "" when usable */
+    const char *module_path; /* the module file tried, or "" */
+    int device_count;        /* 0 when not usable */
+} tp_backend_info;
+
+/* Fills info for "cpu", "cuda" or "hip", loading the backend if needed. The strings
+ * live as long as the process. */
+TP_API tp_status tp_backend_get_info(const char *type, tp_backend_info *info);
+
 /*
  * The calling thread's current device. The default is TPEVENT_DEVICE if set, else
  * the first available of cuda, hip, cpu. A string with no index ("cuda") keeps the

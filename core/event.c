@@ -1,0 +1,172 @@
+/*
+ * The public event calls: argument checks, then one indirect call through the
+ * event's backend table. Nothing here locks, allocates or looks anything up on the
+ * record/query/wait/elapsed paths: a NULL stream is a thread-local load.
+ */
+#include "core/internal.h"
+
+static tp_status unsupported(const tp_backend *backend, const char *operation)
+{
+    return tp_fail(TP_ERR_UNSUPPORTED, "the %s backend does not support %s", backend->name, operation);
+}
+
+static bool same_device(tp_device a, tp_device b)
+{
+    return a.type == b.type && a.index == b.index;
+}
+
+tp_status tp_event_create(tp_event **out, const char *device_str, unsigned flags)
+{
+    tp_device device;
+    const tp_backend *backend;
+    if (!out)
+        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_event_create: out is NULL");
+    if (flags & ~(unsigned)TP_EVENT_FLAGS_ALL)
+        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_event_create: unknown flag bits 0x%x",
+                       flags & ~(unsigned)TP_EVENT_FLAGS_ALL);
+    if ((flags & TP_EVENT_INTERPROCESS) && (flags & TP_EVENT_TIMING))
+        return tp_fail(TP_ERR_INVALID_ARGUMENT,
+                       "tp_event_create: TP_EVENT_INTERPROCESS cannot be combined with TP_EVENT_TIMING");
+    tp_status status = tp_device_resolve(device_str, &device, &backend);
+    if (status != TP_OK)
+        return status;
+    return backend->event_create(device.index, flags, out);
+}
+
+tp_status tp_event_destroy(tp_event *event)
+{
+    if (!event)
+        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_event_destroy: event is NULL");
+    return event->backend->event_destroy(event);
+}
+
+tp_status tp_event_record(tp_event *event, tp_stream *stream)
+{
+    if (TP_UNLIKELY(!event))
+        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_event_record: event is NULL");
+    if (!stream) {
+        tp_status status = tp_stream_current_of(event->device, event->backend, &stream);
+        if (TP_UNLIKELY(status != TP_OK))
+            return status;
+    }
+    if (TP_UNLIKELY(!same_device(event->device, stream->device))) {
+        char event_device[24], stream_device[24];
+        return tp_fail(TP_ERR_DEVICE_MISMATCH, "tp_event_record: event of %s recorded on a stream of %s",
+                       tp_device_str(event->device, event_device), tp_device_str(stream->device, stream_device));
+    }
+    return event->backend->event_record(event, stream);
+}
+
+tp_status tp_event_query(tp_event *event, bool *done)
+{
+    if (TP_UNLIKELY(!event || !done))
+        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_event_query: %s is NULL", event ? "done" : "event");
+    return event->backend->event_query(event, done);
+}
+
+tp_status tp_event_synchronize(tp_event *event)
+{
+    if (TP_UNLIKELY(!event))
+        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_event_synchronize: event is NULL");
+    return event->backend->event_synchronize(event);
+}
+
+tp_status tp_event_wait(tp_event *event, tp_stream *stream)
+{
+    if (TP_UNLIKELY(!event))
+        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_event_wait: event is NULL");
+    if (!stream) {
+        tp_status status = tp_stream_current_of(event->device, event->backend, &stream);
+        if (TP_UNLIKELY(status != TP_OK))
+            return status;
+    }
+    if (TP_UNLIKELY(stream->backend != event->backend)) {
+        char event_device[24], stream_device[24];
+        return tp_fail(TP_ERR_UNSUPPORTED,
+                       "tp_event_wait: a stream of %s cannot wait on an event of %s yet (cross-backend waits)",
+                       tp_device_str(stream->device, stream_device), tp_device_str(event->device, event_device));
+    }
+    return event->backend->stream_wait_event(stream, event);
+}
+
+tp_status tp_event_elapsed_time(tp_event *start, tp_event *end, float *ms)
+{
+    if (TP_UNLIKELY(!start || !end || !ms))
+        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_event_elapsed_time: %s is NULL",
+                       !start ? "start" : !end ? "end" : "ms");
+    if (TP_UNLIKELY(!(start->flags & end->flags & TP_EVENT_TIMING)))
+        return tp_fail(TP_ERR_TIMING_DISABLED, "tp_event_elapsed_time: the %s event was created without TP_EVENT_TIMING",
+                       (start->flags & TP_EVENT_TIMING) ? "end" : "start");
+    if (TP_UNLIKELY(start->backend != end->backend)) {
+        /* Events of two backends share no clock yet; that is a device mismatch. */
+        char start_device[24], end_device[24];
+        return tp_fail(TP_ERR_DEVICE_MISMATCH, "tp_event_elapsed_time: start is of %s, end of %s",
+                       tp_device_str(start->device, start_device), tp_device_str(end->device, end_device));
+    }
+    if (!start->backend->event_elapsed)
+        return unsupported(start->backend, "tp_event_elapsed_time");
+    return start->backend->event_elapsed(start, end, ms);
+}
+
+tp_status tp_event_device(tp_event *event, tp_device *out)
+{
+    if (!event || !out)
+        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_event_device: %s is NULL", event ? "out" : "event");
+    *out = event->device;
+    return TP_OK;
+}
+
+tp_status tp_event_flags(tp_event *event, unsigned *flags)
+{
+    if (!event || !flags)
+        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_event_flags: %s is NULL", event ? "flags" : "event");
+    *flags = event->flags;
+    return TP_OK;
+}
+
+tp_status tp_event_ipc_handle(tp_event *event, tp_ipc_handle *handle)
+{
+    if (!event || !handle)
+        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_event_ipc_handle: %s is NULL", event ? "handle" : "event");
+    if (!(event->flags & TP_EVENT_INTERPROCESS))
+        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_event_ipc_handle: the event was created without TP_EVENT_INTERPROCESS");
+    if (!event->backend->event_ipc_export)
+        return unsupported(event->backend, "IPC handles");
+    tp_ipc_handle sealed = {{0}};
+    size_t length = 0;
+    tp_status status = event->backend->event_ipc_export(event, sealed.bytes + TP_IPC_HEADER_SIZE, &length);
+    if (status != TP_OK)
+        return status;
+    if (length > TP_IPC_PAYLOAD_MAX)
+        return tp_fail(TP_ERR_BACKEND, "tp_event_ipc_handle: %s backend wrote %zu bytes of payload, at most %u fit",
+                       event->backend->name, length, (unsigned)TP_IPC_PAYLOAD_MAX);
+    tp_ipc_seal(&sealed, event->device, length);
+    *handle = sealed;
+    return TP_OK;
+}
+
+tp_status tp_event_from_ipc_handle(tp_event **out, const char *device_str, const tp_ipc_handle *handle)
+{
+    if (!out || !handle)
+        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_event_from_ipc_handle: %s is NULL", out ? "handle" : "out");
+    tp_device handle_device;
+    size_t length;
+    tp_status status = tp_ipc_open(handle, &handle_device, &length);
+    if (status != TP_OK)
+        return status;
+    /* The handle knows its device; a device string, when given, must agree with it. */
+    tp_device device;
+    const tp_backend *backend;
+    char text[24];
+    status = tp_device_resolve(device_str ? device_str : tp_device_str(handle_device, text), &device, &backend);
+    if (status != TP_OK)
+        return status;
+    if (device.type != handle_device.type) {
+        char wanted[24];
+        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_event_from_ipc_handle: the handle is of an event of %s, not of %s",
+                       tp_device_str(handle_device, text), tp_device_str(device, wanted));
+    }
+    if (!backend->event_ipc_import)
+        return unsupported(backend, "IPC handles");
+    return backend->event_ipc_import(device.index, handle->bytes + TP_IPC_HEADER_SIZE, length, out);
+}

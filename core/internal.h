@@ -1,0 +1,77 @@
+/*
+ * What the core's files share with each other. Not installed; backends see only
+ * core/backend.h.
+ */
+#ifndef TPEVENT_CORE_INTERNAL_H
+#define TPEVENT_CORE_INTERNAL_H
+
+#include "core/backend.h"
+
+#if defined(__GNUC__)
+#define TP_LIKELY(x) __builtin_expect(!!(x), 1)
+#define TP_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define TP_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define TP_LIKELY(x) (x)
+#define TP_UNLIKELY(x) (x)
+#define TP_PRINTF(f, a)
+#endif
+
+/* ------------------------------------------------------------- error.c */
+
+/* Sets the calling thread's message (tp_last_error) and returns status. */
+tp_status tp_fail(tp_status status, const char *fmt, ...) TP_PRINTF(2, 3);
+
+/* The services handed to every backend at init. */
+extern const tp_host tp_core_host;
+
+/* ---------------------------------------------------------- registry.c */
+
+/* The usable backend of a type, loading it on first use. Fails with
+ * TP_ERR_BACKEND_UNAVAILABLE and a message that gives the reason. */
+tp_status tp_backend_acquire(tp_device_type type, const tp_backend **out);
+
+/* Number of devices of a usable backend (cached at load). */
+int tp_backend_device_count(tp_device_type type);
+
+/* ------------------------------------------------------------ device.c */
+
+/* Parses a device string, NULL meaning the thread's current device, fills in the
+ * thread's current index for a type given without one, loads the backend and checks
+ * the index is in range. */
+tp_status tp_device_resolve(const char *str, tp_device *device, const tp_backend **backend);
+
+/* "cuda:1" into a caller buffer; for messages. */
+const char *tp_device_str(tp_device device, char buf[static 24]);
+
+/* ------------------------------------------------------------ stream.c */
+
+/* The thread's current stream of a device (its default stream until set). */
+tp_status tp_stream_current_of(tp_device device, const tp_backend *backend, tp_stream **out);
+
+/* -------------------------------------------------------------- ipc.c */
+
+/* Header of tp_ipc_handle (see core/backend.h for the layout). */
+void tp_ipc_seal(tp_ipc_handle *handle, tp_device device, size_t payload_length);
+tp_status tp_ipc_open(const tp_ipc_handle *handle, tp_device *device, size_t *payload_length);
+
+/* ------------------------------------------------------------ loader.c */
+
+/*
+ * Loads the backend module at `path`, checks its entry symbol, ABI version, table
+ * size and type, and calls its init. On failure returns TP_ERR_BACKEND_UNAVAILABLE and
+ * writes a reason that names the file and the cause; the process is unharmed.
+ */
+tp_status tp_module_load(const char *path, tp_device_type type, const tp_backend **out,
+                         void **dl_handle, char *reason, size_t reason_size);
+
+/* Finds "libtpevent-<name>.so": next to the core library, then in each folder of
+ * TPEVENT_BACKEND_PATH (':'-separated). Returns false if no file exists; `path` then
+ * says where it looked. */
+bool tp_module_find(const char *name, char *path, size_t path_size);
+
+/* Checks a table a backend handed over (ABI, size, type, mandatory entries). */
+tp_status tp_backend_check_table(const tp_backend *table, tp_device_type type, char *reason,
+                                 size_t reason_size);
+
+#endif /* TPEVENT_CORE_INTERNAL_H */

@@ -1,0 +1,211 @@
+/*
+ * The list of backends (as SDL lists its video drivers): a name, how to get its
+ * table (built in, or a module to load), and, once asked for, whether it is usable
+ * and why not.
+ *
+ * A backend is loaded on first use and its verdict is final for the life of the
+ * process: a module is loaded at most once, and a failure is reported the same way
+ * every time it is asked. The fast path (already loaded) is one acquire load.
+ */
+#include "core/internal.h"
+#include "backends/cpu/cpu_backend.h"
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+
+#ifndef TPEVENT_MODULE_SUFFIX
+#define TPEVENT_MODULE_SUFFIX ".so"
+#endif
+
+/* Backends linked into this library. A static build adds the GPU ones here. */
+#ifdef TPEVENT_BUILTIN_CUDA
+tp_status tp_backend_entry_cuda(uint32_t, const tp_backend **, char *, size_t);
+#define CUDA_ENTRY tp_backend_entry_cuda
+#else
+#define CUDA_ENTRY NULL
+#endif
+#ifdef TPEVENT_BUILTIN_HIP
+tp_status tp_backend_entry_hip(uint32_t, const tp_backend **, char *, size_t);
+#define HIP_ENTRY tp_backend_entry_hip
+#else
+#define HIP_ENTRY NULL
+#endif
+
+enum slot_state { SLOT_UNTRIED = 0, SLOT_READY, SLOT_UNAVAILABLE };
+
+typedef struct backend_slot {
+    const char *name;
+    tp_backend_entry_fn builtin_entry; /* NULL: loaded from a module */
+
+    _Atomic int state;                 /* enum slot_state; written once, under registry_lock */
+    const tp_backend *backend;         /* valid once state == SLOT_READY */
+    int device_count;
+    bool module_found;
+    void *dl_handle;
+    char module_path[PATH_MAX];
+    char reason[1024];
+} backend_slot;
+
+static backend_slot slots[TP_DEVICE_TYPE_COUNT] = {
+    [TP_DEVICE_CPU] = {.name = "cpu", .builtin_entry = tp_backend_entry_cpu},
+    [TP_DEVICE_CUDA] = {.name = "cuda", .builtin_entry = CUDA_ENTRY},
+    [TP_DEVICE_HIP] = {.name = "hip", .builtin_entry = HIP_ENTRY},
+};
+
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static tp_status start_builtin(backend_slot *slot, tp_device_type type)
+{
+    const tp_backend *table = NULL;
+    tp_status status = slot->builtin_entry(TP_BACKEND_ABI_VERSION, &table, slot->reason, sizeof slot->reason);
+    if (status != TP_OK)
+        return status;
+    status = tp_backend_check_table(table, type, slot->reason, sizeof slot->reason);
+    if (status != TP_OK)
+        return status;
+    status = table->init(&tp_core_host, slot->reason, sizeof slot->reason);
+    if (status != TP_OK)
+        return TP_ERR_BACKEND_UNAVAILABLE;
+    slot->backend = table;
+    return TP_OK;
+}
+
+static tp_status start_module(backend_slot *slot, tp_device_type type)
+{
+    char file[64];
+    snprintf(file, sizeof file, "libtpevent-%s%s", slot->name, TPEVENT_MODULE_SUFFIX);
+    slot->module_found = tp_module_find(file, slot->module_path, sizeof slot->module_path);
+    if (!slot->module_found) {
+        snprintf(slot->reason, sizeof slot->reason, "%s: %.960s", file, slot->module_path);
+        slot->module_path[0] = '\0';
+        return TP_ERR_BACKEND_UNAVAILABLE;
+    }
+    return tp_module_load(slot->module_path, type, &slot->backend, &slot->dl_handle, slot->reason,
+                          sizeof slot->reason);
+}
+
+/* Runs once per slot, under registry_lock. */
+static void start_slot(backend_slot *slot, tp_device_type type)
+{
+    tp_status status = slot->builtin_entry ? start_builtin(slot, type) : start_module(slot, type);
+    if (status == TP_OK) {
+        int count = 0;
+        status = slot->backend->device_count(&count);
+        if (status != TP_OK)
+            snprintf(slot->reason, sizeof slot->reason, "device_count failed: %s", tp_last_error());
+        else if (count <= 0)
+            snprintf(slot->reason, sizeof slot->reason, "%s: no device", slot->name);
+        if (status != TP_OK || count <= 0) {
+            slot->backend = NULL;
+            status = TP_ERR_BACKEND_UNAVAILABLE;
+        }
+        slot->device_count = count;
+    }
+    if (status != TP_OK)
+        slot->reason[sizeof slot->reason - 1] = '\0';
+    else
+        slot->reason[0] = '\0';
+    atomic_store_explicit(&slot->state, status == TP_OK ? SLOT_READY : SLOT_UNAVAILABLE, memory_order_release);
+}
+
+static backend_slot *started_slot(tp_device_type type)
+{
+    backend_slot *slot = &slots[type];
+    if (TP_LIKELY(atomic_load_explicit(&slot->state, memory_order_acquire) != SLOT_UNTRIED))
+        return slot;
+    pthread_mutex_lock(&registry_lock);
+    if (atomic_load_explicit(&slot->state, memory_order_relaxed) == SLOT_UNTRIED)
+        start_slot(slot, type);
+    pthread_mutex_unlock(&registry_lock);
+    return slot;
+}
+
+tp_status tp_backend_acquire(tp_device_type type, const tp_backend **out)
+{
+    backend_slot *slot = started_slot(type);
+    if (TP_LIKELY(atomic_load_explicit(&slot->state, memory_order_acquire) == SLOT_READY)) {
+        *out = slot->backend;
+        return TP_OK;
+    }
+    return tp_fail(TP_ERR_BACKEND_UNAVAILABLE, "%s backend unavailable: %s", slot->name, slot->reason);
+}
+
+int tp_backend_device_count(tp_device_type type)
+{
+    backend_slot *slot = started_slot(type);
+    return atomic_load_explicit(&slot->state, memory_order_acquire) == SLOT_READY ? slot->device_count : 0;
+}
+
+static tp_status parse_type_only(const char *type, const char *caller, tp_device_type *out)
+{
+    tp_device device;
+    if (!type)
+        return tp_fail(TP_ERR_INVALID_ARGUMENT, "%s: type is NULL", caller);
+    tp_status status = tp_device_parse(type, &device);
+    if (status != TP_OK)
+        return status;
+    if (device.index != TP_DEVICE_INDEX_CURRENT)
+        return tp_fail(TP_ERR_INVALID_DEVICE, "%s wants a backend name (cpu, cuda, hip), not \"%s\"", caller,
+                       type);
+    *out = device.type;
+    return TP_OK;
+}
+
+tp_status tp_backend_status(const char *type, const char **reason)
+{
+    tp_device_type device_type;
+    tp_status status = parse_type_only(type, "tp_backend_status", &device_type);
+    if (status != TP_OK)
+        return status;
+    backend_slot *slot = started_slot(device_type);
+    if (atomic_load_explicit(&slot->state, memory_order_acquire) == SLOT_READY) {
+        if (reason)
+            *reason = "";
+        return TP_OK;
+    }
+    if (reason)
+        *reason = slot->reason;
+    return tp_fail(TP_ERR_BACKEND_UNAVAILABLE, "%s backend unavailable: %s", slot->name, slot->reason);
+}
+
+tp_status tp_backend_get_info(const char *type, tp_backend_info *info)
+{
+    tp_device_type device_type;
+    if (!info)
+        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_backend_get_info: info is NULL");
+    tp_status status = parse_type_only(type, "tp_backend_get_info", &device_type);
+    if (status != TP_OK)
+        return status;
+    backend_slot *slot = started_slot(device_type);
+    bool ready = atomic_load_explicit(&slot->state, memory_order_acquire) == SLOT_READY;
+    *info = (tp_backend_info){
+        .name = slot->name,
+        .built_in = slot->builtin_entry != NULL,
+        .module_found = slot->module_found,
+        .loaded = slot->builtin_entry != NULL || slot->dl_handle != NULL,
+        .status = ready ? TP_OK : TP_ERR_BACKEND_UNAVAILABLE,
+        .reason = slot->reason,
+        .module_path = slot->module_path,
+        .device_count = ready ? slot->device_count : 0,
+    };
+    return TP_OK;
+}
+
+tp_status tp_native_sample(const char *device_str, tp_native_op op, uint64_t *samples_ns, size_t count)
+{
+    tp_device device;
+    const tp_backend *backend;
+    if (!samples_ns || count == 0)
+        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_native_sample: samples_ns is NULL or count is 0");
+    if ((unsigned)op >= TP_NATIVE_OP_COUNT)
+        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_native_sample: unknown op %d", (int)op);
+    tp_status status = tp_device_resolve(device_str, &device, &backend);
+    if (status != TP_OK)
+        return status;
+    if (!backend->native_sample)
+        return tp_fail(TP_ERR_UNSUPPORTED, "%s backend has no native runtime to sample", backend->name);
+    return backend->native_sample(device.index, op, samples_ns, count);
+}

@@ -1,0 +1,206 @@
+/*
+ * The public stream calls: argument checks, then one indirect call through the
+ * stream's backend table. Also the calling thread's current stream per device
+ * (rule 11), which starts as the device's default stream.
+ */
+#include "core/internal.h"
+
+#include <stddef.h>
+
+/*
+ * Per thread and per device. A slot holds the stream set current, or, once looked
+ * up, the default stream, so that the record/wait path with a NULL stream is a
+ * thread-local load.
+ */
+static _Thread_local tp_stream *thread_current_stream[TP_DEVICE_TYPE_COUNT][TP_MAX_DEVICES];
+
+static tp_status unsupported(const tp_backend *backend, const char *operation)
+{
+    return tp_fail(TP_ERR_UNSUPPORTED, "the %s backend does not support %s", backend->name, operation);
+}
+
+tp_status tp_stream_current_of(tp_device device, const tp_backend *backend, tp_stream **out)
+{
+    tp_stream **slot = &thread_current_stream[device.type][device.index];
+    if (TP_LIKELY(*slot != NULL)) {
+        *out = *slot;
+        return TP_OK;
+    }
+    tp_status status = backend->stream_default(device.index, slot);
+    if (status == TP_OK)
+        *out = *slot;
+    return status;
+}
+
+tp_status tp_stream_create(tp_stream **out, const char *device_str, int priority)
+{
+    tp_device device;
+    const tp_backend *backend;
+    if (!out)
+        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_stream_create: out is NULL");
+    tp_status status = tp_device_resolve(device_str, &device, &backend);
+    if (status != TP_OK)
+        return status;
+    return backend->stream_create(device.index, priority, out);
+}
+
+tp_status tp_stream_from_native(tp_stream **out, const char *device_str, void *native)
+{
+    tp_device device;
+    const tp_backend *backend;
+    if (!out)
+        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_stream_from_native: out is NULL");
+    tp_status status = tp_device_resolve(device_str, &device, &backend);
+    if (status != TP_OK)
+        return status;
+    if (!backend->stream_from_native)
+        return unsupported(backend, "tp_stream_from_native");
+    return backend->stream_from_native(device.index, native, out);
+}
+
+tp_status tp_stream_destroy(tp_stream *stream)
+{
+    if (!stream)
+        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_stream_destroy: stream is NULL");
+    if (stream->kind & TP_STREAM_DEFAULT) {
+        char text[24];
+        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_stream_destroy: the default stream of %s cannot be destroyed",
+                       tp_device_str(stream->device, text));
+    }
+    /* The calling thread stops using it; other threads that made it current must
+     * reset it before destroying it, as with any object they share. */
+    tp_stream **slot = &thread_current_stream[stream->device.type][stream->device.index];
+    if (*slot == stream)
+        *slot = NULL;
+    return stream->backend->stream_destroy(stream);
+}
+
+tp_status tp_stream_default(const char *device_str, tp_stream **out)
+{
+    tp_device device;
+    const tp_backend *backend;
+    if (!out)
+        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_stream_default: out is NULL");
+    tp_status status = tp_device_resolve(device_str, &device, &backend);
+    if (status != TP_OK)
+        return status;
+    return backend->stream_default(device.index, out);
+}
+
+tp_status tp_stream_current(const char *device_str, tp_stream **out)
+{
+    tp_device device;
+    const tp_backend *backend;
+    if (!out)
+        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_stream_current: out is NULL");
+    tp_status status = tp_device_resolve(device_str, &device, &backend);
+    if (status != TP_OK)
+        return status;
+    return tp_stream_current_of(device, backend, out);
+}
+
+tp_status tp_stream_set_current(tp_stream *stream)
+{
+    if (!stream)
+        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_stream_set_current: stream is NULL");
+    thread_current_stream[stream->device.type][stream->device.index] = stream;
+    return TP_OK;
+}
+
+tp_status tp_stream_query(tp_stream *stream, bool *idle)
+{
+    if (TP_UNLIKELY(!stream || !idle))
+        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_stream_query: %s is NULL", stream ? "idle" : "stream");
+    if (!stream->backend->stream_query)
+        return unsupported(stream->backend, "tp_stream_query");
+    return stream->backend->stream_query(stream, idle);
+}
+
+tp_status tp_stream_synchronize(tp_stream *stream)
+{
+    if (!stream)
+        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_stream_synchronize: stream is NULL");
+    if (!stream->backend->stream_synchronize)
+        return unsupported(stream->backend, "tp_stream_synchronize");
+    return stream->backend->stream_synchronize(stream);
+}
+
+tp_status tp_stream_wait_event(tp_stream *stream, tp_event *event)
+{
+    if (TP_UNLIKELY(!stream))
+        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_stream_wait_event: stream is NULL");
+    return tp_event_wait(event, stream);
+}
+
+tp_status tp_stream_wait_stream(tp_stream *stream, tp_stream *other)
+{
+    if (!stream || !other)
+        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_stream_wait_stream: %s is NULL", stream ? "other" : "stream");
+    if (stream == other)
+        return TP_OK; /* a stream is always in order with itself (rule 12) */
+    /* An event marks the end of other's work so far; a pooled backend makes this
+     * cheap, and destroying it with the wait pending is safe (rule 9). */
+    tp_event *marker = NULL;
+    tp_status status = other->backend->event_create(other->device.index, TP_EVENT_DEFAULT, &marker);
+    if (status != TP_OK)
+        return status;
+    status = other->backend->event_record(marker, other);
+    if (status == TP_OK)
+        status = tp_event_wait(marker, stream);
+    other->backend->event_destroy(marker);
+    return status;
+}
+
+tp_status tp_stream_record_event(tp_stream *stream, tp_event **event)
+{
+    if (!stream || !event)
+        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_stream_record_event: %s is NULL", stream ? "event" : "stream");
+    if (*event)
+        return tp_event_record(*event, stream);
+    tp_event *created = NULL;
+    tp_status status = stream->backend->event_create(stream->device.index, TP_EVENT_TIMING, &created);
+    if (status != TP_OK)
+        return status;
+    status = stream->backend->event_record(created, stream);
+    if (status != TP_OK) {
+        stream->backend->event_destroy(created);
+        return status;
+    }
+    *event = created;
+    return TP_OK;
+}
+
+tp_status tp_stream_launch_host_fn(tp_stream *stream, void (*fn)(void *), void *arg)
+{
+    if (!stream || !fn)
+        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_stream_launch_host_fn: %s is NULL", stream ? "fn" : "stream");
+    if (!stream->backend->stream_launch_host_fn)
+        return unsupported(stream->backend, "tp_stream_launch_host_fn");
+    return stream->backend->stream_launch_host_fn(stream, fn, arg);
+}
+
+tp_status tp_stream_native(tp_stream *stream, void **native)
+{
+    if (!stream || !native)
+        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_stream_native: %s is NULL", stream ? "native" : "stream");
+    if (!stream->backend->stream_native)
+        return unsupported(stream->backend, "tp_stream_native");
+    *native = stream->backend->stream_native(stream);
+    return TP_OK;
+}
+
+tp_status tp_stream_device(tp_stream *stream, tp_device *out)
+{
+    if (!stream || !out)
+        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_stream_device: %s is NULL", stream ? "out" : "stream");
+    *out = stream->device;
+    return TP_OK;
+}
+
+tp_status tp_stream_priority(tp_stream *stream, int *priority)
+{
+    if (!stream || !priority)
+        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_stream_priority: %s is NULL", stream ? "priority" : "stream");
+    *priority = stream->priority;
+    return TP_OK;
+}
