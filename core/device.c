@@ -192,7 +192,7 @@ static tp_status current_index_of(tp_device_type type, int *index)
         return TP_OK;
     }
     /* Not set on this thread: the process default's index if it is of this type. */
-    tp_device fallback;
+    tp_device fallback = {TP_DEVICE_CPU, 0};
     *index = 0;
     if (get_process_default(&fallback) == TP_OK && fallback.type == type)
         *index = fallback.index;

@@ -77,12 +77,14 @@ static tp_status start_module(backend_slot *slot, tp_device_type type)
 {
     char file[64];
     snprintf(file, sizeof file, "libtpevent-%s%s", slot->name, TPEVENT_MODULE_SUFFIX);
-    slot->module_found = tp_module_find(file, slot->module_path, sizeof slot->module_path);
+    char found[PATH_MAX];
+    slot->module_found = tp_module_find(file, found, sizeof found);
     if (!slot->module_found) {
-        snprintf(slot->reason, sizeof slot->reason, "%s: %.960s", file, slot->module_path);
-        slot->module_path[0] = '\0';
+        /* `found` says where it looked. */
+        snprintf(slot->reason, sizeof slot->reason, "%s: %.900s", file, found);
         return TP_ERR_BACKEND_UNAVAILABLE;
     }
+    snprintf(slot->module_path, sizeof slot->module_path, "%s", found);
     return tp_module_load(slot->module_path, type, &slot->backend, &slot->dl_handle, slot->reason,
                           sizeof slot->reason);
 }
