@@ -1,0 +1,128 @@
+/*
+ * Broken backend modules for the loader tests: one source, one flaw per build,
+ * selected by a FAKE_* definition. Each pretends to be the HIP backend.
+ */
+#include "core/backend.h"
+
+#include <stdio.h>
+
+static tp_status fake_init(const tp_host *host, char *reason, size_t reason_size)
+{
+    (void)host;
+#ifdef FAKE_INIT_FAILS
+    snprintf(reason, reason_size, "fake runtime: hipErrorNoDevice: no ROCm-capable device is detected");
+    return TP_ERR_BACKEND_UNAVAILABLE;
+#else
+    (void)reason;
+    (void)reason_size;
+    return TP_OK;
+#endif
+}
+
+static tp_status fake_device_count(int *count)
+{
+    *count = 0;
+    return TP_OK;
+}
+
+static tp_status fake_stream_create(int device, int priority, tp_stream **out)
+{
+    (void)device, (void)priority, (void)out;
+    return TP_ERR_UNSUPPORTED;
+}
+
+static tp_status fake_stream_default(int device, tp_stream **out)
+{
+    (void)device, (void)out;
+    return TP_ERR_UNSUPPORTED;
+}
+
+static tp_status fake_stream_destroy(tp_stream *stream)
+{
+    (void)stream;
+    return TP_ERR_UNSUPPORTED;
+}
+
+static tp_status fake_event_create(int device, unsigned flags, tp_event **out)
+{
+    (void)device, (void)flags, (void)out;
+    return TP_ERR_UNSUPPORTED;
+}
+
+static tp_status fake_event_op(tp_event *event)
+{
+    (void)event;
+    return TP_ERR_UNSUPPORTED;
+}
+
+static tp_status fake_event_record(tp_event *event, tp_stream *stream)
+{
+    (void)event, (void)stream;
+    return TP_ERR_UNSUPPORTED;
+}
+
+static tp_status fake_event_query(tp_event *event, bool *done)
+{
+    (void)event, (void)done;
+    return TP_ERR_UNSUPPORTED;
+}
+
+static tp_status fake_stream_wait_event(tp_stream *stream, tp_event *event)
+{
+    (void)stream, (void)event;
+    return TP_ERR_UNSUPPORTED;
+}
+
+static const tp_backend fake_table = {
+#ifdef FAKE_WRONG_ABI
+    .abi_version = TP_BACKEND_ABI_VERSION + 41,
+#else
+    .abi_version = TP_BACKEND_ABI_VERSION,
+#endif
+    .size = sizeof(tp_backend),
+#ifdef FAKE_WRONG_TYPE
+    .name = "cuda",
+    .type = TP_DEVICE_CUDA,
+#else
+    .name = "hip",
+    .type = TP_DEVICE_HIP,
+#endif
+    .init = fake_init,
+    .device_count = fake_device_count,
+    .stream_create = fake_stream_create,
+    .stream_default = fake_stream_default,
+    .stream_destroy = fake_stream_destroy,
+    .stream_wait_event = fake_stream_wait_event,
+    .event_create = fake_event_create,
+    .event_destroy = fake_event_op,
+    .event_record = fake_event_record,
+    .event_query = fake_event_query,
+    .event_synchronize = fake_event_op,
+};
+
+#ifndef FAKE_NO_ENTRY
+TP_BACKEND_EXPORT tp_status tpevent_backend_entry(uint32_t core_abi, const tp_backend **out, char *reason,
+                                                  size_t reason_size);
+
+TP_BACKEND_EXPORT tp_status tpevent_backend_entry(uint32_t core_abi, const tp_backend **out, char *reason,
+                                                  size_t reason_size)
+{
+    (void)core_abi;
+#ifdef FAKE_ENTRY_REFUSES
+    snprintf(reason, reason_size, "fake module refuses: built for another tpevent");
+    return TP_ERR_BACKEND_UNAVAILABLE;
+#else
+    (void)reason;
+    (void)reason_size;
+    *out = &fake_table;
+    return TP_OK;
+#endif
+}
+#else
+/* Exports something, just not the entry. */
+TP_BACKEND_EXPORT const tp_backend *tpevent_backend_table(void);
+TP_BACKEND_EXPORT const tp_backend *tpevent_backend_table(void)
+{
+    return &fake_table;
+}
+#endif
