@@ -1,0 +1,271 @@
+#define _POSIX_C_SOURCE 200809L
+
+#include "support.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <time.h>
+
+void gate_init(gate *g)
+{
+    pthread_mutex_init(&g->lock, NULL);
+    pthread_cond_init(&g->changed, NULL);
+    g->is_open = false;
+    g->entered = 0;
+    g->passed = 0;
+}
+
+void gate_destroy(gate *g)
+{
+    pthread_cond_destroy(&g->changed);
+    pthread_mutex_destroy(&g->lock);
+}
+
+void gate_open(gate *g)
+{
+    pthread_mutex_lock(&g->lock);
+    g->is_open = true;
+    pthread_cond_broadcast(&g->changed);
+    pthread_mutex_unlock(&g->lock);
+}
+
+int gate_passed(gate *g)
+{
+    pthread_mutex_lock(&g->lock);
+    int passed = g->passed;
+    pthread_mutex_unlock(&g->lock);
+    return passed;
+}
+
+void gate_host_fn(void *arg)
+{
+    gate *g = arg;
+    pthread_mutex_lock(&g->lock);
+    g->entered++;
+    while (!g->is_open)
+        pthread_cond_wait(&g->changed, &g->lock);
+    g->passed++;
+    pthread_mutex_unlock(&g->lock);
+}
+
+bool gate_entered_within(gate *g, int count, double seconds)
+{
+    double deadline = monotonic_seconds() + seconds;
+    for (;;) {
+        pthread_mutex_lock(&g->lock);
+        int entered = g->entered;
+        pthread_mutex_unlock(&g->lock);
+        if (entered >= count)
+            return true;
+        if (monotonic_seconds() > deadline)
+            return false;
+        sleep_ms(1);
+    }
+}
+
+void gate_launch(gate *g, tp_stream *stream)
+{
+    CHECK_OK(tp_stream_launch_host_fn(stream, gate_host_fn, g));
+}
+
+static void *opener_main(void *arg)
+{
+    gate_opener *opener = arg;
+    sleep_ms(opener->delay_ms);
+    atomic_store(&opener->opened, true);
+    gate_open(opener->gate);
+    return NULL;
+}
+
+void gate_open_later(gate_opener *opener, gate *g, int delay_ms)
+{
+    opener->gate = g;
+    opener->delay_ms = delay_ms;
+    atomic_init(&opener->opened, false);
+    CHECK(pthread_create(&opener->thread, NULL, opener_main, opener) == 0);
+}
+
+void gate_opener_join(gate_opener *opener)
+{
+    CHECK(pthread_join(opener->thread, NULL) == 0);
+}
+
+void flag_host_fn(void *flag)
+{
+    atomic_store((atomic_int *)flag, 1);
+}
+
+void counter_host_fn(void *counter)
+{
+    atomic_fetch_add((atomic_int *)counter, 1);
+}
+
+void sleep_host_fn(void *ms)
+{
+    sleep_ms((int)(intptr_t)ms);
+}
+
+void order_log_init(order_log *log)
+{
+    pthread_mutex_init(&log->lock, NULL);
+    log->count = 0;
+}
+
+void order_log_destroy(order_log *log)
+{
+    pthread_mutex_destroy(&log->lock);
+}
+
+void order_log_host_fn(void *arg)
+{
+    order_item *item = arg;
+    pthread_mutex_lock(&item->log->lock);
+    if (item->log->count < ORDER_LOG_MAX)
+        item->log->values[item->log->count++] = item->value;
+    pthread_mutex_unlock(&item->log->lock);
+}
+
+bool event_is_done(tp_event *event)
+{
+    bool done = false;
+    CHECK_OK(tp_event_query(event, &done));
+    return done;
+}
+
+bool stream_is_idle(tp_stream *stream)
+{
+    bool idle = false;
+    CHECK_OK(tp_stream_query(stream, &idle));
+    return idle;
+}
+
+bool event_done_within(tp_event *event, double seconds)
+{
+    double deadline = monotonic_seconds() + seconds;
+    while (!event_is_done(event)) {
+        if (monotonic_seconds() > deadline)
+            return false;
+        sleep_ms(1);
+    }
+    return true;
+}
+
+bool event_pending_for(tp_event *event, int ms)
+{
+    double end = monotonic_seconds() + ms / 1000.0;
+    do {
+        if (event_is_done(event))
+            return false;
+        sleep_ms(1);
+    } while (monotonic_seconds() < end);
+    return !event_is_done(event);
+}
+
+bool flag_reaches_within(atomic_int *flag, int value, double seconds)
+{
+    double deadline = monotonic_seconds() + seconds;
+    while (atomic_load(flag) < value) {
+        if (monotonic_seconds() > deadline)
+            return false;
+        sleep_ms(1);
+    }
+    return true;
+}
+
+typedef struct timed_call {
+    void (*fn)(void *);
+    void *arg;
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    bool returned;
+} timed_call;
+
+static void *timed_call_main(void *arg)
+{
+    timed_call *call = arg;
+    call->fn(call->arg);
+    pthread_mutex_lock(&call->lock);
+    call->returned = true;
+    pthread_cond_broadcast(&call->changed);
+    pthread_mutex_unlock(&call->lock);
+    return NULL;
+}
+
+bool call_returns_within(void (*fn)(void *), void *arg, double seconds)
+{
+    /* On the heap: if the call hangs, the thread outlives this frame. */
+    timed_call *call = calloc(1, sizeof *call);
+    CHECK(call != NULL);
+    call->fn = fn;
+    call->arg = arg;
+    pthread_mutex_init(&call->lock, NULL);
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&call->changed, &attr);
+    pthread_condattr_destroy(&attr);
+
+    pthread_t thread;
+    CHECK(pthread_create(&thread, NULL, timed_call_main, call) == 0);
+
+    struct timespec deadline;
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    deadline.tv_sec += (time_t)seconds;
+    deadline.tv_nsec += (long)((seconds - (double)(time_t)seconds) * 1e9);
+    if (deadline.tv_nsec >= 1000000000L) {
+        deadline.tv_sec++;
+        deadline.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&call->lock);
+    while (!call->returned) {
+        if (pthread_cond_timedwait(&call->changed, &call->lock, &deadline) == ETIMEDOUT)
+            break;
+    }
+    bool returned = call->returned;
+    pthread_mutex_unlock(&call->lock);
+    if (!returned)
+        return false;
+    CHECK(pthread_join(thread, NULL) == 0);
+    pthread_cond_destroy(&call->changed);
+    pthread_mutex_destroy(&call->lock);
+    free(call);
+    return true;
+}
+
+void sleep_ms(int ms)
+{
+    struct timespec left = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&left, &left) != 0 && errno == EINTR) {
+    }
+}
+
+double monotonic_seconds(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)now.tv_sec + (double)now.tv_nsec / 1e9;
+}
+
+double thread_cpu_seconds(void)
+{
+    struct timespec used;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &used);
+    return (double)used.tv_sec + (double)used.tv_nsec / 1e9;
+}
+
+tp_event *new_event(const char *device, unsigned flags)
+{
+    tp_event *event = NULL;
+    CHECK_OK(tp_event_create(&event, device, flags));
+    CHECK(event != NULL);
+    return event;
+}
+
+tp_stream *new_stream(const char *device)
+{
+    tp_stream *stream = NULL;
+    CHECK_OK(tp_stream_create(&stream, device, 0));
+    CHECK(stream != NULL);
+    return stream;
+}

@@ -1,0 +1,99 @@
+/*
+ * Portable pending work for the conformance suite. A "gate" is a host function that
+ * blocks until the test opens it, so a test can hold a stream busy for as long as it
+ * likes on any backend, look at what is and is not done, then let it go.
+ *
+ * Written so that no test needs a host function of one stream to run while a gate
+ * of another stream is closed: CUDA and HIP may run all host functions on one thread.
+ */
+#ifndef TPEVENT_TESTS_CONFORMANCE_SUPPORT_H
+#define TPEVENT_TESTS_CONFORMANCE_SUPPORT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include "check.h"
+
+/* How long "eventually" may take before a test calls it a hang. */
+#define EVENTUALLY_SECONDS 10.0
+
+typedef struct gate {
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    bool is_open;
+    int entered; /* host functions that reached the gate */
+    int passed;  /* host functions that went through it */
+} gate;
+
+void gate_init(gate *g);
+void gate_destroy(gate *g);
+void gate_open(gate *g);
+int gate_passed(gate *g);
+/* The host function: blocks until the gate opens. arg is the gate. */
+void gate_host_fn(void *arg);
+/* True once `count` host functions have reached the gate, false after `seconds`. */
+bool gate_entered_within(gate *g, int count, double seconds);
+/* Launches gate_host_fn on the stream. */
+void gate_launch(gate *g, tp_stream *stream);
+
+/* Opens a gate from another thread after a delay, as another part of a program would. */
+typedef struct gate_opener {
+    gate *gate;
+    int delay_ms;
+    atomic_bool opened;
+    pthread_t thread;
+} gate_opener;
+
+void gate_open_later(gate_opener *opener, gate *g, int delay_ms);
+void gate_opener_join(gate_opener *opener);
+
+/* Host function: sets an atomic_int to 1. */
+void flag_host_fn(void *flag);
+/* Host function: adds 1 to an atomic_int. */
+void counter_host_fn(void *counter);
+/* Host function: sleeps for (intptr_t)arg milliseconds. */
+void sleep_host_fn(void *ms);
+
+/* A log that host functions append to, to see the order they ran in. */
+#define ORDER_LOG_MAX 256
+
+typedef struct order_log {
+    pthread_mutex_t lock;
+    int values[ORDER_LOG_MAX];
+    int count;
+} order_log;
+
+typedef struct order_item {
+    order_log *log;
+    int value;
+} order_item;
+
+void order_log_init(order_log *log);
+void order_log_destroy(order_log *log);
+/* Host function: appends item->value to item->log. */
+void order_log_host_fn(void *item);
+
+/* Polls the event until its query says done; false if it did not within `seconds`. */
+bool event_done_within(tp_event *event, double seconds);
+/* True if the event's query said "not done" every time for `ms` milliseconds. */
+bool event_pending_for(tp_event *event, int ms);
+bool event_is_done(tp_event *event);
+bool stream_is_idle(tp_stream *stream);
+/* Polls an atomic_int until it is at least `value`. */
+bool flag_reaches_within(atomic_int *flag, int value, double seconds);
+
+/* Runs fn(arg) on a new thread; true if it returned within `seconds`. If it did
+ * not, the thread is left behind (the test is about to fail anyway). */
+bool call_returns_within(void (*fn)(void *), void *arg, double seconds);
+
+void sleep_ms(int ms);
+double monotonic_seconds(void);
+/* CPU time used so far by the calling thread, in seconds. */
+double thread_cpu_seconds(void);
+
+/* Event and stream creation that fails the test on error. */
+tp_event *new_event(const char *device, unsigned flags);
+tp_stream *new_stream(const char *device);
+
+#endif /* TPEVENT_TESTS_CONFORMANCE_SUPPORT_H */

@@ -1,0 +1,152 @@
+/* Unit tests: arguments refused other than NULL pointers — flags, the default
+ * stream, IPC on an event not made for it, what the CPU backend does not offer. */
+#include "check.h"
+
+static const char device[] = "cpu:0";
+
+static void check_flags_refused(unsigned flags)
+{
+    tp_event *untouched = (tp_event *)&untouched;
+    tp_event *event = untouched;
+    tp_status status = tp_event_create(&event, device, flags);
+    if (status != TP_ERR_INVALID_ARGUMENT)
+        check_failed(__FILE__, __LINE__, "flags 0x%x: %s, expected TP_ERR_INVALID_ARGUMENT",
+                     flags, tp_status_name(status));
+    CHECK(event == untouched);
+    CHECK(tp_last_error()[0] != '\0');
+}
+
+TEST(event_create_refuses_unknown_flag_bits)
+{
+    check_flags_refused(1u << 3);
+    check_flags_refused(TP_EVENT_TIMING | (1u << 4));
+    check_flags_refused(1u << 31);
+    check_flags_refused(~0u);
+    check_flags_refused(~(unsigned)TP_EVENT_FLAGS_ALL);
+    return 0;
+}
+
+TEST(event_create_refuses_interprocess_with_timing)
+{
+    check_flags_refused(TP_EVENT_INTERPROCESS | TP_EVENT_TIMING);
+    check_flags_refused(TP_EVENT_FLAGS_ALL);
+    return 0;
+}
+
+TEST(event_create_accepts_every_valid_combination)
+{
+    for (unsigned flags = 0; flags <= TP_EVENT_FLAGS_ALL; flags++) {
+        bool refused = (flags & TP_EVENT_INTERPROCESS) && (flags & TP_EVENT_TIMING);
+        if (refused)
+            continue;
+        tp_event *event = NULL;
+        CHECK_OK(tp_event_create(&event, device, flags));
+        unsigned got = ~0u;
+        CHECK_OK(tp_event_flags(event, &got));
+        CHECK(got == flags);
+        CHECK_OK(tp_event_destroy(event));
+    }
+    return 0;
+}
+
+TEST(default_stream_destroy_refused)
+{
+    tp_stream *stream = NULL;
+    CHECK_OK(tp_stream_default(device, &stream));
+    CHECK_STATUS(tp_stream_destroy(stream), TP_ERR_INVALID_ARGUMENT);
+    CHECK_ERROR_MENTIONS_WORD("default");
+    /* Refused twice, and still usable. */
+    CHECK_STATUS(tp_stream_destroy(stream), TP_ERR_INVALID_ARGUMENT);
+    CHECK_OK(tp_stream_synchronize(stream));
+    return 0;
+}
+
+TEST(ipc_handle_refused_without_interprocess)
+{
+    static const unsigned flag_sets[] = {TP_EVENT_DEFAULT, TP_EVENT_TIMING, TP_EVENT_BLOCKING};
+    for (size_t i = 0; i < sizeof flag_sets / sizeof flag_sets[0]; i++) {
+        tp_event *event = NULL;
+        CHECK_OK(tp_event_create(&event, device, flag_sets[i]));
+        tp_ipc_handle handle;
+        memset(&handle, 0xab, sizeof handle);
+        CHECK_STATUS(tp_event_ipc_handle(event, &handle), TP_ERR_INVALID_ARGUMENT);
+        CHECK_ERROR_MENTIONS_WORD("interprocess");
+        CHECK(handle.bytes[0] == 0xab && handle.bytes[TP_IPC_HANDLE_SIZE - 1] == 0xab);
+        CHECK_OK(tp_event_destroy(event));
+    }
+    return 0;
+}
+
+TEST(ipc_import_refuses_zero_handle)
+{
+    tp_ipc_handle handle;
+    memset(&handle, 0, sizeof handle);
+    tp_event *event = NULL;
+    CHECK_STATUS(tp_event_from_ipc_handle(&event, device, &handle), TP_ERR_INVALID_ARGUMENT);
+    CHECK(event == NULL);
+    CHECK(tp_last_error()[0] != '\0');
+    return 0;
+}
+
+TEST(ipc_import_refuses_garbage_handle)
+{
+    tp_ipc_handle handle;
+    for (size_t i = 0; i < sizeof handle.bytes; i++)
+        handle.bytes[i] = (unsigned char)(i * 37u + 11u);
+    memcpy(handle.bytes, "TPEV", 4); /* right magic, nonsense after it */
+    tp_event *event = NULL;
+    CHECK_STATUS(tp_event_from_ipc_handle(&event, device, &handle), TP_ERR_INVALID_ARGUMENT);
+    CHECK(event == NULL);
+    return 0;
+}
+
+TEST(native_sample_unsupported_on_cpu)
+{
+    uint64_t samples[4];
+    CHECK_STATUS(tp_native_sample(device, TP_NATIVE_RECORD, samples, 4), TP_ERR_UNSUPPORTED);
+    CHECK_ERROR_MENTIONS("cpu");
+    return 0;
+}
+
+TEST(cpu_stream_from_native_null_refused)
+{
+    /* On the CPU the native stream is a CPU stream; NULL is none. (On CUDA NULL is
+     * the legacy default stream, so this is a CPU-only test.) */
+    tp_stream *stream = NULL;
+    CHECK_STATUS(tp_stream_from_native(&stream, device, NULL), TP_ERR_INVALID_ARGUMENT);
+    CHECK(stream == NULL);
+    return 0;
+}
+
+static int cpu_priority(int asked)
+{
+    tp_stream *stream = NULL;
+    int priority = 12345;
+    CHECK_OK(tp_stream_create(&stream, device, asked));
+    CHECK_OK(tp_stream_priority(stream, &priority));
+    CHECK_OK(tp_stream_destroy(stream));
+    return priority;
+}
+
+TEST(cpu_priority_clamped_to_range)
+{
+    CHECK(cpu_priority(-100) == TP_CPU_PRIORITY_HIGHEST);
+    CHECK(cpu_priority(TP_CPU_PRIORITY_HIGHEST - 1) == TP_CPU_PRIORITY_HIGHEST);
+    CHECK(cpu_priority(-1) == -1);
+    CHECK(cpu_priority(0) == 0);
+    CHECK(cpu_priority(7) == 0);
+    return 0;
+}
+
+TEST(record_on_other_cpu_device_stream_refused)
+{
+    tp_event *event = NULL;
+    tp_stream *stream = NULL;
+    CHECK_OK(tp_event_create(&event, "cpu:0", TP_EVENT_DEFAULT));
+    CHECK_OK(tp_stream_create(&stream, "cpu:1", 0));
+    CHECK_STATUS(tp_event_record(event, stream), TP_ERR_DEVICE_MISMATCH);
+    CHECK_ERROR_MENTIONS("cpu:1");
+    CHECK_OK(tp_stream_destroy(stream));
+    CHECK_OK(tp_event_destroy(event));
+    return 0;
+}

@@ -1,0 +1,165 @@
+/*
+ * The runner shared by the unit tests and the conformance suite:
+ *   prog --list
+ *   prog [--device D] [--peer P] --test NAME
+ * With --device, a test whose device cannot be used is skipped (exit 77) with the
+ * backend's reason, so that every backend's tests can be registered everywhere.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+
+/* A generous bound for "did not hang": far above what any test needs, far below
+ * CTest's own timeout, so that a hang reports itself as one. */
+#define TEST_WATCHDOG_SECONDS 120
+
+static test_case *registered_tests;
+
+void test_register(test_case *test)
+{
+    test->next = registered_tests;
+    registered_tests = test;
+}
+
+_Noreturn void check_failed(const char *file, int line, const char *fmt, ...)
+{
+    va_list args;
+    fprintf(stderr, "%s:%d: FAILED: ", file, line);
+    va_start(args, fmt);
+    vfprintf(stderr, fmt, args);
+    va_end(args);
+    fprintf(stderr, "\n  tp_last_error (this thread): \"%s\"\n", tp_last_error());
+    fflush(stderr);
+    fflush(stdout);
+    /* Not exit(): other threads may be blocked on gates the test will never open. */
+    _Exit(1);
+}
+
+int test_skip_unless_device(const char *device, const char *role)
+{
+    tp_device parsed;
+    const char *reason = NULL;
+    int count = 0;
+
+    if (device == NULL) {
+        printf("skipped: no %s device given\n", role);
+        return TEST_SKIP;
+    }
+    if (tp_device_parse(device, &parsed) != TP_OK)
+        check_failed(__FILE__, __LINE__, "bad %s device \"%s\"", role, device);
+    const char *type = tp_device_type_name(parsed.type);
+    if (tp_backend_status(type, &reason) != TP_OK) {
+        printf("skipped: %s\n", reason ? reason : "(no reason given)");
+        return TEST_SKIP;
+    }
+    if (tp_device_count(type, &count) != TP_OK)
+        check_failed(__FILE__, __LINE__, "tp_device_count(\"%s\") failed", type);
+    if (parsed.index != TP_DEVICE_INDEX_CURRENT && parsed.index >= count) {
+        printf("skipped: %s device %s does not exist (%d %s device%s)\n", role, device,
+               count, type, count == 1 ? "" : "s");
+        return TEST_SKIP;
+    }
+    return 0;
+}
+
+static void on_watchdog(int signo)
+{
+    static const char message[] = "FAILED: test still running after the watchdog's "
+                                  "limit; something hangs\n";
+    (void)signo;
+    ssize_t written = write(STDERR_FILENO, message, sizeof message - 1);
+    (void)written;
+    _exit(1);
+}
+
+static void start_watchdog(void)
+{
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = on_watchdog;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGALRM, &action, NULL);
+    alarm(TEST_WATCHDOG_SECONDS);
+}
+
+static int compare_names(const void *a, const void *b)
+{
+    const test_case *const *x = a;
+    const test_case *const *y = b;
+    return strcmp((*x)->name, (*y)->name);
+}
+
+static void list_tests(void)
+{
+    size_t count = 0;
+    for (test_case *t = registered_tests; t != NULL; t = t->next)
+        count++;
+    test_case **sorted = calloc(count ? count : 1, sizeof *sorted);
+    if (sorted == NULL)
+        abort();
+    size_t i = 0;
+    for (test_case *t = registered_tests; t != NULL; t = t->next)
+        sorted[i++] = t;
+    qsort(sorted, count, sizeof *sorted, compare_names);
+    for (i = 0; i < count; i++)
+        printf("%s\n", sorted[i]->name);
+    free(sorted);
+}
+
+static int usage(const char *program)
+{
+    fprintf(stderr, "usage: %s --list\n       %s [--device D] [--peer P] --test NAME\n",
+            program, program);
+    return 2;
+}
+
+int main(int argc, char **argv)
+{
+    test_env env = {NULL, NULL};
+    const char *name = NULL;
+    bool list = false;
+
+    for (int i = 1; i < argc; i++) {
+        bool has_value = i + 1 < argc;
+        if (strcmp(argv[i], "--list") == 0)
+            list = true;
+        else if (strcmp(argv[i], "--device") == 0 && has_value)
+            env.device = argv[++i];
+        else if (strcmp(argv[i], "--peer") == 0 && has_value)
+            env.peer = argv[++i];
+        else if (strcmp(argv[i], "--test") == 0 && has_value)
+            name = argv[++i];
+        else
+            return usage(argv[0]);
+    }
+    if (list) {
+        list_tests();
+        return 0;
+    }
+    if (name == NULL)
+        return usage(argv[0]);
+
+    test_case *test = registered_tests;
+    while (test != NULL && strcmp(test->name, name) != 0)
+        test = test->next;
+    if (test == NULL) {
+        fprintf(stderr, "no test named \"%s\" (see --list)\n", name);
+        return 2;
+    }
+    start_watchdog();
+    /* Only a test run on a device asks the library anything before the test does:
+     * unit tests see the library exactly as a fresh process would. */
+    if (env.device != NULL && test_skip_unless_device(env.device, "test") != 0)
+        return TEST_SKIP;
+    int result = test->run(&env);
+    if (result == 0)
+        printf("passed: %s\n", name);
+    return result;
+}
