@@ -1,0 +1,252 @@
+/*
+ * Events: a snapshot (queue, seq) of the latest record, its version and time.
+ *
+ * The hot paths (record on an idle stream, query) take the event's spinlock for a
+ * handful of loads and stores and never the stream's lock: a pthread mutex round
+ * costs about as much as the whole budget (60 ns for record+query). The lock is
+ * needed at all because a record replaces the snapshot and drops the reference on
+ * the old source queue while another thread may be reading it.
+ */
+#include "backends/cpu/cpu_internal.h"
+
+#include <stdlib.h>
+
+static void event_lock(cpu_event *event)
+{
+    unsigned spins = 0;
+    while (atomic_exchange_explicit(&event->locked, true, memory_order_acquire)) {
+        while (atomic_load_explicit(&event->locked, memory_order_relaxed)) {
+            /* The holder may have been preempted; let it run rather than burn
+             * its time slice. */
+            if (++spins < 128)
+                tp_cpu_relax();
+            else
+                sched_yield();
+        }
+    }
+}
+
+static void event_unlock(cpu_event *event)
+{
+    atomic_store_explicit(&event->locked, false, memory_order_release);
+}
+
+static void event_ref(cpu_event *event)
+{
+    atomic_fetch_add_explicit(&event->refs, 1, memory_order_relaxed);
+}
+
+void tp_cpu_event_unref(cpu_event *event)
+{
+    if (atomic_fetch_sub_explicit(&event->refs, 1, memory_order_acq_rel) != 1)
+        return;
+    if (event->source)
+        tp_cpu_queue_unref(event->source);
+    free(event);
+}
+
+/*
+ * Under the lock: if the latest record has been reached, forgets its source, so
+ * that later calls need not look, and returns it for the caller to unref once
+ * unlocked; else NULL.
+ */
+static cpu_queue *forget_reached_locked(cpu_event *event)
+{
+    cpu_queue *source = event->source;
+    if (!source || !tp_cpu_queue_reached(source, event->seq))
+        return NULL;
+    event->source = NULL;
+    return source;
+}
+
+/* The latest record if it may still be pending, with a reference of the caller's
+ * own (a record replacing it meanwhile must not free the queue); source NULL if
+ * never recorded or reached. */
+typedef struct snapshot {
+    cpu_queue *source;
+    uint64_t seq;
+} snapshot;
+
+static snapshot take_snapshot(cpu_event *event)
+{
+    event_lock(event);
+    cpu_queue *release = forget_reached_locked(event);
+    snapshot pending = {event->source, event->seq};
+    if (pending.source)
+        tp_cpu_queue_ref(pending.source);
+    event_unlock(event);
+    if (release)
+        tp_cpu_queue_unref(release);
+    return pending;
+}
+
+void tp_cpu_event_stamp(cpu_event *event, uint64_t version, uint64_t now)
+{
+    event_lock(event);
+    if (event->version == version)
+        event->time_ns = now;
+    event_unlock(event);
+}
+
+/* ------------------------------------------------------------------ entries */
+
+tp_status tp_cpu_event_create(int device, unsigned flags, tp_event **out)
+{
+    cpu_event *event = calloc(1, sizeof *event);
+    if (!event)
+        return tp_cpu_host()->fail(TP_ERR_OUT_OF_MEMORY, "event_create: out of memory for an event of cpu:%d",
+                                   device);
+    event->head = (tp_event){
+        .backend = &tp_cpu_backend_table,
+        .device = {.type = TP_DEVICE_CPU, .index = device},
+        .flags = flags,
+    };
+    atomic_init(&event->refs, 1);
+    atomic_init(&event->locked, false);
+    *out = &event->head;
+    return TP_OK;
+}
+
+tp_status tp_cpu_event_destroy(tp_event *handle)
+{
+    /* A pending record task holds its own reference (rule 9). */
+    tp_cpu_event_unref((cpu_event *)handle);
+    return TP_OK;
+}
+
+/* Replaces the latest record; returns the version it got. `source` NULL: reached
+ * already, at `now`. Drops the old source's reference (after unlocking). */
+static uint64_t replace_record(cpu_event *event, cpu_queue *source, uint64_t seq, uint64_t now)
+{
+    event_lock(event);
+    cpu_queue *old = event->source;
+    uint64_t version = ++event->version;
+    event->recorded = true;
+    event->source = source;
+    event->seq = seq;
+    event->time_ns = now;
+    event_unlock(event);
+    if (old)
+        tp_cpu_queue_unref(old);
+    return version;
+}
+
+tp_status tp_cpu_event_record(tp_event *handle, tp_stream *stream)
+{
+    cpu_event *event = (cpu_event *)handle;
+    cpu_queue *queue = ((cpu_stream *)stream)->queue;
+    bool timing = (event->head.flags & TP_EVENT_TIMING) != 0;
+    uint64_t submitted = atomic_load_explicit(&queue->submitted, memory_order_acquire);
+
+    /* Idle: everything submitted so far is done, so the record is reached now, on
+     * this thread. (Work another thread submits meanwhile is not ordered before
+     * this record anyway: rule 12.) */
+    if (tp_cpu_queue_reached(queue, submitted)) {
+        replace_record(event, NULL, 0, timing ? tp_cpu_now_ns() : 0);
+        return TP_OK;
+    }
+
+    /* Busy, no timing: reached when the stream has done what it has now; no task
+     * needed, since nobody will ask when. */
+    if (!timing) {
+        tp_cpu_queue_ref(queue);
+        replace_record(event, queue, submitted, 0);
+        return TP_OK;
+    }
+
+    /* Busy, timing: the worker stamps the time when it gets there. */
+    tp_status status = tp_cpu_queue_begin_submit(queue, "event_record");
+    if (status != TP_OK)
+        return status;
+    uint64_t seq = tp_cpu_queue_next_seq(queue);
+    event_ref(event);        /* the task's */
+    tp_cpu_queue_ref(queue); /* the snapshot's */
+    /* replace_record may drop the last reference of the old source while this
+     * queue's lock is held; that is safe, since freeing a queue takes no lock, and
+     * the old source cannot be this queue (the new snapshot holds a reference). */
+    uint64_t version = replace_record(event, queue, seq, 0);
+    cpu_task task = {.kind = CPU_TASK_RECORD, .u.record = {.event = event, .version = version}};
+    tp_cpu_queue_end_submit(queue, &task);
+    return TP_OK;
+}
+
+tp_status tp_cpu_event_synchronize(tp_event *handle)
+{
+    cpu_event *event = (cpu_event *)handle;
+    snapshot pending = take_snapshot(event);
+    if (!pending.source)
+        return TP_OK;
+    enum cpu_wait_mode mode = (event->head.flags & TP_EVENT_BLOCKING) ? CPU_WAIT_SLEEP : CPU_WAIT_SPIN_THEN_SLEEP;
+    tp_status status = tp_cpu_queue_wait(pending.source, pending.seq, mode, "event_synchronize");
+    tp_cpu_queue_unref(pending.source);
+    return status;
+}
+
+tp_status tp_cpu_stream_wait_event(tp_stream *stream, tp_event *handle)
+{
+    cpu_queue *queue = ((cpu_stream *)stream)->queue;
+    snapshot pending = take_snapshot((cpu_event *)handle);
+    if (!pending.source)
+        return TP_OK; /* never recorded, or reached: nothing to wait for (rule 6) */
+    if (pending.source == queue) {
+        /* Its own earlier work: the FIFO already orders it (rule 12). */
+        tp_cpu_queue_unref(pending.source);
+        return TP_OK;
+    }
+    tp_status status = tp_cpu_queue_begin_submit(queue, "stream_wait_event");
+    if (status != TP_OK) {
+        tp_cpu_queue_unref(pending.source);
+        return status;
+    }
+    /* The task takes over the snapshot's reference. */
+    cpu_task task = {.kind = CPU_TASK_WAIT, .u.wait = {.source = pending.source, .seq = pending.seq}};
+    tp_cpu_queue_end_submit(queue, &task);
+    return TP_OK;
+}
+
+typedef struct record_state {
+    bool recorded;
+    bool reached;
+    uint64_t time_ns;
+} record_state;
+
+static record_state read_record(cpu_event *event)
+{
+    event_lock(event);
+    cpu_queue *release = forget_reached_locked(event);
+    record_state state = {
+        .recorded = event->recorded,
+        .reached = event->source == NULL,
+        .time_ns = event->time_ns,
+    };
+    event_unlock(event);
+    if (release)
+        tp_cpu_queue_unref(release);
+    return state;
+}
+
+tp_status tp_cpu_event_query(tp_event *handle, bool *done)
+{
+    *done = read_record((cpu_event *)handle).reached;
+    return TP_OK;
+}
+
+tp_status tp_cpu_event_elapsed(tp_event *start_handle, tp_event *end_handle, float *ms)
+{
+    /* Rule 7's order; the core has checked TP_EVENT_TIMING first. */
+    record_state start = read_record((cpu_event *)start_handle);
+    record_state end = read_record((cpu_event *)end_handle);
+    if (!start.recorded || !end.recorded)
+        return tp_cpu_host()->fail(TP_ERR_NOT_RECORDED, "event_elapsed: the %s event was never recorded",
+                                   start.recorded ? "end" : "start");
+    if (!start.reached || !end.reached)
+        return tp_cpu_host()->fail(TP_ERR_NOT_READY, "event_elapsed: the %s event's record is not reached yet",
+                                   start.reached ? "end" : "start");
+    if (start_handle->device.index != end_handle->device.index)
+        return tp_cpu_host()->fail(TP_ERR_DEVICE_MISMATCH, "event_elapsed: start is of cpu:%d, end of cpu:%d",
+                                   start_handle->device.index, end_handle->device.index);
+    /* Signed: end may have been recorded before start. */
+    int64_t ns = (int64_t)(end.time_ns - start.time_ns);
+    *ms = (float)((double)ns / 1e6);
+    return TP_OK;
+}

@@ -1,0 +1,235 @@
+/*
+ * What the CPU backend's files share. Not installed.
+ *
+ * Objects and who keeps them alive (rule 9):
+ *
+ *   cpu_stream  what a tp_stream* points at: the head and the queue it feeds. The
+ *               owner's handle lives inside its queue; a borrowed wrapper
+ *               (tp_stream_from_native) is a separate allocation.
+ *   cpu_queue   the FIFO, its worker and its two sequence numbers. Reference
+ *               counted: one per handle (owner, wrappers), one for the worker while
+ *               it runs, one per event snapshot or wait task that points at it.
+ *               `handles` counts the handles alone: the worker exits once it is
+ *               zero and the FIFO is empty.
+ *   cpu_event   reference counted: one for the user, one per pending record task.
+ *
+ * Sequence numbers. `submitted` counts tasks ever pushed, `completed` tasks ever
+ * finished; both only grow and completed <= submitted. Task n (from 1) is done when
+ * completed >= n, so a record's snapshot is just (queue, n), and "reached" is one
+ * atomic load and a compare. The worker writes a record's timestamp before it moves
+ * `completed` past the record (release), so whoever sees the record reached
+ * (acquire) sees its time.
+ *
+ * Lock order: device lock, then queue lock, then event spinlock; nobody takes an
+ * earlier one while holding a later one, and nobody drops a reference (which may
+ * free and take the device lock) while holding a queue or event lock.
+ */
+#ifndef TPEVENT_BACKENDS_CPU_INTERNAL_H
+#define TPEVENT_BACKENDS_CPU_INTERNAL_H
+
+#include "backends/cpu/cpu_backend.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <time.h>
+
+typedef struct cpu_device cpu_device;
+typedef struct cpu_queue cpu_queue;
+typedef struct cpu_stream cpu_stream;
+typedef struct cpu_event cpu_event;
+
+struct cpu_stream {
+    tp_stream head;
+    cpu_queue *queue;
+};
+
+enum cpu_task_kind {
+    CPU_TASK_HOST_FN, /* run fn(arg) */
+    CPU_TASK_RECORD,  /* stamp the event's time if the record is still its latest */
+    CPU_TASK_WAIT,    /* block until another queue reaches a snapshot */
+};
+
+typedef struct cpu_task {
+    enum cpu_task_kind kind;
+    union {
+        struct {
+            void (*fn)(void *);
+            void *arg;
+        } host_fn;
+        struct {
+            cpu_event *event; /* holds a reference */
+            uint64_t version;
+        } record;
+        struct {
+            cpu_queue *source; /* holds a reference */
+            uint64_t seq;
+        } wait;
+    } u;
+} cpu_task;
+
+struct cpu_queue {
+    cpu_stream own; /* the owner's handle; its address is the stream's native handle */
+    cpu_device *device;
+
+    _Atomic uint64_t submitted; /* written under `lock`, read anywhere */
+    _Atomic uint64_t completed; /* written by the worker under `lock`, read anywhere */
+    atomic_uint refs;
+
+    pthread_mutex_t lock;
+    pthread_cond_t work_ready; /* the worker sleeps here when the FIFO is empty */
+    pthread_cond_t progress;   /* waiters for `completed` sleep here */
+
+    /* Under `lock`. A ring of `capacity` (a power of two, or 0) tasks, `count`
+     * of them pending from index `first`; it grows when full and never shrinks, so
+     * a warmed-up stream allocates nothing per task. */
+    cpu_task *ring;
+    size_t capacity;
+    size_t first;
+    size_t count;
+    unsigned handles;
+    unsigned sleepers; /* threads in pthread_cond_wait on `progress` */
+    bool worker_started;
+    bool worker_idle; /* in pthread_cond_wait on `work_ready` */
+    pthread_t worker;
+
+    /* Under the device's lock: the device's list of queues that may have work. */
+    cpu_queue *prev;
+    cpu_queue *next;
+};
+
+struct cpu_event {
+    tp_event head;
+    atomic_uint refs;
+    atomic_bool locked; /* a spinlock: held for a few stores, never across a call */
+
+    /* Under `locked`. The latest record (rule 3): `source` and `seq` while it may
+     * still be pending (source holds a reference; NULL once known reached, which
+     * spares later calls the look), `time_ns` once reached, for timing events. */
+    bool recorded;
+    uint64_t version; /* bumped by every record; a record task stamps only its own */
+    cpu_queue *source;
+    uint64_t seq;
+    uint64_t time_ns;
+};
+
+struct cpu_device {
+    int index;
+    pthread_mutex_t lock;
+    cpu_queue *queues; /* every queue with a handle or a running worker */
+    size_t queue_count;
+    _Atomic(cpu_queue *) default_queue; /* created on first use */
+};
+
+/* ------------------------------------------------------------ cpu_backend.c */
+
+extern const tp_backend tp_cpu_backend_table;
+
+/* The core's services, as handed to init. */
+const tp_host *tp_cpu_host(void);
+
+/* The device of an index the core has checked. */
+cpu_device *tp_cpu_device(int index);
+
+/* ------------------------------------------------------------- cpu_queue.c */
+
+/* A new queue with one handle (the owner's) and one reference, linked into its
+ * device's list. */
+tp_status tp_cpu_queue_create(cpu_device *device, int priority, unsigned kind, const char *operation,
+                              cpu_queue **out);
+
+void tp_cpu_queue_ref(cpu_queue *queue);
+void tp_cpu_queue_unref(cpu_queue *queue);
+
+/* Another handle on the queue (a borrowed wrapper). Fails if the stream was
+ * already destroyed. */
+tp_status tp_cpu_queue_open_handle(cpu_queue *queue, const char *operation);
+
+/* Drops a handle; the last one lets the worker exit once the FIFO is drained.
+ * `join`: wait for the worker to exit (shutdown, default streams only). Does not
+ * drop the handle's reference. */
+void tp_cpu_queue_close_handle(cpu_queue *queue, bool join);
+
+/*
+ * Pushing a task is two steps so that a record can learn its task's sequence
+ * number, under the queue's lock, before the task is visible:
+ *   begin: locks, makes room, starts the worker; on failure unlocks and fails;
+ *   tp_cpu_queue_next_seq: the number the pushed task will get;
+ *   end: pushes, publishes `submitted`, wakes the worker, unlocks.
+ */
+tp_status tp_cpu_queue_begin_submit(cpu_queue *queue, const char *operation);
+uint64_t tp_cpu_queue_next_seq(cpu_queue *queue);
+void tp_cpu_queue_end_submit(cpu_queue *queue, const cpu_task *task);
+
+enum cpu_wait_mode {
+    CPU_WAIT_SLEEP,            /* sleep at once */
+    CPU_WAIT_SPIN_THEN_SLEEP,  /* spin up to TP_CPU_SPIN_NS, then sleep */
+};
+
+/* Blocks until queue->completed >= seq. Fails (TP_ERR_INVALID_ARGUMENT) instead of
+ * waiting forever when called from the queue's own worker for work not yet done. */
+tp_status tp_cpu_queue_wait(cpu_queue *queue, uint64_t seq, enum cpu_wait_mode mode,
+                            const char *operation);
+
+/* Removes the queue from its device's list (its work is all done for good). */
+void tp_cpu_device_unlink(cpu_queue *queue);
+
+static inline bool tp_cpu_queue_reached(cpu_queue *queue, uint64_t seq)
+{
+    return atomic_load_explicit(&queue->completed, memory_order_acquire) >= seq;
+}
+
+/* ------------------------------------------------------------- cpu_event.c */
+
+void tp_cpu_event_unref(cpu_event *event);
+
+/* The worker reached a record task: stamp `now` if `version` is still the latest. */
+void tp_cpu_event_stamp(cpu_event *event, uint64_t version, uint64_t now);
+
+/* The backend's entries (table in cpu_backend.c). */
+tp_status tp_cpu_event_create(int device, unsigned flags, tp_event **out);
+tp_status tp_cpu_event_destroy(tp_event *event);
+tp_status tp_cpu_event_record(tp_event *event, tp_stream *stream);
+tp_status tp_cpu_event_query(tp_event *event, bool *done);
+tp_status tp_cpu_event_synchronize(tp_event *event);
+tp_status tp_cpu_event_elapsed(tp_event *start, tp_event *end, float *ms);
+tp_status tp_cpu_stream_wait_event(tp_stream *stream, tp_event *event);
+
+/* ------------------------------------------------------------ cpu_stream.c */
+
+tp_status tp_cpu_stream_create(int device, int priority, tp_stream **out);
+tp_status tp_cpu_stream_from_native(int device, void *native, tp_stream **out);
+tp_status tp_cpu_stream_default(int device, tp_stream **out);
+tp_status tp_cpu_stream_destroy(tp_stream *stream);
+tp_status tp_cpu_stream_query(tp_stream *stream, bool *idle);
+tp_status tp_cpu_stream_synchronize(tp_stream *stream);
+tp_status tp_cpu_stream_launch_host_fn(tp_stream *stream, void (*fn)(void *), void *arg);
+void *tp_cpu_stream_native(tp_stream *stream);
+tp_status tp_cpu_device_synchronize(int device);
+
+/* Frees the default streams (shutdown). */
+void tp_cpu_device_release_default(cpu_device *device);
+
+/* ----------------------------------------------------------------- helpers */
+
+static inline uint64_t tp_cpu_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Tells the core this thread is spinning: saves power and lets a sibling
+ * hyperthread (maybe the worker we wait for) run. */
+static inline void tp_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__) || defined(__arm__)
+    __asm__ __volatile__("yield");
+#else
+    atomic_signal_fence(memory_order_seq_cst);
+#endif
+}
+
+#endif /* TPEVENT_BACKENDS_CPU_INTERNAL_H */

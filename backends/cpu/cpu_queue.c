@@ -1,0 +1,310 @@
+/*
+ * A stream's FIFO and its worker thread.
+ *
+ * The worker pops a task under the queue's lock, runs it unlocked, then, under the
+ * lock again, advances `completed` and wakes sleeping waiters (only if there are
+ * any) before it pops the next one: one lock round per task, and a waiter that
+ * holds the lock and sees `completed` short is sure to be woken.
+ */
+#include "backends/cpu/cpu_internal.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Tasks in a new ring; doubled when full. Enough for a record, a wait and some
+ * host functions in flight without growing. */
+#define CPU_RING_INITIAL 16u
+
+/* ----------------------------------------------------- device's queue list */
+
+static void device_link(cpu_device *device, cpu_queue *queue)
+{
+    pthread_mutex_lock(&device->lock);
+    queue->prev = NULL;
+    queue->next = device->queues;
+    if (device->queues)
+        device->queues->prev = queue;
+    device->queues = queue;
+    device->queue_count++;
+    pthread_mutex_unlock(&device->lock);
+}
+
+void tp_cpu_device_unlink(cpu_queue *queue)
+{
+    cpu_device *device = queue->device;
+    pthread_mutex_lock(&device->lock);
+    if (queue->prev)
+        queue->prev->next = queue->next;
+    else
+        device->queues = queue->next;
+    if (queue->next)
+        queue->next->prev = queue->prev;
+    queue->prev = queue->next = NULL;
+    device->queue_count--;
+    pthread_mutex_unlock(&device->lock);
+}
+
+/* ---------------------------------------------------------------- lifetime */
+
+tp_status tp_cpu_queue_create(cpu_device *device, int priority, unsigned kind, const char *operation,
+                              cpu_queue **out)
+{
+    cpu_queue *queue = calloc(1, sizeof *queue);
+    if (!queue)
+        return tp_cpu_host()->fail(TP_ERR_OUT_OF_MEMORY, "%s: out of memory for a stream of cpu:%d", operation,
+                                   device->index);
+    int err = pthread_mutex_init(&queue->lock, NULL);
+    if (err == 0) {
+        err = pthread_cond_init(&queue->work_ready, NULL);
+        if (err == 0) {
+            err = pthread_cond_init(&queue->progress, NULL);
+            if (err != 0)
+                pthread_cond_destroy(&queue->work_ready);
+        }
+        if (err != 0)
+            pthread_mutex_destroy(&queue->lock);
+    }
+    if (err != 0) {
+        free(queue);
+        return tp_cpu_host()->fail(TP_ERR_BACKEND, "%s: pthread_mutex_init/pthread_cond_init: %s", operation,
+                                   strerror(err));
+    }
+    queue->own.head = (tp_stream){
+        .backend = &tp_cpu_backend_table,
+        .device = {.type = TP_DEVICE_CPU, .index = device->index},
+        .priority = priority,
+        .kind = kind,
+    };
+    queue->own.queue = queue;
+    queue->device = device;
+    atomic_init(&queue->submitted, 0);
+    atomic_init(&queue->completed, 0);
+    atomic_init(&queue->refs, 1);
+    queue->handles = 1;
+    device_link(device, queue);
+    *out = queue;
+    return TP_OK;
+}
+
+void tp_cpu_queue_ref(cpu_queue *queue)
+{
+    atomic_fetch_add_explicit(&queue->refs, 1, memory_order_relaxed);
+}
+
+/* The last reference: no handle, no worker, no snapshot, so the FIFO is empty and
+ * the queue is off its device's list. */
+static void queue_free(cpu_queue *queue)
+{
+    pthread_cond_destroy(&queue->progress);
+    pthread_cond_destroy(&queue->work_ready);
+    pthread_mutex_destroy(&queue->lock);
+    free(queue->ring);
+    free(queue);
+}
+
+void tp_cpu_queue_unref(cpu_queue *queue)
+{
+    /* acq_rel: everything the other holders wrote happens before the free. */
+    if (atomic_fetch_sub_explicit(&queue->refs, 1, memory_order_acq_rel) == 1)
+        queue_free(queue);
+}
+
+tp_status tp_cpu_queue_open_handle(cpu_queue *queue, const char *operation)
+{
+    pthread_mutex_lock(&queue->lock);
+    bool open = queue->handles > 0;
+    if (open)
+        queue->handles++;
+    pthread_mutex_unlock(&queue->lock);
+    if (!open)
+        return tp_cpu_host()->fail(TP_ERR_INVALID_ARGUMENT, "%s: the native stream was already destroyed",
+                                   operation);
+    tp_cpu_queue_ref(queue);
+    return TP_OK;
+}
+
+void tp_cpu_queue_close_handle(cpu_queue *queue, bool join)
+{
+    pthread_mutex_lock(&queue->lock);
+    bool last = --queue->handles == 0;
+    bool has_worker = queue->worker_started;
+    pthread_t worker = queue->worker;
+    if (last && queue->worker_idle)
+        pthread_cond_signal(&queue->work_ready);
+    pthread_mutex_unlock(&queue->lock);
+    if (!last)
+        return;
+    if (!has_worker)
+        tp_cpu_device_unlink(queue); /* nothing was ever pushed: no work to wait for */
+    else if (join)
+        pthread_join(worker, NULL);
+}
+
+/* ------------------------------------------------------------------ worker */
+
+static void run_task(const cpu_task *task)
+{
+    switch (task->kind) {
+    case CPU_TASK_HOST_FN:
+        task->u.host_fn.fn(task->u.host_fn.arg);
+        break;
+    case CPU_TASK_RECORD:
+        tp_cpu_event_stamp(task->u.record.event, task->u.record.version, tp_cpu_now_ns());
+        tp_cpu_event_unref(task->u.record.event);
+        break;
+    case CPU_TASK_WAIT:
+        /* Cannot fail: the source is another queue (a wait on the same queue is
+         * dropped at submission), so this worker is not the one it waits for. */
+        (void)tp_cpu_queue_wait(task->u.wait.source, task->u.wait.seq, CPU_WAIT_SLEEP, "stream_wait_event");
+        tp_cpu_queue_unref(task->u.wait.source);
+        break;
+    }
+}
+
+static void *worker_main(void *arg)
+{
+    cpu_queue *queue = arg;
+#if defined(__GLIBC__)
+    char name[16]; /* the kernel's limit, NUL included */
+    snprintf(name, sizeof name, "tpevent-cpu:%d", queue->device->index);
+    pthread_setname_np(pthread_self(), name);
+#endif
+    pthread_mutex_lock(&queue->lock);
+    for (;;) {
+        while (queue->count == 0 && queue->handles > 0) {
+            queue->worker_idle = true;
+            pthread_cond_wait(&queue->work_ready, &queue->lock);
+            queue->worker_idle = false;
+        }
+        if (queue->count == 0)
+            break; /* destroyed and drained */
+        cpu_task task = queue->ring[queue->first];
+        queue->first = (queue->first + 1) & (queue->capacity - 1);
+        queue->count--;
+        pthread_mutex_unlock(&queue->lock);
+
+        run_task(&task);
+
+        pthread_mutex_lock(&queue->lock);
+        uint64_t done = atomic_load_explicit(&queue->completed, memory_order_relaxed) + 1;
+        atomic_store_explicit(&queue->completed, done, memory_order_release);
+        if (queue->sleepers > 0)
+            pthread_cond_broadcast(&queue->progress);
+    }
+    /* A default stream's worker is joined by shutdown; any other has nobody to
+     * join it. */
+    bool joined = (queue->own.head.kind & TP_STREAM_DEFAULT) != 0;
+    pthread_mutex_unlock(&queue->lock);
+    tp_cpu_device_unlink(queue);
+    if (!joined)
+        pthread_detach(pthread_self());
+    tp_cpu_queue_unref(queue); /* the worker's reference; may free the queue */
+    return NULL;
+}
+
+/* Under the queue's lock. */
+static tp_status start_worker(cpu_queue *queue, const char *operation)
+{
+    /* Block every signal in the new thread (it inherits the mask), so that the
+     * application's handlers run on its own threads, never in the middle of a
+     * task. */
+    sigset_t all, previous;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &previous);
+    tp_cpu_queue_ref(queue); /* the worker's; cannot be the first: the caller has one */
+    int err = pthread_create(&queue->worker, NULL, worker_main, queue);
+    pthread_sigmask(SIG_SETMASK, &previous, NULL);
+    if (err != 0) {
+        atomic_fetch_sub_explicit(&queue->refs, 1, memory_order_relaxed);
+        return tp_cpu_host()->fail(TP_ERR_BACKEND, "%s: pthread_create for the worker of a cpu:%d stream: %s",
+                                   operation, queue->device->index, strerror(err));
+    }
+    queue->worker_started = true;
+    return TP_OK;
+}
+
+/* Under the queue's lock. Keeps the pending tasks in order, from index 0. */
+static tp_status grow_ring(cpu_queue *queue, const char *operation)
+{
+    size_t capacity = queue->capacity ? queue->capacity * 2 : CPU_RING_INITIAL;
+    cpu_task *ring = malloc(capacity * sizeof *ring);
+    if (!ring)
+        return tp_cpu_host()->fail(TP_ERR_OUT_OF_MEMORY, "%s: out of memory growing a stream's queue to %zu tasks",
+                                   operation, capacity);
+    for (size_t i = 0; i < queue->count; i++)
+        ring[i] = queue->ring[(queue->first + i) & (queue->capacity - 1)];
+    free(queue->ring);
+    queue->ring = ring;
+    queue->capacity = capacity;
+    queue->first = 0;
+    return TP_OK;
+}
+
+tp_status tp_cpu_queue_begin_submit(cpu_queue *queue, const char *operation)
+{
+    pthread_mutex_lock(&queue->lock);
+    tp_status status = TP_OK;
+    if (queue->count == queue->capacity)
+        status = grow_ring(queue, operation);
+    if (status == TP_OK && !queue->worker_started)
+        status = start_worker(queue, operation);
+    if (status != TP_OK)
+        pthread_mutex_unlock(&queue->lock);
+    return status;
+}
+
+uint64_t tp_cpu_queue_next_seq(cpu_queue *queue)
+{
+    return atomic_load_explicit(&queue->submitted, memory_order_relaxed) + 1;
+}
+
+void tp_cpu_queue_end_submit(cpu_queue *queue, const cpu_task *task)
+{
+    queue->ring[(queue->first + queue->count) & (queue->capacity - 1)] = *task;
+    queue->count++;
+    atomic_store_explicit(&queue->submitted, tp_cpu_queue_next_seq(queue), memory_order_release);
+    if (queue->worker_idle)
+        pthread_cond_signal(&queue->work_ready);
+    pthread_mutex_unlock(&queue->lock);
+}
+
+/* ----------------------------------------------------------------- waiting */
+
+static bool spin_until_reached(cpu_queue *queue, uint64_t seq)
+{
+    uint64_t deadline = tp_cpu_now_ns() + TP_CPU_SPIN_NS;
+    for (unsigned spins = 1;; spins++) {
+        if (tp_cpu_queue_reached(queue, seq))
+            return true;
+        tp_cpu_relax();
+        /* A clock read costs about as much as 20 pauses; look at it rarely. */
+        if (spins % 64 == 0 && tp_cpu_now_ns() >= deadline)
+            return false;
+    }
+}
+
+tp_status tp_cpu_queue_wait(cpu_queue *queue, uint64_t seq, enum cpu_wait_mode mode, const char *operation)
+{
+    if (tp_cpu_queue_reached(queue, seq))
+        return TP_OK;
+    if (mode == CPU_WAIT_SPIN_THEN_SLEEP && spin_until_reached(queue, seq))
+        return TP_OK;
+    pthread_mutex_lock(&queue->lock);
+    /* Once its work is done the worker never moves `completed` again, so `worker`
+     * is compared only while it is still the running worker. */
+    if (!tp_cpu_queue_reached(queue, seq) && queue->worker_started && pthread_equal(queue->worker, pthread_self())) {
+        pthread_mutex_unlock(&queue->lock);
+        return tp_cpu_host()->fail(TP_ERR_INVALID_ARGUMENT,
+                                   "%s: called from a host function on the cpu:%d stream it would wait for, "
+                                   "which would wait for itself forever",
+                                   operation, queue->device->index);
+    }
+    queue->sleepers++;
+    while (!tp_cpu_queue_reached(queue, seq))
+        pthread_cond_wait(&queue->progress, &queue->lock);
+    queue->sleepers--;
+    pthread_mutex_unlock(&queue->lock);
+    return TP_OK;
+}

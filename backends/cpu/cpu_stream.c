@@ -1,0 +1,182 @@
+/*
+ * Stream entries: owned streams, borrowed wrappers, default streams, and waiting
+ * for a stream or a whole device.
+ */
+#include "backends/cpu/cpu_internal.h"
+
+#include <stdlib.h>
+
+static cpu_queue *queue_of(tp_stream *stream)
+{
+    return ((cpu_stream *)stream)->queue;
+}
+
+static int clamp_priority(int priority)
+{
+    if (priority < TP_CPU_PRIORITY_HIGHEST)
+        return TP_CPU_PRIORITY_HIGHEST;
+    return priority > 0 ? 0 : priority;
+}
+
+tp_status tp_cpu_stream_create(int device, int priority, tp_stream **out)
+{
+    cpu_queue *queue;
+    tp_status status =
+        tp_cpu_queue_create(tp_cpu_device(device), clamp_priority(priority), 0, "stream_create", &queue);
+    if (status != TP_OK)
+        return status;
+    *out = &queue->own.head;
+    return TP_OK;
+}
+
+tp_status tp_cpu_stream_from_native(int device, void *native, tp_stream **out)
+{
+    /* The native handle of a CPU stream is a tp_stream of this backend; the head
+     * is all that can be checked of a pointer. */
+    cpu_stream *target = native;
+    if (!target)
+        return tp_cpu_host()->fail(TP_ERR_INVALID_ARGUMENT, "stream_from_native: native is NULL");
+    if (target->head.backend != &tp_cpu_backend_table)
+        return tp_cpu_host()->fail(TP_ERR_INVALID_ARGUMENT, "stream_from_native: %p is not a cpu stream", native);
+    if (target->head.device.index != device)
+        return tp_cpu_host()->fail(TP_ERR_DEVICE_MISMATCH,
+                                   "stream_from_native: the native stream is of cpu:%d, not of cpu:%d",
+                                   target->head.device.index, device);
+    cpu_stream *wrapper = malloc(sizeof *wrapper);
+    if (!wrapper)
+        return tp_cpu_host()->fail(TP_ERR_OUT_OF_MEMORY, "stream_from_native: out of memory");
+    cpu_queue *queue = target->queue;
+    tp_status status = tp_cpu_queue_open_handle(queue, "stream_from_native");
+    if (status != TP_OK) {
+        free(wrapper);
+        return status;
+    }
+    wrapper->head = (tp_stream){
+        .backend = &tp_cpu_backend_table,
+        .device = queue->own.head.device,
+        .priority = queue->own.head.priority,
+        .kind = TP_STREAM_BORROWED,
+    };
+    wrapper->queue = queue;
+    *out = &wrapper->head;
+    return TP_OK;
+}
+
+tp_status tp_cpu_stream_default(int index, tp_stream **out)
+{
+    cpu_device *device = tp_cpu_device(index);
+    cpu_queue *queue = atomic_load_explicit(&device->default_queue, memory_order_acquire);
+    if (!queue) {
+        /* First use: create one and publish it; a thread that loses the race
+         * drops its own, which never had work. */
+        cpu_queue *created;
+        tp_status status = tp_cpu_queue_create(device, 0, TP_STREAM_DEFAULT, "stream_default", &created);
+        if (status != TP_OK)
+            return status;
+        queue = NULL;
+        if (atomic_compare_exchange_strong_explicit(&device->default_queue, &queue, created,
+                                                    memory_order_acq_rel, memory_order_acquire)) {
+            queue = created;
+        } else {
+            tp_cpu_queue_close_handle(created, false);
+            tp_cpu_queue_unref(created);
+        }
+    }
+    *out = &queue->own.head;
+    return TP_OK;
+}
+
+void tp_cpu_device_release_default(cpu_device *device)
+{
+    cpu_queue *queue = atomic_exchange_explicit(&device->default_queue, NULL, memory_order_acq_rel);
+    if (!queue)
+        return;
+    tp_cpu_queue_close_handle(queue, true);
+    tp_cpu_queue_unref(queue);
+}
+
+tp_status tp_cpu_stream_destroy(tp_stream *stream)
+{
+    cpu_stream *handle = (cpu_stream *)stream;
+    cpu_queue *queue = handle->queue;
+    /* Never blocks: pending work runs on, and the worker and the snapshots hold
+     * the queue until it is done (rule 9). */
+    tp_cpu_queue_close_handle(queue, false);
+    if (handle != &queue->own)
+        free(handle); /* a borrowed wrapper; the owner's handle lives in the queue */
+    tp_cpu_queue_unref(queue);
+    return TP_OK;
+}
+
+tp_status tp_cpu_stream_query(tp_stream *stream, bool *idle)
+{
+    cpu_queue *queue = queue_of(stream);
+    *idle = tp_cpu_queue_reached(queue, atomic_load_explicit(&queue->submitted, memory_order_acquire));
+    return TP_OK;
+}
+
+tp_status tp_cpu_stream_synchronize(tp_stream *stream)
+{
+    cpu_queue *queue = queue_of(stream);
+    uint64_t submitted = atomic_load_explicit(&queue->submitted, memory_order_acquire);
+    return tp_cpu_queue_wait(queue, submitted, CPU_WAIT_SPIN_THEN_SLEEP, "stream_synchronize");
+}
+
+tp_status tp_cpu_stream_launch_host_fn(tp_stream *stream, void (*fn)(void *), void *arg)
+{
+    cpu_queue *queue = queue_of(stream);
+    tp_status status = tp_cpu_queue_begin_submit(queue, "stream_launch_host_fn");
+    if (status != TP_OK)
+        return status;
+    cpu_task task = {.kind = CPU_TASK_HOST_FN, .u.host_fn = {.fn = fn, .arg = arg}};
+    tp_cpu_queue_end_submit(queue, &task);
+    return TP_OK;
+}
+
+void *tp_cpu_stream_native(tp_stream *stream)
+{
+    /* A wrapper answers the stream it wraps, as a CUDA wrapper answers the
+     * cudaStream_t it was given. */
+    return &queue_of(stream)->own.head;
+}
+
+/* ------------------------------------------------------------------ device */
+
+typedef struct queue_mark {
+    cpu_queue *queue;
+    uint64_t seq;
+} queue_mark;
+
+tp_status tp_cpu_device_synchronize(int index)
+{
+    cpu_device *device = tp_cpu_device(index);
+    /* Marks every queue's work as of now under the device's lock, then waits
+     * unlocked, so that streams may come and go meanwhile. A queue on the list
+     * always holds a reference of its own (handle or worker), so taking one here
+     * is safe. */
+    pthread_mutex_lock(&device->lock);
+    size_t count = device->queue_count;
+    queue_mark *marks = count ? malloc(count * sizeof *marks) : NULL;
+    if (count && !marks) {
+        pthread_mutex_unlock(&device->lock);
+        return tp_cpu_host()->fail(TP_ERR_OUT_OF_MEMORY, "device_synchronize: out of memory for %zu streams of cpu:%d",
+                                   count, index);
+    }
+    size_t n = 0;
+    for (cpu_queue *queue = device->queues; queue; queue = queue->next) {
+        tp_cpu_queue_ref(queue);
+        marks[n].queue = queue;
+        marks[n].seq = atomic_load_explicit(&queue->submitted, memory_order_acquire);
+        n++;
+    }
+    pthread_mutex_unlock(&device->lock);
+
+    tp_status status = TP_OK;
+    for (size_t i = 0; i < n; i++) {
+        if (status == TP_OK)
+            status = tp_cpu_queue_wait(marks[i].queue, marks[i].seq, CPU_WAIT_SLEEP, "device_synchronize");
+        tp_cpu_queue_unref(marks[i].queue);
+    }
+    free(marks);
+    return status;
+}
