@@ -63,7 +63,11 @@ TEST(parse_never_checks_existence)
 
 TEST(parse_refuses_empty)
 {
-    check_refused("");
+    tp_device device = {TP_DEVICE_HIP, 42};
+    CHECK_STATUS(tp_device_parse("", &device), TP_ERR_INVALID_DEVICE);
+    CHECK(device.type == TP_DEVICE_HIP && device.index == 42);
+    /* Quoting "" would say little; the message says the string is empty. */
+    CHECK_ERROR_MENTIONS_WORD("empty");
     return 0;
 }
 

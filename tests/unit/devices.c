@@ -83,12 +83,22 @@ TEST(backend_status_hip_usable_or_says_why)
 
 TEST(backend_status_unknown_type)
 {
-    static const char *const unknown[] = {"cdua", "gpu", "CPU", ""};
+    static const char *const unknown[] = {"cdua", "gpu", "CPU"};
     for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
-        const char *reason = NULL;
-        CHECK_STATUS(tp_backend_status(unknown[i], &reason), TP_ERR_INVALID_DEVICE);
-        CHECK(reason != NULL && reason[0] != '\0');
+        CHECK_STATUS(tp_backend_status(unknown[i], NULL), TP_ERR_INVALID_DEVICE);
+        CHECK_ERROR_MENTIONS(unknown[i]);
     }
+    CHECK_STATUS(tp_backend_status("", NULL), TP_ERR_INVALID_DEVICE);
+    return 0;
+}
+
+TEST(backend_status_unknown_type_gives_reason)
+{
+    /* The header: "otherwise TP_ERR_BACKEND_UNAVAILABLE (or TP_ERR_INVALID_DEVICE
+     * for an unknown type) and, if reason is not NULL, a ... string saying why". */
+    const char *reason = NULL;
+    CHECK_STATUS(tp_backend_status("cdua", &reason), TP_ERR_INVALID_DEVICE);
+    CHECK(reason != NULL && reason[0] != '\0');
     return 0;
 }
 
@@ -231,6 +241,7 @@ TEST(current_device_env_invalid_fails_null_device_calls)
 
 TEST(current_device_env_out_of_range)
 {
+    /* Refused as tp_set_device("cpu:9") is, not handed out as current. */
     require_env("TPEVENT_DEVICE", "cpu:9");
     tp_device device;
     CHECK_STATUS(tp_current_device(&device), TP_ERR_INVALID_DEVICE);
@@ -364,5 +375,17 @@ TEST(null_device_is_current_device)
     CHECK(current == by_name);
     CHECK_OK(tp_stream_destroy(stream));
     CHECK_OK(tp_event_destroy(event));
+    return 0;
+}
+
+TEST(current_device_env_out_of_range_named_in_errors)
+{
+    /* A call that falls back on the environment's device says where it came from. */
+    require_env("TPEVENT_DEVICE", "cpu:9");
+    tp_event *event = NULL;
+    CHECK_STATUS(tp_event_create(&event, NULL, TP_EVENT_DEFAULT), TP_ERR_INVALID_DEVICE);
+    CHECK(event == NULL);
+    CHECK_ERROR_MENTIONS("cpu:9");
+    CHECK_ERROR_MENTIONS("TPEVENT_DEVICE");
     return 0;
 }
