@@ -258,19 +258,28 @@ static bool parse_size(const char *text, size_t *out)
 
 static bool parse_options(int argc, char **argv, options *opt)
 {
-    for (int i = 1; i < argc; i++) {
-        const char *value = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+    int i = 1;
+    while (i < argc) {
+        const char *name = argv[i];
+        if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
             usage(stdout);
             exit(0);
-        } else if (strcmp(argv[i], "--device") == 0 && value) {
+        }
+        if (i + 1 >= argc)
+            return false;
+        const char *value = argv[i + 1];
+        if (strcmp(name, "--device") == 0)
             opt->device = value;
-        } else if (strcmp(argv[i], "--samples") == 0 && value && parse_size(value, &opt->samples)) {
-        } else if (strcmp(argv[i], "--batch") == 0 && value && parse_size(value, &opt->batch)) {
+        else if (strcmp(name, "--samples") == 0) {
+            if (!parse_size(value, &opt->samples))
+                return false;
+        } else if (strcmp(name, "--batch") == 0) {
+            if (!parse_size(value, &opt->batch))
+                return false;
         } else {
             return false;
         }
-        i++;
+        i += 2;
     }
     return true;
 }
