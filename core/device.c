@@ -124,6 +124,17 @@ tp_status tp_device_parse(const char *str, tp_device *out)
     return TP_OK;
 }
 
+static tp_status check_index(tp_device device, const char *str)
+{
+    int count = tp_backend_device_count(device.type);
+    char text[24];
+    if (device.index < count)
+        return TP_OK;
+    return tp_fail(TP_ERR_INVALID_DEVICE, "device index %d out of range in \"%s\": %s has %d device%s",
+                   device.index, str ? str : tp_device_str(device, text), type_names[device.type], count,
+                   count == 1 ? "" : "s");
+}
+
 /* ------------------------------------------------------ current device */
 
 /*
@@ -151,6 +162,17 @@ static void decide_process_default(void)
         }
         if (device.index == TP_DEVICE_INDEX_CURRENT)
             device.index = 0;
+        /* Checked now, so that every call that falls back to the default says why
+         * the variable is wrong rather than failing later on a device it names. */
+        const tp_backend *backend;
+        process_default.status = tp_backend_acquire(device.type, &backend);
+        if (process_default.status == TP_OK)
+            process_default.status = check_index(device, env);
+        if (process_default.status != TP_OK) {
+            snprintf(process_default.message, sizeof process_default.message, "TPEVENT_DEVICE=%s: %s", env,
+                     tp_last_error());
+            return;
+        }
         process_default.device = device;
         return;
     }
@@ -209,17 +231,6 @@ static tp_status current_device(tp_device *out)
     }
     out->type = thread_device.type;
     return current_index_of(out->type, &out->index);
-}
-
-static tp_status check_index(tp_device device, const char *str)
-{
-    int count = tp_backend_device_count(device.type);
-    char text[24];
-    if (device.index < count)
-        return TP_OK;
-    return tp_fail(TP_ERR_INVALID_DEVICE, "device index %d out of range in \"%s\": %s has %d device%s",
-                   device.index, str ? str : tp_device_str(device, text), type_names[device.type], count,
-                   count == 1 ? "" : "s");
 }
 
 tp_status tp_device_resolve(const char *str, tp_device *device, const tp_backend **backend)

@@ -160,8 +160,11 @@ tp_status tp_backend_status(const char *type, const char **reason)
 {
     tp_device_type device_type;
     tp_status status = parse_type_only(type, "tp_backend_status", &device_type);
-    if (status != TP_OK)
+    if (status != TP_OK) {
+        if (reason)
+            *reason = "not a backend name (known: cpu, cuda, hip)";
         return status;
+    }
     backend_slot *slot = started_slot(device_type);
     if (atomic_load_explicit(&slot->state, memory_order_acquire) == SLOT_READY) {
         if (reason)

@@ -109,6 +109,8 @@ TP_BACKEND_EXPORT tp_status tpevent_backend_entry(uint32_t core_abi, const tp_ba
 {
     (void)core_abi;
 #ifdef FAKE_ENTRY_REFUSES
+    (void)out;
+    (void)fake_table;
     snprintf(reason, reason_size, "fake module refuses: built for another tpevent");
     return TP_ERR_BACKEND_UNAVAILABLE;
 #else
