@@ -82,8 +82,9 @@ TEST(rule05_blocking_synchronize_never_recorded_returns)
 
 TEST(rule05_blocking_synchronize_sleeps)
 {
-    /* Sleeping, not spinning: over a wait of 300 ms the waiting thread uses far
-     * less CPU time than that. Only an upper bound on CPU time, and a loose one. */
+    /* Sleeping, not spinning: over a wait of 300 ms a sleeping thread uses next to
+     * no CPU time, a spinning one most of it (or, on a loaded machine, what share
+     * it gets). A bound on CPU time, not on wall time: load cannot break it. */
     enum { wait_ms = 300 };
     gate g;
     gate_init(&g);
@@ -101,7 +102,7 @@ TEST(rule05_blocking_synchronize_sleeps)
     double wall_used = monotonic_seconds() - wall_before;
     CHECK(gate_passed(&g) == 1);
     gate_opener_join(&opener);
-    if (cpu_used > 0.5 * wall_used)
+    if (cpu_used > 0.1 * wall_used)
         check_failed(__FILE__, __LINE__,
                      "blocking synchronize used %.0f ms of CPU over %.0f ms of waiting",
                      cpu_used * 1e3, wall_used * 1e3);

@@ -140,6 +140,80 @@ TEST(backend_status_same_answer_from_racing_threads)
     return 0;
 }
 
+TEST(backend_info_cpu)
+{
+    tp_backend_info info;
+    memset(&info, 0, sizeof info);
+    CHECK_OK(tp_backend_get_info("cpu", &info));
+    CHECK(info.name != NULL && strcmp(info.name, "cpu") == 0);
+    CHECK(info.built_in);
+    CHECK(info.loaded);
+    CHECK(info.status == TP_OK);
+    CHECK(info.reason != NULL && info.reason[0] == '\0');
+    CHECK(info.module_path != NULL);
+    CHECK(info.device_count == 2);
+    return 0;
+}
+
+static void check_backend_info_agrees(const char *type)
+{
+    tp_backend_info info;
+    memset(&info, 0, sizeof info);
+    CHECK_OK(tp_backend_get_info(type, &info));
+    const char *reason = NULL;
+    tp_status status = tp_backend_status(type, &reason);
+    int count = -1;
+    CHECK_OK(tp_device_count(type, &count));
+    CHECK(info.name != NULL && strcmp(info.name, type) == 0);
+    CHECK(info.status == status);
+    CHECK(info.device_count == count);
+    CHECK(info.reason != NULL && info.module_path != NULL);
+    if (status == TP_OK) {
+        CHECK(info.loaded);
+        CHECK(info.reason[0] == '\0');
+    } else {
+        CHECK(strcmp(info.reason, reason) == 0);
+        CHECK(info.device_count == 0);
+    }
+}
+
+TEST(backend_info_agrees_with_backend_status)
+{
+    check_backend_info_agrees("cuda");
+    check_backend_info_agrees("hip");
+    check_backend_info_agrees("cpu");
+    return 0;
+}
+
+TEST(backend_info_unknown_type)
+{
+    tp_backend_info info;
+    memset(&info, 0xab, sizeof info);
+    CHECK_STATUS(tp_backend_get_info("cdua", &info), TP_ERR_INVALID_DEVICE);
+    CHECK_ERROR_MENTIONS("cdua");
+    return 0;
+}
+
+TEST(device_name_of_cpu_devices)
+{
+    char first[128] = "", second[128] = "";
+    CHECK_OK(tp_device_name("cpu:0", first, sizeof first));
+    CHECK_OK(tp_device_name("cpu:1", second, sizeof second));
+    CHECK(first[0] != '\0' && second[0] != '\0');
+    CHECK(strcmp(first, second) != 0);
+    return 0;
+}
+
+TEST(device_name_bad_device)
+{
+    char buf[64] = "untouched";
+    CHECK_STATUS(tp_device_name("cpu:x", buf, sizeof buf), TP_ERR_INVALID_DEVICE);
+    CHECK_ERROR_MENTIONS("\"cpu:x\"");
+    CHECK_STATUS(tp_device_name("cpu:5", buf, sizeof buf), TP_ERR_INVALID_DEVICE);
+    CHECK(strcmp(buf, "untouched") == 0);
+    return 0;
+}
+
 /* --------------------------------------------------------- device count */
 
 TEST(device_count_cpu_default_is_one)

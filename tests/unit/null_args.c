@@ -52,6 +52,18 @@ TEST(null_device_count)
     return 0;
 }
 
+TEST(null_device_name)
+{
+    CHECK_REFUSES_NULL(tp_device_name(device, NULL, 64));
+    return 0;
+}
+
+TEST(null_backend_get_info)
+{
+    CHECK_REFUSES_NULL(tp_backend_get_info("cpu", NULL));
+    return 0;
+}
+
 TEST(null_current_device)
 {
     CHECK_REFUSES_NULL(tp_current_device(NULL));
