@@ -1,0 +1,649 @@
+/*
+ * tpevent.Stream, its namespace twins, and the calling thread's current streams.
+ *
+ * A Stream made current from Python (set_stream, `with stream:`) must outlive its
+ * current-ness, or the C library would keep a pointer to a destroyed stream. So each
+ * thread keeps, in its thread-state dict, a reference to the Stream it made current
+ * for each device; making another one current drops it. current_stream() gives
+ * that same object back while it is still current, and otherwise wraps what the C
+ * library answers (a default stream, or a stream made current from C) without
+ * owning it.
+ */
+#include "tpevent_python.h"
+
+#include <stddef.h>
+
+/* ----------------------------------------------------- per-thread state */
+
+static PyObject *new_dict(void)
+{
+    return PyDict_New();
+}
+
+static PyObject *new_list(void)
+{
+    return PyList_New(0);
+}
+
+/* This thread's value under `key` in its thread-state dict, made on first use.
+ * Borrowed: the thread-state dict keeps it. */
+static PyObject *thread_value(PyObject *key, PyObject *(*make)(void))
+{
+    PyObject *thread_dict = PyThreadState_GetDict();
+    if (!thread_dict) {
+        PyErr_SetString(PyExc_RuntimeError, "tpevent: this thread has no thread-state dict");
+        return NULL;
+    }
+    PyObject *value = PyDict_GetItemWithError(thread_dict, key);
+    if (value || PyErr_Occurred())
+        return value;
+    value = make();
+    if (!value)
+        return NULL;
+    int rc = PyDict_SetItem(thread_dict, key, value);
+    Py_DECREF(value);
+    return rc < 0 ? NULL : value;
+}
+
+/* The Streams this thread made current, by device. */
+static PyObject *thread_streams(void)
+{
+    return thread_value(tppy_name.thread_streams, new_dict);
+}
+
+/* The streams that `with stream:` blocks of this thread replaced, innermost last. */
+static PyObject *thread_stack(void)
+{
+    return thread_value(tppy_name.thread_stack, new_list);
+}
+
+/* Below 3 * 64: CPython's small ints, so making a key allocates nothing. */
+static PyObject *device_key(tp_device device)
+{
+    return PyLong_FromLong((long)device.type * TP_MAX_DEVICES + device.index);
+}
+
+int tppy_set_current_stream(tppy_stream *stream)
+{
+    PyObject *streams = thread_streams();
+    if (!streams)
+        return -1;
+    PyObject *key = device_key(stream->device);
+    if (!key)
+        return -1;
+    /* The one it replaces stays alive until the C library no longer points at it. */
+    PyObject *previous = PyDict_GetItemWithError(streams, key);
+    if (!previous && PyErr_Occurred()) {
+        Py_DECREF(key);
+        return -1;
+    }
+    Py_XINCREF(previous);
+    int rc = PyDict_SetItem(streams, key, (PyObject *)stream);
+    if (rc == 0) {
+        tp_status status = tp_stream_set_current(stream->stream);
+        if (status != TP_OK) {
+            tppy_raise(status);
+            if (previous)
+                PyDict_SetItem(streams, key, previous);
+            else
+                PyDict_DelItem(streams, key);
+            rc = -1;
+        }
+    }
+    Py_DECREF(key);
+    Py_XDECREF(previous);
+    return rc;
+}
+
+PyObject *tppy_current_stream(const char *device_str, PyTypeObject *wrapper_type)
+{
+    tp_stream *stream;
+    tp_device device;
+    tp_status status = tp_stream_current(device_str, &stream);
+    if (status == TP_OK)
+        status = tp_stream_device(stream, &device);
+    if (status != TP_OK)
+        return tppy_raise(status);
+    PyObject *streams = thread_streams();
+    if (!streams)
+        return NULL;
+    PyObject *key = device_key(device);
+    if (!key)
+        return NULL;
+    PyObject *made_current = PyDict_GetItemWithError(streams, key);
+    Py_DECREF(key);
+    if (made_current && ((tppy_stream *)made_current)->stream == stream)
+        return Py_NewRef(made_current);
+    if (PyErr_Occurred())
+        return NULL;
+    return tppy_stream_wrap(wrapper_type, stream, false);
+}
+
+/* ------------------------------------------------------------ creation */
+
+static int stream_type_namespace(PyTypeObject *type)
+{
+    for (; type && type != &tppy_stream_type; type = type->tp_base) {
+        for (int t = 0; t < TP_DEVICE_TYPE_COUNT; t++)
+            if (type == &tppy_namespace_stream_types[t])
+                return t;
+    }
+    return TPPY_ANY_TYPE;
+}
+
+PyObject *tppy_stream_wrap(PyTypeObject *type, tp_stream *stream, bool owned)
+{
+    void *native;
+    tp_device device;
+    tp_status status = tp_stream_native(stream, &native);
+    if (status == TP_OK)
+        status = tp_stream_device(stream, &device);
+    if (status != TP_OK) {
+        tppy_raise(status);
+        if (owned)
+            (void)tp_stream_destroy(stream);
+        return NULL;
+    }
+    tppy_stream *self = (tppy_stream *)type->tp_alloc(type, 0);
+    if (!self) {
+        if (owned)
+            (void)tp_stream_destroy(stream);
+        return NULL;
+    }
+    self->stream = stream;
+    self->native = native;
+    self->device = device;
+    self->owned = owned;
+    self->device_name = NULL;
+    self->weak_references = NULL;
+    return (PyObject *)self;
+}
+
+static PyObject *stream_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *keywords[] = {"device", "priority", NULL};
+    PyObject *device = Py_None;
+    int priority = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|Oi:Stream", keywords, &device, &priority))
+        return NULL;
+    tppy_device_text scratch;
+    const char *device_str;
+    if (tppy_device_arg(device, stream_type_namespace(type), &scratch, &device_str) < 0)
+        return NULL;
+    tp_stream *stream;
+    tp_status status = tp_stream_create(&stream, device_str, priority);
+    if (status != TP_OK)
+        return tppy_raise(status);
+    return tppy_stream_wrap(type, stream, true);
+}
+
+static void stream_dealloc(tppy_stream *self)
+{
+    /* Safe with work pending (rule 9). A Stream still current on some thread is
+     * not here: that thread's dict holds it. */
+    if (self->weak_references)
+        PyObject_ClearWeakRefs((PyObject *)self);
+    if (self->owned && self->stream)
+        (void)tp_stream_destroy(self->stream);
+    Py_XDECREF(self->device_name);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+int tppy_stream_arg(PyObject *arg, bool none_ok, const char *function, tp_stream **out)
+{
+    if (none_ok && arg == Py_None) {
+        *out = NULL;
+        return 0;
+    }
+    if (!PyObject_TypeCheck(arg, &tppy_stream_type)) {
+        PyErr_Format(PyExc_TypeError, "%s() expects a tpevent.Stream%s, not %.100s", function,
+                     none_ok ? " or None" : "", Py_TYPE(arg)->tp_name);
+        return -1;
+    }
+    *out = ((tppy_stream *)arg)->stream;
+    return 0;
+}
+
+/* -------------------------------------------------------------- methods */
+
+static PyObject *record_on(tppy_stream *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                           const char *function)
+{
+    PyObject *arg = Py_None;
+    if ((nargs != 0 || kwnames != NULL) &&
+        tppy_one_optional_arg(args, nargs, kwnames, tppy_name.event, function, &arg) < 0)
+        return NULL;
+    if (arg == Py_None) {
+        tp_event *created = NULL;
+        tp_status status = tp_stream_record_event(self->stream, &created);
+        if (status != TP_OK)
+            return tppy_raise(status);
+        return tppy_event_adopt(&tppy_event_type, created);
+    }
+    tp_event *event;
+    if (tppy_event_arg(arg, function, &event) < 0)
+        return NULL;
+    tp_status status = tp_event_record(event, self->stream);
+    if (status != TP_OK)
+        return tppy_raise(status);
+    return Py_NewRef(arg);
+}
+
+PyDoc_STRVAR(stream_record_event_doc,
+             "record_event($self, /, event=None)\n"
+             "--\n"
+             "\n"
+             "Record an event on the stream: it marks the point after all work\n"
+             "submitted to the stream so far.\n"
+             "\n"
+             "Parameters:\n"
+             "    event (tpevent.Event, optional): event to record. If not given, a new one\n"
+             "        is created on the stream's device, with timing enabled\n"
+             "        (enable_timing=True), so that two of them can be timed against each\n"
+             "        other with elapsed_time().\n"
+             "\n"
+             "Returns:\n"
+             "    tpevent.Event: the recorded event.\n"
+             "\n"
+             "Example:\n"
+             "\n"
+             ">>> s = tpevent.Stream(device='cuda')\n"
+             ">>> ms = s.record_event().elapsed_time(s.record_event())\n"
+             ">>> ms >= 0.0\n"
+             "True\n");
+
+static PyObject *stream_record_event(tppy_stream *self, PyObject *const *args, Py_ssize_t nargs,
+                                     PyObject *kwnames)
+{
+    return record_on(self, args, nargs, kwnames, "record_event");
+}
+
+PyDoc_STRVAR(stream_record_doc,
+             "record($self, /, event=None)\n"
+             "--\n"
+             "\n"
+             "The same as record_event(): records the given event, or a new one with\n"
+             "timing enabled, on the stream, and returns it.\n"
+             "\n"
+             "Example:\n"
+             "\n"
+             ">>> s1_cuda = tpevent.Stream(device='cuda')\n"
+             ">>> e_cuda = s1_cuda.record()\n"
+             ">>> e_cuda.enable_timing\n"
+             "True\n");
+
+static PyObject *stream_record(tppy_stream *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return record_on(self, args, nargs, kwnames, "record");
+}
+
+PyDoc_STRVAR(stream_wait_event_doc,
+             "wait_event($self, event, /)\n"
+             "--\n"
+             "\n"
+             "Make all future work submitted to the stream wait for an event: for its\n"
+             "latest record at the time of this call. Waiting on an event never\n"
+             "recorded does nothing. Never blocks the calling thread.\n"
+             "\n"
+             "Parameters:\n"
+             "    event (tpevent.Event): an event to wait for.\n");
+
+static PyObject *stream_wait_event(tppy_stream *self, PyObject *arg)
+{
+    tp_event *event;
+    if (tppy_event_arg(arg, "wait_event", &event) < 0)
+        return NULL;
+    tp_status status = tp_stream_wait_event(self->stream, event);
+    if (status != TP_OK)
+        return tppy_raise(status);
+    Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(stream_wait_stream_doc,
+             "wait_stream($self, stream, /)\n"
+             "--\n"
+             "\n"
+             "Synchronize with another stream: all future work submitted to this stream\n"
+             "waits until all work submitted to the given stream so far is done. Never\n"
+             "blocks the calling thread.\n"
+             "\n"
+             "Parameters:\n"
+             "    stream (tpevent.Stream): a stream to synchronize with.\n");
+
+static PyObject *stream_wait_stream(tppy_stream *self, PyObject *arg)
+{
+    tp_stream *other;
+    if (tppy_stream_arg(arg, false, "wait_stream", &other) < 0)
+        return NULL;
+    tp_status status = tp_stream_wait_stream(self->stream, other);
+    if (status != TP_OK)
+        return tppy_raise(status);
+    Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(stream_query_doc,
+             "query($self, /)\n"
+             "--\n"
+             "\n"
+             "Check if all the work submitted has been completed. Never blocks.\n"
+             "\n"
+             "Returns:\n"
+             "    bool: True if all work submitted to the stream is done.\n");
+
+static PyObject *stream_query(tppy_stream *self, PyObject *unused)
+{
+    (void)unused;
+    bool idle;
+    tp_status status = tp_stream_query(self->stream, &idle);
+    if (status != TP_OK)
+        return tppy_raise(status);
+    return PyBool_FromLong(idle);
+}
+
+PyDoc_STRVAR(stream_synchronize_doc,
+             "synchronize($self, /)\n"
+             "--\n"
+             "\n"
+             "Wait for all the work submitted to the stream to complete. Other Python\n"
+             "threads run meanwhile: the GIL is released.\n");
+
+static PyObject *stream_synchronize(tppy_stream *self, PyObject *unused)
+{
+    (void)unused;
+    tp_status status;
+    Py_BEGIN_ALLOW_THREADS
+    status = tp_stream_synchronize(self->stream);
+    Py_END_ALLOW_THREADS
+    if (status != TP_OK)
+        return tppy_raise(status);
+    Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(stream_enter_doc,
+             "__enter__($self, /)\n"
+             "--\n"
+             "\n"
+             "Make the stream the current stream of its device on this thread; the\n"
+             "matching __exit__ restores the one it replaced. Returns the stream.\n");
+
+static PyObject *stream_enter(tppy_stream *self, PyObject *unused)
+{
+    (void)unused;
+    char device_text[32];
+    tp_status status = tp_device_format(self->device, device_text, sizeof device_text);
+    if (status != TP_OK)
+        return tppy_raise(status);
+    PyObject *stack = thread_stack();
+    if (!stack)
+        return NULL;
+    PyObject *previous = tppy_current_stream(device_text, &tppy_stream_type);
+    if (!previous)
+        return NULL;
+    int rc = PyList_Append(stack, previous);
+    Py_DECREF(previous);
+    if (rc < 0)
+        return NULL;
+    if (tppy_set_current_stream(self) < 0) {
+        Py_ssize_t size = PyList_GET_SIZE(stack);
+        PyList_SetSlice(stack, size - 1, size, NULL);
+        return NULL;
+    }
+    return Py_NewRef(self);
+}
+
+PyDoc_STRVAR(stream_exit_doc,
+             "__exit__($self, /, *exc_info)\n"
+             "--\n"
+             "\n"
+             "Restore the current stream that the matching __enter__ replaced.\n");
+
+static PyObject *stream_exit(tppy_stream *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    (void)args;
+    (void)nargs;
+    PyObject *stack = thread_stack();
+    if (!stack)
+        return NULL;
+    Py_ssize_t size = PyList_GET_SIZE(stack);
+    if (size == 0) {
+        PyErr_SetString(PyExc_RuntimeError, "Stream.__exit__() without a matching __enter__() on this thread");
+        return NULL;
+    }
+    PyObject *previous = Py_NewRef(PyList_GET_ITEM(stack, size - 1));
+    int rc = PyList_SetSlice(stack, size - 1, size, NULL);
+    if (rc == 0)
+        rc = tppy_set_current_stream((tppy_stream *)previous);
+    Py_DECREF(previous);
+    if (rc < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(stream_from_native_doc,
+             "from_native($cls, device, native_handle, /)\n"
+             "--\n"
+             "\n"
+             "Wrap a stream made elsewhere, such as torch.cuda.current_stream().cuda_stream\n"
+             "or a cupy.cuda.Stream's ptr on a CUDA device, or another CPU stream's\n"
+             "native_handle. The Stream does not own it: it stays usable after the\n"
+             "Stream is gone. It compares equal to other Streams of the same handle.\n"
+             "\n"
+             "Parameters:\n"
+             "    device (str or int): the device the native stream belongs to.\n"
+             "    native_handle (int): the native stream (cudaStream_t, hipStream_t).\n");
+
+static PyObject *stream_from_native(PyTypeObject *cls, PyObject *args)
+{
+    PyObject *device, *handle;
+    if (!PyArg_ParseTuple(args, "OO:from_native", &device, &handle))
+        return NULL;
+    void *native = PyLong_AsVoidPtr(handle);
+    if (!native && PyErr_Occurred())
+        return NULL;
+    tppy_device_text scratch;
+    const char *device_str;
+    if (tppy_device_arg(device, stream_type_namespace(cls), &scratch, &device_str) < 0)
+        return NULL;
+    tp_stream *stream;
+    tp_status status = tp_stream_from_native(&stream, device_str, native);
+    if (status != TP_OK)
+        return tppy_raise(status);
+    /* The tp_stream wrapper is ours to destroy; the native stream is not. */
+    return tppy_stream_wrap(cls, stream, true);
+}
+
+/* A stream is a handle into this process's runtime: a pickle of it would come back
+ * as a new, unrelated stream. */
+static PyObject *stream_reduce(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    PyErr_Format(PyExc_TypeError, "cannot pickle %s", Py_TYPE(self)->tp_name);
+    return NULL;
+}
+
+static PyMethodDef stream_methods[] = {
+    {"record_event", (PyCFunction)(void (*)(void))stream_record_event, METH_FASTCALL | METH_KEYWORDS,
+     stream_record_event_doc},
+    {"record", (PyCFunction)(void (*)(void))stream_record, METH_FASTCALL | METH_KEYWORDS, stream_record_doc},
+    {"wait_event", (PyCFunction)stream_wait_event, METH_O, stream_wait_event_doc},
+    {"wait_stream", (PyCFunction)stream_wait_stream, METH_O, stream_wait_stream_doc},
+    {"query", (PyCFunction)stream_query, METH_NOARGS, stream_query_doc},
+    {"synchronize", (PyCFunction)stream_synchronize, METH_NOARGS, stream_synchronize_doc},
+    {"__enter__", (PyCFunction)stream_enter, METH_NOARGS, stream_enter_doc},
+    {"__exit__", (PyCFunction)(void (*)(void))stream_exit, METH_FASTCALL, stream_exit_doc},
+    {"from_native", (PyCFunction)stream_from_native, METH_VARARGS | METH_CLASS, stream_from_native_doc},
+    {"__reduce__", stream_reduce, METH_NOARGS, "Streams cannot be pickled."},
+    {NULL, NULL, 0, NULL},
+};
+
+/* ----------------------------------------------------------- attributes */
+
+static PyObject *stream_get_device(tppy_stream *self, void *closure)
+{
+    (void)closure;
+    if (!self->device_name) {
+        self->device_name = tppy_device_name(self->device);
+        if (!self->device_name)
+            return NULL;
+    }
+    return Py_NewRef(self->device_name);
+}
+
+static PyObject *stream_get_native_handle(tppy_stream *self, void *closure)
+{
+    (void)closure;
+    return PyLong_FromVoidPtr(self->native);
+}
+
+static PyObject *stream_get_priority(tppy_stream *self, void *closure)
+{
+    (void)closure;
+    int priority;
+    tp_status status = tp_stream_priority(self->stream, &priority);
+    if (status != TP_OK)
+        return tppy_raise(status);
+    return PyLong_FromLong(priority);
+}
+
+static PyGetSetDef stream_getset[] = {
+    {"device", (getter)stream_get_device, NULL,
+     "The device of the stream, as a str such as 'cuda:0' (the index is always given).", NULL},
+    {"native_handle", (getter)stream_get_native_handle, NULL,
+     "The native stream as an int: the cudaStream_t or hipStream_t (0 for a legacy\n"
+     "default stream), or the CPU stream itself.",
+     NULL},
+    {"priority", (getter)stream_get_priority, NULL,
+     "The priority in use, after the backend clamped the one asked for to its range\n"
+     "(lower numbers run first).",
+     NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+/* --------------------------------------------- comparison, hash, repr */
+
+static bool same_stream(const tppy_stream *a, const tppy_stream *b)
+{
+    return a->native == b->native && a->device.type == b->device.type && a->device.index == b->device.index;
+}
+
+static PyObject *stream_richcompare(PyObject *a, PyObject *b, int op)
+{
+    if ((op != Py_EQ && op != Py_NE) || !PyObject_TypeCheck(a, &tppy_stream_type) ||
+        !PyObject_TypeCheck(b, &tppy_stream_type))
+        Py_RETURN_NOTIMPLEMENTED;
+    bool equal = same_stream((tppy_stream *)a, (tppy_stream *)b);
+    return PyBool_FromLong(op == Py_EQ ? equal : !equal);
+}
+
+static Py_hash_t stream_hash(tppy_stream *self)
+{
+    /* Pointers are aligned: the low bits carry nothing, the device goes there. */
+    uintptr_t native = (uintptr_t)self->native;
+    Py_hash_t hash = (Py_hash_t)((native >> 4) ^ (native << (8 * sizeof native - 4)));
+    hash ^= (Py_hash_t)(self->device.type * TP_MAX_DEVICES + self->device.index) * 1000003;
+    return hash == -1 ? -2 : hash;
+}
+
+static PyObject *stream_repr(tppy_stream *self)
+{
+    char device_text[32];
+    if (tp_device_format(self->device, device_text, sizeof device_text) != TP_OK)
+        return PyUnicode_FromFormat("<%s at %p>", Py_TYPE(self)->tp_name, (void *)self);
+    return PyUnicode_FromFormat("<%s device='%s' native_handle=%p>", Py_TYPE(self)->tp_name, device_text,
+                                self->native);
+}
+
+/* ----------------------------------------------------------------- types */
+
+PyDoc_STRVAR(stream_doc,
+             "Stream(device=None, priority=0)\n"
+             "--\n"
+             "\n"
+             "An in-order queue of work on a device. Work on one stream runs in\n"
+             "submission order; work on two streams has no order unless an event says\n"
+             "so (Event.wait(), Stream.wait_event(), Stream.wait_stream()).\n"
+             "\n"
+             "Parameters:\n"
+             "    device (str or int, optional): the device, such as 'cpu', 'cuda:1' or\n"
+             "        'hip:0'; an int is an index of the current device's type. If not\n"
+             "        given, the current device will be used.\n"
+             "    priority (int, optional): lower numbers run first, as on CUDA; each\n"
+             "        backend clamps it to its range (default: 0).\n"
+             "\n"
+             "Used as a context manager (`with stream:`), the stream is the current\n"
+             "stream of its device on this thread inside the block, and the one it\n"
+             "replaced is restored on exit. Streams compare equal, and hash alike, when\n"
+             "they are of the same device and native handle: tpevent.current_stream()\n"
+             "== tpevent.default_stream() until another stream is made current.\n"
+             "\n"
+             "Raises:\n"
+             "    ValueError: a bad device string or an index out of range.\n"
+             "    tpevent.Error: the device's backend is unavailable or failed.\n"
+             "\n"
+             "Example:\n"
+             "\n"
+             ">>> s = tpevent.Stream(device='cuda')\n"
+             ">>> with s:\n"
+             "...     tpevent.current_stream('cuda') == s\n"
+             "True\n"
+             ">>> tpevent.current_stream('cuda') == tpevent.default_stream('cuda')\n"
+             "True\n");
+
+PyTypeObject tppy_stream_type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "tpevent.Stream",
+    .tp_basicsize = sizeof(tppy_stream),
+    .tp_dealloc = (destructor)stream_dealloc,
+    .tp_repr = (reprfunc)stream_repr,
+    .tp_hash = (hashfunc)stream_hash,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_doc = stream_doc,
+    .tp_richcompare = stream_richcompare,
+    .tp_weaklistoffset = offsetof(tppy_stream, weak_references),
+    .tp_methods = stream_methods,
+    .tp_getset = stream_getset,
+    .tp_new = stream_new,
+};
+
+#define NAMESPACE_STREAM_TYPE(type_name)                                                                      \
+    {                                                                                                          \
+        PyVarObject_HEAD_INIT(NULL, 0)                                                                         \
+        .tp_name = "tpevent." type_name ".Stream",                                                             \
+        .tp_basicsize = sizeof(tppy_stream),                                                                   \
+        .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,                                                  \
+        .tp_doc = "Stream(device=None, priority=0)\n--\n\n"                                                     \
+                  "A tpevent.Stream whose device defaults to '" type_name "': the current " type_name         \
+                  " device.\nAn int device is a " type_name " index ('" type_name ":<int>'); a device of "     \
+                  "another type\nis a ValueError. See tpevent.Stream.",                                       \
+        .tp_base = &tppy_stream_type,                                                                          \
+        .tp_new = stream_new,                                                                                  \
+    }
+
+PyTypeObject tppy_namespace_stream_types[TP_DEVICE_TYPE_COUNT] = {
+    [TP_DEVICE_CPU] = NAMESPACE_STREAM_TYPE("cpu"),
+    [TP_DEVICE_CUDA] = NAMESPACE_STREAM_TYPE("cuda"),
+    [TP_DEVICE_HIP] = NAMESPACE_STREAM_TYPE("hip"),
+};
+
+int tppy_stream_types_init(PyObject *module, PyObject *namespaces[TP_DEVICE_TYPE_COUNT])
+{
+    if (PyType_Ready(&tppy_stream_type) < 0)
+        return -1;
+    Py_INCREF(&tppy_stream_type);
+    if (PyModule_AddObject(module, "Stream", (PyObject *)&tppy_stream_type) < 0) {
+        Py_DECREF(&tppy_stream_type);
+        return -1;
+    }
+    for (int t = 0; t < TP_DEVICE_TYPE_COUNT; t++) {
+        PyTypeObject *type = &tppy_namespace_stream_types[t];
+        if (PyType_Ready(type) < 0)
+            return -1;
+        Py_INCREF(type);
+        if (PyModule_AddObject(namespaces[t], "Stream", (PyObject *)type) < 0) {
+            Py_DECREF(type);
+            return -1;
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,144 @@
+/*
+ * What the files of the tpevent Python extension share. Not installed.
+ *
+ * Every Python object holds its C handle directly, so that a method call is the
+ * argument checks CPython makes anyway, one tpevent call and a singleton result:
+ * no lookups, no string parsing and no temporaries on the record/query/wait paths.
+ *
+ * The GIL is kept around calls that never block (record, query, wait, create) and
+ * released around those that can (synchronize, device and backend loading). The C
+ * library never calls back into Python, so holding the GIL while it takes one of
+ * its own locks cannot deadlock.
+ */
+#ifndef TPEVENT_PYTHON_H
+#define TPEVENT_PYTHON_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <stdbool.h>
+
+#include <tpevent/tpevent.h>
+
+/* The device type a namespace (tpevent.cuda, tpevent.hip) defaults to; the top level
+ * has none and uses the thread's current device. */
+#define TPPY_ANY_TYPE (-1)
+
+/* Room for any device string the binding makes itself ("cuda:63"). */
+typedef struct tppy_device_text {
+    char text[32];
+} tppy_device_text;
+
+typedef struct {
+    PyObject_HEAD
+    tp_event *event;
+    PyObject *device_name; /* "cuda:0", made on first use of .device */
+} tppy_event;
+
+typedef struct {
+    PyObject_HEAD
+    tp_stream *stream;
+    void *native;          /* tp_stream_native, fixed for the stream's life */
+    tp_device device;      /* its device, with a concrete index */
+    bool owned;            /* destroy the tp_stream with the object */
+    PyObject *device_name; /* "cuda:0", made on first use of .device */
+    PyObject *weak_references;
+} tppy_stream;
+
+/* tpevent.Event, tpevent.cuda.Event, tpevent.hip.Event, and the same for Stream. */
+extern PyTypeObject tppy_event_type;
+extern PyTypeObject tppy_stream_type;
+extern PyTypeObject tppy_namespace_event_types[TP_DEVICE_TYPE_COUNT];
+extern PyTypeObject tppy_namespace_stream_types[TP_DEVICE_TYPE_COUNT];
+
+/* Keyword names, interned once so that most keyword matches are a pointer compare. */
+typedef struct tppy_names {
+    PyObject *device;
+    PyObject *enable_timing;
+    PyObject *blocking;
+    PyObject *interprocess;
+    PyObject *stream;
+    PyObject *event;
+    PyObject *type;
+    PyObject *status;
+    PyObject *thread_streams; /* key of this binding's entry in each thread's dict */
+    PyObject *thread_stack;   /* key of the `with stream:` stack in each thread's dict */
+} tppy_names;
+
+extern tppy_names tppy_name;
+
+/* ------------------------------------------------------------- errors.c */
+
+/* tpevent.Error, a RuntimeError subclass with a `status` attribute. */
+extern PyObject *tppy_error_type;
+
+int tppy_errors_init(PyObject *module);
+
+/*
+ * Raises the exception for a failed tpevent call and returns NULL: ValueError for
+ * TP_ERR_INVALID_DEVICE and TP_ERR_INVALID_ARGUMENT, tpevent.Error for the rest.
+ * The message is tp_last_error(); the exception's `status` is tp_status_name().
+ */
+PyObject *tppy_raise(tp_status status);
+
+/* Same, for callers that return an int (-1). */
+int tppy_raise_int(tp_status status);
+
+/* --------------------------------------------------------------- args.c */
+
+int tppy_names_init(void);
+
+/*
+ * Turns a Python device argument into the string the C API takes: None (the
+ * namespace's type, else NULL for the current device), a str ("cuda:1"), an int
+ * (an index of the namespace's type, else of the current device's type), or an
+ * object with `type` and `index` attributes such as torch.device. In a namespace
+ * a device of another type is a ValueError. *out may point into scratch or into
+ * the str object, so it lives as long as both.
+ */
+int tppy_device_arg(PyObject *arg, int namespace_type, tppy_device_text *scratch, const char **out);
+
+/* "cuda:1" as a new str. */
+PyObject *tppy_device_name(tp_device device);
+
+/*
+ * For METH_FASTCALL | METH_KEYWORDS methods that take one optional argument:
+ * *value is the argument, or Py_None when not given (borrowed).
+ */
+int tppy_one_optional_arg(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, PyObject *name,
+                          const char *function, PyObject **value);
+
+/* True if the keyword `given` is the interned name `expected`. */
+bool tppy_keyword_is(PyObject *given, PyObject *expected);
+
+/* -------------------------------------------------------------- event.c */
+
+int tppy_event_types_init(PyObject *module, PyObject *namespaces[TP_DEVICE_TYPE_COUNT]);
+
+/* A new Event object of `type` that owns `event`; destroys `event` on failure. */
+PyObject *tppy_event_adopt(PyTypeObject *type, tp_event *event);
+
+/* The tp_event of an Event argument; TypeError for anything else. */
+int tppy_event_arg(PyObject *arg, const char *function, tp_event **out);
+
+/* ------------------------------------------------------------- stream.c */
+
+int tppy_stream_types_init(PyObject *module, PyObject *namespaces[TP_DEVICE_TYPE_COUNT]);
+
+/* A new Stream object of `type` for `stream`, owning it if `owned` (then destroying
+ * it on failure). */
+PyObject *tppy_stream_wrap(PyTypeObject *type, tp_stream *stream, bool owned);
+
+/* The tp_stream of a Stream argument, NULL for None if none_ok; TypeError for
+ * anything else. */
+int tppy_stream_arg(PyObject *arg, bool none_ok, const char *function, tp_stream **out);
+
+/* The thread's current stream of a device (NULL: the current device), as the Stream
+ * object that was made current from Python when it still is, else a new wrapper. */
+PyObject *tppy_current_stream(const char *device, PyTypeObject *wrapper_type);
+
+/* Makes a Stream current for its device on this thread, keeping a reference to it
+ * for as long as it stays current there. */
+int tppy_set_current_stream(tppy_stream *stream);
+
+#endif /* TPEVENT_PYTHON_H */

@@ -1,0 +1,100 @@
+"""tpevent: device events and streams over CUDA, HIP and a CPU reference backend.
+
+One API for marking points in streams of device work, waiting for them, ordering
+streams against each other and timing the work between two points. The device
+string picks the backend at run time: ``"cpu"``, ``"cuda:1"``, ``"hip:0"``.
+
+The API is the seed's (TensorPlay's, itself modelled on ``torch.cuda.Event``)::
+
+    >>> s = tpevent.Stream(device='cpu')
+    >>> start = s.record_event()          # created with timing enabled
+    >>> end = s.record_event()
+    >>> start.elapsed_time(end) >= 0.0
+    True
+
+``tpevent.cuda``, ``tpevent.hip`` and ``tpevent.cpu`` hold the same classes and
+functions with the device type defaulted to theirs (``tpevent.cuda.Event()`` is an
+event of the current CUDA device), for code written against ``torch.cuda``.
+
+Errors: ``ValueError`` for a bad device string or argument, ``tpevent.Error`` (a
+``RuntimeError``) for state and backend errors; both carry ``status``, the name of
+the C library's status (``'TP_ERR_TIMING_DISABLED'``), and its message.
+
+Everything that runs per call (Event and Stream methods, creation) is C, in the
+extension ``tpevent._tpevent``; this file only gathers the names.
+"""
+
+import contextlib as _contextlib
+import sys as _sys
+
+from . import _tpevent
+from ._tpevent import (
+    IPC_HANDLE_SIZE,
+    BackendInfo,
+    Error,
+    Event,
+    Stream,
+    __version__,
+    backends,
+    current_device,
+    current_stream,
+    default_stream,
+    device_count,
+    is_available,
+    set_device,
+    set_stream,
+    synchronize,
+)
+
+cpu = _tpevent.cpu
+cuda = _tpevent.cuda
+hip = _tpevent.hip
+
+
+def stream(stream):
+    """Context manager that makes ``stream`` the current stream of its device.
+
+    Inside the ``with`` block the stream is the calling thread's current stream
+    of its device; on exit the previous one is restored. ``None`` does nothing,
+    as in ``torch.cuda.stream``. The same as ``with stream:``.
+
+    Example:
+
+    >>> s = tpevent.Stream(device='cuda')
+    >>> with tpevent.stream(s):
+    ...     tpevent.current_stream('cuda') == s
+    True
+    """
+    if stream is None:
+        return _contextlib.nullcontext()
+    if not isinstance(stream, Stream):
+        raise TypeError(f"stream() expects a tpevent.Stream or None, not {type(stream).__name__}")
+    return stream
+
+
+for _namespace in (cpu, cuda, hip):
+    _namespace.stream = stream
+    # `import tpevent.cuda` and `from tpevent.cuda import Event` work like a submodule.
+    _sys.modules[f"{__name__}.{_namespace.__name__.rpartition('.')[2]}"] = _namespace
+del _namespace
+
+__all__ = [
+    "BackendInfo",
+    "Error",
+    "Event",
+    "IPC_HANDLE_SIZE",
+    "Stream",
+    "backends",
+    "cpu",
+    "cuda",
+    "current_device",
+    "current_stream",
+    "default_stream",
+    "device_count",
+    "hip",
+    "is_available",
+    "set_device",
+    "set_stream",
+    "stream",
+    "synchronize",
+]

@@ -1,0 +1,168 @@
+"""tpevent.Stream: creation, each method and attribute, equality and hash."""
+
+import gc
+import unittest
+
+import tpevent
+from tpevent_testing import DEVICE_TYPE, Gate, device, need_devices, run
+
+
+class StreamTests(unittest.TestCase):
+    def test_create(self):
+        s = tpevent.Stream(DEVICE_TYPE)
+        self.assertIsInstance(s, tpevent.Stream)
+        self.assertEqual(s.device, device(0))
+        self.assertIsInstance(s.native_handle, int)
+        self.assertIsInstance(s.priority, int)
+
+    def test_create_keywords_and_priority(self):
+        s = tpevent.Stream(device=DEVICE_TYPE, priority=-1)
+        self.assertLessEqual(s.priority, 0)  # clamped to the backend's range
+        self.assertEqual(tpevent.Stream(device=DEVICE_TYPE, priority=0).priority, 0)
+
+    def test_no_device_means_current_device(self):
+        self.assertEqual(tpevent.Stream().device, tpevent.current_device())
+
+    def test_second_device(self):
+        need_devices(self, 2)
+        s = tpevent.Stream(device(1))
+        self.assertEqual(s.device, device(1))
+        self.assertEqual(s.record_event().device, device(1))
+
+    def test_record_event_creates_a_timing_event(self):
+        s = tpevent.Stream(DEVICE_TYPE)
+        e = s.record_event()
+        self.assertIsInstance(e, tpevent.Event)
+        self.assertTrue(e.enable_timing)
+        self.assertEqual(e.device, s.device)
+        e.synchronize()
+        self.assertTrue(e.query())
+
+    def test_record_event_records_a_given_event(self):
+        s = tpevent.Stream(DEVICE_TYPE)
+        e = tpevent.Event(DEVICE_TYPE)
+        with Gate(s):
+            self.assertIs(s.record_event(e), e)
+            self.assertFalse(e.query())
+        with Gate(s):
+            self.assertIs(s.record_event(event=e), e)
+            self.assertFalse(e.query())
+        self.assertFalse(s.record_event(None).query() is None)
+
+    def test_record_is_record_event(self):
+        s = tpevent.Stream(DEVICE_TYPE)
+        e = s.record()
+        self.assertTrue(e.enable_timing)
+        mine = tpevent.Event(DEVICE_TYPE)
+        self.assertIs(s.record(mine), mine)
+        self.assertIs(s.record(event=mine), mine)
+
+    def test_seed_timing_one_liner(self):
+        s = tpevent.Stream(DEVICE_TYPE)
+        ms = s.record_event().elapsed_time(s.record_event())
+        self.assertGreaterEqual(ms, 0.0)
+
+    def test_wait_event(self):
+        s1, s2 = tpevent.Stream(DEVICE_TYPE), tpevent.Stream(DEVICE_TYPE)
+        with Gate(s1) as gate:
+            e = s1.record_event()
+            self.assertIsNone(s2.wait_event(e))
+            after = s2.record_event()
+            self.assertFalse(after.query())
+            self.assertFalse(s2.query())
+            gate.open()
+            s2.synchronize()
+            self.assertTrue(after.query())
+
+    def test_wait_stream(self):
+        s1, s2 = tpevent.Stream(DEVICE_TYPE), tpevent.Stream(DEVICE_TYPE)
+        with Gate(s1) as gate:
+            self.assertIsNone(s2.wait_stream(s1))
+            after = s2.record_event()
+            self.assertFalse(after.query())
+            gate.open()
+            after.synchronize()
+            self.assertTrue(s1.query())
+
+    def test_wait_stream_itself(self):
+        s = tpevent.Stream(DEVICE_TYPE)
+        s.wait_stream(s)
+        s.synchronize()
+
+    def test_query_and_synchronize(self):
+        s = tpevent.Stream(DEVICE_TYPE)
+        self.assertIs(s.query(), True)
+        gate = Gate(s)
+        self.assertIs(s.query(), False)
+        gate.open()
+        self.assertIsNone(s.synchronize())
+        self.assertIs(s.query(), True)
+        gate.close()
+
+    def test_destroy_with_work_pending_is_safe(self):
+        s = tpevent.Stream(DEVICE_TYPE)
+        gate = Gate(s)
+        e = s.record_event()
+        del s
+        gc.collect()
+        self.assertFalse(e.query())
+        gate.open()
+        e.synchronize()
+        self.assertTrue(e.query())
+
+    def test_equality_and_hash(self):
+        s = tpevent.Stream(DEVICE_TYPE)
+        t = tpevent.Stream(DEVICE_TYPE)
+        self.assertEqual(s, s)
+        self.assertNotEqual(s, t)
+        self.assertFalse(s == t)
+        self.assertTrue(s != t)
+        self.assertNotEqual(s, "stream")
+        self.assertEqual(tpevent.default_stream(DEVICE_TYPE), tpevent.default_stream(DEVICE_TYPE))
+        self.assertEqual(hash(tpevent.default_stream(DEVICE_TYPE)), hash(tpevent.default_stream(DEVICE_TYPE)))
+        self.assertEqual(len({s, t, tpevent.default_stream(DEVICE_TYPE), tpevent.default_stream(DEVICE_TYPE)}), 3)
+
+    def test_default_streams_of_two_devices_differ(self):
+        need_devices(self, 2)
+        self.assertNotEqual(tpevent.default_stream(device(0)), tpevent.default_stream(device(1)))
+
+    def test_from_native(self):
+        s = tpevent.Stream(DEVICE_TYPE)
+        try:
+            wrapped = tpevent.Stream.from_native(s.device, s.native_handle)
+        except tpevent.Error as error:
+            if error.status == "TP_ERR_UNSUPPORTED":
+                self.skipTest(str(error))
+            raise
+        self.assertEqual(wrapped, s)
+        self.assertEqual(hash(wrapped), hash(s))
+        with Gate(s):
+            self.assertFalse(wrapped.query())
+        del wrapped  # leaves the stream alone
+        s.record_event().synchronize()
+
+    def test_repr(self):
+        r = repr(tpevent.Stream(DEVICE_TYPE))
+        self.assertIn("tpevent.Stream", r)
+        self.assertIn(f"device='{device(0)}'", r)
+
+    def test_namespace_stream_defaults_to_its_type(self):
+        namespace = getattr(tpevent, DEVICE_TYPE)
+        s = namespace.Stream()
+        self.assertIsInstance(s, tpevent.Stream)
+        self.assertIsInstance(s, namespace.Stream)
+        self.assertEqual(s.device, device(0))
+        self.assertEqual(namespace.Stream(0, priority=0).device, device(0))
+
+    def test_subclass(self):
+        class Mine(tpevent.Stream):
+            pass
+
+        s = Mine(DEVICE_TYPE)
+        self.assertEqual(s.device, device(0))
+        with s:
+            self.assertIs(tpevent.current_stream(DEVICE_TYPE), s)
+
+
+if __name__ == "__main__":
+    run()
