@@ -8,6 +8,7 @@
  */
 #include "backends/cpu/cpu_internal.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -218,8 +219,10 @@ static tp_status start_worker(cpu_queue *queue, const char *operation)
     pthread_sigmask(SIG_SETMASK, &previous, NULL);
     if (err != 0) {
         atomic_fetch_sub_explicit(&queue->refs, 1, memory_order_relaxed);
-        return tp_cpu_host()->fail(TP_ERR_BACKEND, "%s: pthread_create for the worker of a cpu:%d stream: %s",
-                                   operation, queue->device->index, strerror(err));
+        /* EAGAIN: no memory or thread left for it, which is what the caller can act on. */
+        tp_status status = err == EAGAIN || err == ENOMEM ? TP_ERR_OUT_OF_MEMORY : TP_ERR_BACKEND;
+        return tp_cpu_host()->fail(status, "%s: pthread_create for the worker of a cpu:%d stream: %s", operation,
+                                   queue->device->index, strerror(err));
     }
     queue->worker_started = true;
     return TP_OK;

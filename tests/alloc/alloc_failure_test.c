@@ -1,0 +1,266 @@
+/*
+ * Allocation-failure injection. This program defines malloc, calloc, realloc and
+ * free itself; the dynamic linker binds libtpevent.so's calls to them, so the test
+ * sees every allocation the library makes, in the caller's threads and the
+ * workers' alike, without a hook in the library.
+ *
+ * For n = 1, 2, ...: arm the n-th allocation to fail, run a scenario that touches
+ * every allocating path of the conformance scenarios, and check that
+ *   - every call returns TP_OK or TP_ERR_OUT_OF_MEMORY;
+ *   - once disarmed, the same scenario succeeds in full (the library is usable);
+ *   - the number of live allocations returns to where it was (nothing leaked).
+ * Stops at the first n that the scenario no longer reaches.
+ *
+ *   alloc_failure_test <device> <peer device>
+ */
+#include <tpevent/tpevent.h>
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------- the allocator */
+
+extern void *__libc_malloc(size_t);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+extern void __libc_free(void *);
+
+/* Exported: the project builds with hidden visibility, and a hidden malloc would
+ * interpose nothing. */
+#define INTERPOSED __attribute__((visibility("default")))
+
+static atomic_long live_allocations;
+static atomic_long countdown; /* > 0: armed; the allocation that takes it to 0 fails */
+static atomic_int failures_injected;
+
+#define MAX_SITES 256
+static void *failed_sites[MAX_SITES];
+static atomic_int failed_site_count;
+
+static bool should_fail(void *site)
+{
+    if (atomic_load_explicit(&countdown, memory_order_relaxed) <= 0)
+        return false;
+    if (atomic_fetch_sub(&countdown, 1) != 1)
+        return false;
+    atomic_fetch_add(&failures_injected, 1);
+    int i = atomic_fetch_add(&failed_site_count, 1);
+    if (i < MAX_SITES)
+        failed_sites[i] = site;
+    return true;
+}
+
+INTERPOSED void *malloc(size_t size)
+{
+    if (should_fail(__builtin_return_address(0)))
+        return NULL;
+    void *p = __libc_malloc(size);
+    if (p)
+        atomic_fetch_add_explicit(&live_allocations, 1, memory_order_relaxed);
+    return p;
+}
+
+INTERPOSED void *calloc(size_t count, size_t size)
+{
+    if (should_fail(__builtin_return_address(0)))
+        return NULL;
+    void *p = __libc_calloc(count, size);
+    if (p)
+        atomic_fetch_add_explicit(&live_allocations, 1, memory_order_relaxed);
+    return p;
+}
+
+INTERPOSED void *realloc(void *old, size_t size)
+{
+    if (!old)
+        return malloc(size);
+    if (size == 0) {
+        free(old);
+        return NULL;
+    }
+    if (should_fail(__builtin_return_address(0)))
+        return NULL;
+    return __libc_realloc(old, size);
+}
+
+INTERPOSED void free(void *p)
+{
+    if (!p)
+        return;
+    atomic_fetch_sub_explicit(&live_allocations, 1, memory_order_relaxed);
+    __libc_free(p);
+}
+
+/* -------------------------------------------------------------- the scenario */
+
+static int violations;
+
+/* A call that may fail only for lack of memory. */
+static bool allowed(tp_status status, const char *call, long n)
+{
+    if (status == TP_OK)
+        return true;
+    if (status != TP_ERR_OUT_OF_MEMORY) {
+        fprintf(stderr, "n=%ld: %s returned %s (%s); only TP_OK or TP_ERR_OUT_OF_MEMORY may come of a failed "
+                        "allocation\n",
+                n, call, tp_status_name(status), tp_last_error());
+        violations++;
+    }
+    return false;
+}
+
+#define TRY(call) allowed((call), #call, n)
+
+static void count_run(void *arg)
+{
+    atomic_fetch_add((atomic_int *)arg, 1);
+}
+
+typedef struct scenario_result {
+    bool complete; /* every call succeeded */
+} scenario_result;
+
+static scenario_result scenario(const char *device, const char *peer, long n)
+{
+    tp_stream *stream = NULL, *other = NULL, *wrapper = NULL;
+    tp_event *start = NULL, *end = NULL, *created = NULL, *plain = NULL;
+    atomic_int runs = 0;
+    int launched = 0;
+    bool ok = true;
+
+    ok &= TRY(tp_stream_create(&stream, device, 0));
+    ok &= TRY(tp_stream_create(&other, peer, -1));
+    ok &= TRY(tp_event_create(&start, device, TP_EVENT_TIMING));
+    ok &= TRY(tp_event_create(&end, device, TP_EVENT_TIMING | TP_EVENT_BLOCKING));
+    ok &= TRY(tp_event_create(&plain, device, TP_EVENT_DEFAULT));
+    if (stream && start && end) {
+        bool recorded = TRY(tp_event_record(start, stream));
+        if (TRY(tp_stream_launch_host_fn(stream, count_run, &runs)))
+            launched++;
+        recorded &= TRY(tp_event_record(end, stream));
+        ok &= recorded;
+        if (other) {
+            ok &= TRY(tp_event_wait(end, other));
+            if (TRY(tp_stream_launch_host_fn(other, count_run, &runs)))
+                launched++;
+            ok &= TRY(tp_stream_wait_stream(stream, other));
+        }
+        ok &= TRY(tp_stream_record_event(stream, &created));
+        ok &= TRY(tp_event_synchronize(end));
+        if (recorded) {
+            float ms;
+            ok &= TRY(tp_event_elapsed_time(start, end, &ms));
+        }
+    } else {
+        ok = false;
+    }
+    if (plain && stream) {
+        ok &= TRY(tp_event_record(plain, NULL));
+        ok &= TRY(tp_event_wait(plain, NULL));
+    }
+    if (stream) {
+        void *native = NULL;
+        ok &= TRY(tp_stream_native(stream, &native));
+        if (native && TRY(tp_stream_from_native(&wrapper, device, native)))
+            ok &= TRY(tp_stream_synchronize(wrapper));
+        else
+            ok = false;
+    }
+    ok &= TRY(tp_device_synchronize(device));
+    ok &= TRY(tp_device_synchronize(peer));
+    if (atomic_load(&runs) != launched) {
+        fprintf(stderr, "n=%ld: %d host functions launched, %d ran after synchronize\n", n, launched,
+                atomic_load(&runs));
+        violations++;
+    }
+    /* Destroy never allocates and never fails for a valid handle. */
+    tp_event *events[] = {start, end, created, plain};
+    for (size_t i = 0; i < sizeof events / sizeof events[0]; i++)
+        if (events[i] && tp_event_destroy(events[i]) != TP_OK)
+            ok = allowed(TP_ERR_BACKEND, "tp_event_destroy", n);
+    tp_stream *streams[] = {wrapper, other, stream};
+    for (size_t i = 0; i < sizeof streams / sizeof streams[0]; i++)
+        if (streams[i] && tp_stream_destroy(streams[i]) != TP_OK)
+            ok = allowed(TP_ERR_BACKEND, "tp_stream_destroy", n);
+    return (scenario_result){.complete = ok};
+}
+
+/* Streams' workers free their queues after they exit, a little later. */
+static bool settles_at(long baseline)
+{
+    for (int i = 0; i < 2000; i++) {
+        if (atomic_load(&live_allocations) <= baseline)
+            return true;
+        nanosleep(&(struct timespec){0, 1000000}, NULL);
+    }
+    return false;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 3) {
+        fprintf(stderr, "usage: %s <device> <peer device>\n", argv[0]);
+        return 2;
+    }
+    const char *device = argv[1], *peer = argv[2];
+    const char *reason = NULL;
+    tp_device parsed;
+    if (tp_device_parse(device, &parsed) == TP_OK &&
+        tp_backend_status(tp_device_type_name(parsed.type), &reason) != TP_OK) {
+        printf("skipped: %s\n", reason);
+        return 77;
+    }
+
+    /* Warm up: default streams, the registry, stdio's buffer. */
+    printf("allocation-failure injection on %s (peer %s)\n", device, peer);
+    fflush(stdout);
+    if (!scenario(device, peer, 0).complete || violations) {
+        fprintf(stderr, "the scenario fails without any injected failure: %s\n", tp_last_error());
+        return 1;
+    }
+    long baseline = atomic_load(&live_allocations);
+    settles_at(baseline);
+    baseline = atomic_load(&live_allocations);
+
+    long n;
+    int leaks = 0;
+    for (n = 1;; n++) {
+        int injected_before = atomic_load(&failures_injected);
+        atomic_store(&countdown, n);
+        scenario(device, peer, n);
+        atomic_store(&countdown, 0);
+        bool reached = atomic_load(&failures_injected) != injected_before;
+
+        if (!scenario(device, peer, n).complete) {
+            fprintf(stderr, "n=%ld: the library is not usable after a failed allocation: %s\n", n, tp_last_error());
+            violations++;
+        }
+        if (!settles_at(baseline)) {
+            fprintf(stderr, "n=%ld: %ld allocations leaked\n", n, atomic_load(&live_allocations) - baseline);
+            leaks++;
+            baseline = atomic_load(&live_allocations);
+        }
+        if (!reached)
+            break;
+        if (n > 100000) {
+            fprintf(stderr, "the scenario allocates without end\n");
+            return 1;
+        }
+    }
+
+    int sites = atomic_load(&failed_site_count);
+    int distinct = 0;
+    for (int i = 0; i < sites && i < MAX_SITES; i++) {
+        bool seen = false;
+        for (int j = 0; j < i && !seen; j++)
+            seen = failed_sites[j] == failed_sites[i];
+        distinct += !seen;
+    }
+    printf("%ld allocations injected to fail, from %d distinct call sites; %d violations, %d leaks\n", n - 1,
+           distinct, violations, leaks);
+    return violations || leaks ? 1 : 0;
+}
