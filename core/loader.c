@@ -11,11 +11,25 @@
  * A module is dlopen'ed RTLD_LOCAL, asked for its one entry symbol, and its table
  * checked (ABI version, size, type, mandatory entries) before init is called. Every
  * failure leaves the backend unavailable with a reason naming the file and the cause.
+ *
+ * What is not survived by default: a module whose constructors or init crash or
+ * abort takes the process with it, since it runs in the process. With
+ * TPEVENT_PROBE_MODULES=1 the core first loads and inits the module in a child
+ * process (the tpevent-module-probe program, <core folder>/../libexec/tpevent/);
+ * a module that dies there is never loaded here, and the reason names the signal.
+ * A module that hangs in init hangs the probe too: the probe is given
+ * TPEVENT_PROBE_TIMEOUT_MS (default 30000) and then killed and reported.
  */
 #include "core/internal.h"
 
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,9 +131,82 @@ static tp_status unavailable(char *reason, size_t reason_size, const char *path,
     return TP_ERR_BACKEND_UNAVAILABLE;
 }
 
+extern char **environ;
+
+static bool probe_requested(void)
+{
+    const char *probe = getenv("TPEVENT_PROBE_MODULES");
+    return probe && *probe && strcmp(probe, "0") != 0;
+}
+
+static long probe_timeout_ms(void)
+{
+    const char *text = getenv("TPEVENT_PROBE_TIMEOUT_MS");
+    long ms = text ? strtol(text, NULL, 10) : 0;
+    return ms > 0 ? ms : 30000;
+}
+
+/* Waits for the probe, killing it once the timeout has passed. */
+static int wait_for_probe(pid_t pid, long timeout_ms, bool *timed_out)
+{
+    int wstatus = 0;
+    *timed_out = false;
+    for (long waited_ms = 0;; waited_ms += 5) {
+        pid_t done = waitpid(pid, &wstatus, WNOHANG);
+        if (done == pid || (done < 0 && errno != EINTR))
+            return wstatus;
+        if (waited_ms >= timeout_ms && !*timed_out) {
+            *timed_out = true;
+            kill(pid, SIGKILL);
+        }
+        nanosleep(&(struct timespec){0, 5 * 1000 * 1000}, NULL);
+    }
+}
+
+/* Loads and inits the module in a child process first; false if that died. */
+static bool probe_survives(const char *path, tp_device_type type, char *reason, size_t reason_size)
+{
+    char folder[PATH_MAX], probe[PATH_MAX + 64];
+    if (!core_library_folder(folder, sizeof folder)) {
+        snprintf(reason, reason_size, "TPEVENT_PROBE_MODULES is set but the core library's folder is unknown");
+        return false;
+    }
+    snprintf(probe, sizeof probe, "%s/../libexec/tpevent/tpevent-module-probe", folder);
+    char *argv[] = {probe, (char *)path, (char *)tp_device_type_name(type), NULL};
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+    pid_t pid;
+    int err = posix_spawn(&pid, probe, &actions, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&actions);
+    if (err != 0) {
+        snprintf(reason, reason_size, "TPEVENT_PROBE_MODULES is set but %.300s cannot run: %s", probe, strerror(err));
+        return false;
+    }
+    bool timed_out;
+    int wstatus = wait_for_probe(pid, probe_timeout_ms(), &timed_out);
+    if (timed_out) {
+        snprintf(reason, reason_size, "hung in init while probed in a separate process (killed after %ld ms); "
+                 "not loaded", probe_timeout_ms());
+        return false;
+    }
+    if (WIFSIGNALED(wstatus)) {
+        snprintf(reason, reason_size, "crashed while probed in a separate process (signal %d: %s); not loaded",
+                 WTERMSIG(wstatus), strsignal(WTERMSIG(wstatus)));
+        return false;
+    }
+    /* It exited: loading it here fails or succeeds the same way, with its reason. */
+    return true;
+}
+
 tp_status tp_module_load(const char *path, tp_device_type type, const tp_backend **out, void **dl_handle,
                          char *reason, size_t reason_size)
 {
+    char cause_of_probe[512];
+    if (probe_requested() && !probe_survives(path, type, cause_of_probe, sizeof cause_of_probe))
+        return unavailable(reason, reason_size, path, cause_of_probe);
+
     void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!handle) {
         const char *error = dlerror();

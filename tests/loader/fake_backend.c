@@ -4,11 +4,22 @@
  */
 #include "core/backend.h"
 
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 static tp_status fake_init(const tp_host *host, char *reason, size_t reason_size)
 {
     (void)host;
+#if defined(FAKE_INIT_ABORTS)
+    abort();
+#elif defined(FAKE_INIT_SEGFAULTS)
+    raise(SIGSEGV);
+#elif defined(FAKE_INIT_HANGS)
+    for (;;)
+        pause();
+#endif
 #ifdef FAKE_INIT_FAILS
     snprintf(reason, reason_size, "fake runtime: hipErrorNoDevice: no ROCm-capable device is detected");
     return TP_ERR_BACKEND_UNAVAILABLE;
