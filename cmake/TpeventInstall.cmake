@@ -2,7 +2,7 @@
 # use it: the CMake package (find_package(tpevent)) and tpevent.pc.
 #
 #   include/tpevent/tpevent.h
-#   lib/libtpevent.so.0.1.0 (+ .so.0, .so)   or lib/libtpevent.a with TPEVENT_STATIC
+#   lib/libtpevent.so.0.1.0 (+ .so.0.1, .so)   or lib/libtpevent.a with TPEVENT_STATIC
 #   lib/libtpevent-cuda.so, libtpevent-hip.so  next to the core, which looks there first
 #   lib/cmake/tpevent/                       tpeventConfig.cmake, version, targets
 #   lib/pkgconfig/tpevent.pc

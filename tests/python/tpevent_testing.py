@@ -46,8 +46,18 @@ def need_devices(test, count):
         test.skipTest(f"needs {count} {DEVICE_TYPE} devices, {available} here (TPEVENT_CPU_DEVICES sets the CPU's)")
 
 
-# The C library, already loaded by the extension: dlopen of its soname finds it.
-_lib = ctypes.CDLL("libtpevent.so.0")
+def _loaded_library_path():
+    """The libtpevent the extension loaded (whatever its SONAME says)."""
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            path = line.split()[-1]
+            if "/libtpevent.so" in path:
+                return path
+    raise RuntimeError("libtpevent is not loaded by the extension")
+
+
+# The C library, already loaded by the extension: the same copy, not a second one.
+_lib = ctypes.CDLL(_loaded_library_path())
 _lib.tp_stream_from_native.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p, ctypes.c_void_p]
 _lib.tp_stream_launch_host_fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
 _lib.tp_stream_destroy.argtypes = [ctypes.c_void_p]
