@@ -1,0 +1,32 @@
+/*
+ * The GPU backend: one implementation (gpu_backend.c) compiled once per runtime,
+ * with TPEVENT_GPU_CUDA or TPEVENT_GPU_HIP selecting the mapping (runtime_cuda.h,
+ * runtime_hip.h). Each build has its own entry, not exported, so that a static
+ * build can link both into one library; a module adds gpu_module_entry.c, which
+ * exports the loader's entry symbol and forwards to it.
+ */
+#ifndef TPEVENT_BACKENDS_GPU_GPU_BACKEND_H
+#define TPEVENT_BACKENDS_GPU_GPU_BACKEND_H
+
+#include "core/backend.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+tp_status tp_backend_entry_cuda(uint32_t core_abi, const tp_backend **out, char *reason,
+                                size_t reason_size);
+tp_status tp_backend_entry_hip(uint32_t core_abi, const tp_backend **out, char *reason,
+                               size_t reason_size);
+
+#ifdef TPEVENT_GPU_MODULE
+/* TP_BACKEND_ENTRY_SYMBOL: what the core's loader looks up in the module. */
+TP_BACKEND_EXPORT tp_status tpevent_backend_entry(uint32_t core_abi, const tp_backend **out,
+                                                  char *reason, size_t reason_size);
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TPEVENT_BACKENDS_GPU_GPU_BACKEND_H */

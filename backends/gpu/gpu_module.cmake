@@ -1,0 +1,52 @@
+# The GPU backend modules: one source (gpu_backend.c) built once per runtime, the
+# runtime picked by a definition (TPEVENT_GPU_CUDA, TPEVENT_GPU_HIP) that selects its
+# mapping header. Included by backends/cuda and backends/hip.
+include_guard(GLOBAL)
+
+# tpevent_gpu_mode(<option> <out-var>): AUTO, ON or OFF from a TPEVENT_<runtime>
+# option, whatever its case (ON/TRUE/YES/1 count as ON).
+function(tpevent_gpu_mode option out)
+  string(TOUPPER "${${option}}" value)
+  if(value STREQUAL "AUTO" OR value STREQUAL "")
+    set(${out} AUTO PARENT_SCOPE)
+  elseif(value)
+    set(${out} ON PARENT_SCOPE)
+  else()
+    set(${out} OFF PARENT_SCOPE)
+  endif()
+endfunction()
+
+# tpevent_gpu_module(<runtime> <link items...>), runtime CUDA or HIP:
+#   tpevent_backend_<runtime>_objects  OBJECT library of the backend, its entry
+#                                      tp_backend_entry_<runtime> not exported; the
+#                                      runtime is a PUBLIC link item, for a static build
+#   tpevent_<runtime>                  MODULE lib/libtpevent-<runtime>.so next to
+#                                      libtpevent.so, where the core's loader looks first
+# (<runtime> in lower case in the names.)
+function(tpevent_gpu_module runtime)
+  string(TOLOWER ${runtime} name)
+  set(objects tpevent_backend_${name}_objects)
+  add_library(${objects} OBJECT "${PROJECT_SOURCE_DIR}/backends/gpu/gpu_backend.c")
+  target_compile_definitions(${objects} PUBLIC TPEVENT_GPU_${runtime})
+  target_include_directories(${objects} PRIVATE "${PROJECT_SOURCE_DIR}/include" "${PROJECT_SOURCE_DIR}")
+  target_link_libraries(${objects} PUBLIC ${ARGN} Threads::Threads)
+  tpevent_strict(${objects})
+
+  set(module tpevent_${name})
+  add_library(${module} MODULE "${PROJECT_SOURCE_DIR}/backends/gpu/gpu_module_entry.c")
+  target_compile_definitions(${module} PRIVATE TPEVENT_GPU_MODULE)
+  target_include_directories(${module} PRIVATE "${PROJECT_SOURCE_DIR}/include" "${PROJECT_SOURCE_DIR}")
+  target_link_libraries(${module} PRIVATE ${objects})
+  # Only the entry symbol leaves the module: a statically linked runtime stays
+  # private (--exclude-libs), and our calls bind to it even in a process that has
+  # another copy of the runtime loaded globally (-Bsymbolic).
+  target_link_options(${module} PRIVATE "LINKER:--exclude-libs,ALL" "LINKER:-Bsymbolic")
+  if(NOT TPEVENT_SANITIZE)
+    target_link_options(${module} PRIVATE "LINKER:-z,defs")
+  endif()
+  set_target_properties(${module} PROPERTIES
+    PREFIX "lib"
+    OUTPUT_NAME "tpevent-${name}"
+    LIBRARY_OUTPUT_DIRECTORY "${CMAKE_LIBRARY_OUTPUT_DIRECTORY}")
+  tpevent_strict(${module})
+endfunction()

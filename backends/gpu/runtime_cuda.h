@@ -1,0 +1,316 @@
+/*
+ * The CUDA side of the GPU backend's runtime mapping: every rt_* name that
+ * gpu_backend.c uses, in terms of cudart (linked statically into the module) and,
+ * for contexts only, the driver API reached through cudart's entry-point query (so
+ * the module needs libcuda.so.1 only at run time, and fails init with a reason
+ * without it).
+ *
+ * runtime_hip.h defines the same names for HIP; keep the two in step. Differences
+ * between the runtimes are handled here and said so in a comment, never with a
+ * runtime test in the shared code.
+ */
+#ifndef TPEVENT_BACKENDS_GPU_RUNTIME_CUDA_H
+#define TPEVENT_BACKENDS_GPU_RUNTIME_CUDA_H
+
+#include <cuda.h> /* types of the few driver calls below; nothing is linked from it */
+#include <cuda_runtime_api.h>
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#define RT_BACKEND_NAME "cuda"
+#define RT_DEVICE_TYPE TP_DEVICE_CUDA
+/* The runtime's name for call `name`, for messages: RT_CALL("EventRecord"). */
+#define RT_CALL(name) "cuda" name
+
+typedef cudaError_t rt_error;
+typedef cudaStream_t rt_stream;
+typedef cudaEvent_t rt_event;
+
+#define RT_SUCCESS cudaSuccess
+#define RT_ERROR_NOT_READY cudaErrorNotReady
+#define RT_ERROR_OUT_OF_MEMORY cudaErrorMemoryAllocation
+
+#define RT_EVENT_DEFAULT cudaEventDefault
+#define RT_EVENT_DISABLE_TIMING cudaEventDisableTiming
+#define RT_EVENT_BLOCKING_SYNC cudaEventBlockingSync
+#define RT_EVENT_INTERPROCESS cudaEventInterprocess
+
+/*
+ * The device's default stream is the legacy NULL stream, named by the explicit
+ * cudaStreamLegacy handle so that building with --default-stream per-thread (or
+ * CUDA_API_PER_THREAD_DEFAULT_STREAM) does not change what it means. It is one
+ * stream for all threads, as tp_stream_default promises; it serialises with
+ * blocking streams, and not with the non-blocking ones tpevent creates.
+ */
+#define RT_DEFAULT_STREAM cudaStreamLegacy
+
+/* CUDA allows recording an event again while its previous record is pending: the
+ * new record replaces the old one. */
+#define RT_RERECORD_WHILE_PENDING 1
+
+/* Handles that name no stream of their own but "the default stream of whatever
+ * device is current": calls on them need the stream's device current. */
+static inline bool rt_stream_follows_current_device(rt_stream stream)
+{
+    return stream == NULL || stream == cudaStreamLegacy || stream == cudaStreamPerThread;
+}
+
+static inline const char *rt_error_name(rt_error e) { return cudaGetErrorName(e); }
+static inline const char *rt_error_string(rt_error e) { return cudaGetErrorString(e); }
+
+static inline rt_error rt_device_count(int *count) { return cudaGetDeviceCount(count); }
+
+/* What the error text alone does not say when the runtime cannot start: whether
+ * there is a driver at all, and how its version compares with the runtime's. */
+static inline void rt_start_failure_hint(rt_error e, char *buf, size_t size)
+{
+    int driver = 0, runtime = CUDART_VERSION;
+    buf[0] = '\0';
+    if (e != cudaErrorInsufficientDriver)
+        return;
+    (void)cudaDriverGetVersion(&driver);
+    if (driver == 0)
+        snprintf(buf, size, " (no NVIDIA driver: libcuda.so.1 was not found)");
+    else
+        snprintf(buf, size, " (the driver supports CUDA %d.%d, this module's runtime is CUDA %d.%d)",
+                 driver / 1000, driver % 1000 / 10, runtime / 1000, runtime % 1000 / 10);
+}
+
+static inline rt_error rt_device_name(int device, char *buf, size_t size)
+{
+    struct cudaDeviceProp prop;
+    rt_error e = cudaGetDeviceProperties(&prop, device);
+    if (e == RT_SUCCESS)
+        snprintf(buf, size, "%s", prop.name);
+    return e;
+}
+
+/* Both need the device current. */
+static inline rt_error rt_device_synchronize(void) { return cudaDeviceSynchronize(); }
+static inline rt_error rt_stream_priority_range(int *least, int *greatest)
+{
+    return cudaDeviceGetStreamPriorityRange(least, greatest);
+}
+
+/* Needs the device current. Non-blocking: no implicit order against the legacy
+ * stream (rule 12). */
+static inline rt_error rt_stream_create(rt_stream *stream, int priority)
+{
+    return cudaStreamCreateWithPriority(stream, cudaStreamNonBlocking, priority);
+}
+
+static inline rt_error rt_stream_destroy(rt_stream s) { return cudaStreamDestroy(s); }
+static inline rt_error rt_stream_query(rt_stream s) { return cudaStreamQuery(s); }
+static inline rt_error rt_stream_synchronize(rt_stream s) { return cudaStreamSynchronize(s); }
+static inline rt_error rt_stream_priority(rt_stream s, int *p) { return cudaStreamGetPriority(s, p); }
+static inline rt_error rt_stream_wait_event(rt_stream s, rt_event e) { return cudaStreamWaitEvent(s, e, 0); }
+static inline rt_error rt_launch_host_fn(rt_stream s, void (*fn)(void *), void *arg)
+{
+    return cudaLaunchHostFunc(s, fn, arg);
+}
+
+/* The device a stream belongs to, where the runtime can tell (CUDA 12.8 on);
+ * *known = false otherwise. */
+static inline rt_error rt_stream_device(rt_stream s, int *device, bool *known)
+{
+#if CUDART_VERSION >= 12080
+    *known = true;
+    return cudaStreamGetDevice(s, device);
+#else
+    (void)s;
+    (void)device;
+    *known = false;
+    return RT_SUCCESS;
+#endif
+}
+
+/* Needs the device current: the event belongs to it. */
+static inline rt_error rt_event_create(rt_event *e, unsigned flags) { return cudaEventCreateWithFlags(e, flags); }
+static inline rt_error rt_event_destroy(rt_event e) { return cudaEventDestroy(e); }
+static inline rt_error rt_event_record(rt_event e, rt_stream s) { return cudaEventRecord(e, s); }
+/* For an event never recorded, cudaEventQuery answers cudaSuccess. The shared code
+ * never asks it: it answers "done" itself until the first record (rule 4). */
+static inline rt_error rt_event_query(rt_event e) { return cudaEventQuery(e); }
+static inline rt_error rt_event_synchronize(rt_event e) { return cudaEventSynchronize(e); }
+/* Resolution about 0.5 us (CUDA documents it); cudaErrorNotReady until both
+ * records are reached. */
+static inline rt_error rt_event_elapsed(float *ms, rt_event start, rt_event end)
+{
+    return cudaEventElapsedTime(ms, start, end);
+}
+
+/* ---------------------------------------------------------------- contexts
+ *
+ * cudart creates a device's primary context (hundreds of MiB) the first time a
+ * call needs "the current device" on a thread that has no current context, and
+ * cudaSetDevice creates one too. To switch devices for a call and restore the
+ * caller's state exactly, without ever creating a context the program did not ask
+ * for, the backend pushes the device's primary context onto the thread's driver
+ * context stack and pops it afterwards: the caller's current context, or its lack
+ * of one, comes back as it was. cudart follows the driver's current context, so
+ * "current device" follows too.
+ */
+typedef CUcontext rt_context;
+
+typedef struct rt_driver_api {
+    CUresult (*ctx_get_current)(CUcontext *);
+    CUresult (*ctx_set_current)(CUcontext);
+    CUresult (*ctx_push_current)(CUcontext);
+    CUresult (*ctx_pop_current)(CUcontext *);
+    CUresult (*device_get)(CUdevice *, int);
+    CUresult (*primary_ctx_retain)(CUcontext *, CUdevice);
+    CUresult (*primary_ctx_release)(CUdevice);
+    CUresult (*primary_ctx_get_state)(CUdevice, unsigned *, int *);
+} rt_driver_api;
+
+/* Filled once by rt_runtime_start, read-only afterwards. */
+static rt_driver_api rt_driver;
+
+/*
+ * cudart's error codes equal the driver's for every error these context calls
+ * can return (invalid value, invalid device, invalid context, deinitialised...),
+ * so a CUresult is reported through the same names.
+ */
+static inline rt_error rt_from_driver(CUresult r) { return (rt_error)r; }
+
+static inline rt_error rt_driver_symbol(const char *name, void **fn)
+{
+    enum cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+#if CUDART_VERSION >= 12050
+    rt_error e = cudaGetDriverEntryPointByVersion(name, fn, 12000, cudaEnableDefault, &found);
+#else
+    rt_error e = cudaGetDriverEntryPoint(name, fn, cudaEnableDefault, &found);
+#endif
+    if (e == RT_SUCCESS && (found != cudaDriverEntryPointSuccess || !*fn))
+        e = cudaErrorSymbolNotFound;
+    return e;
+}
+
+/*
+ * After the device count succeeded (the driver is loaded): what else the backend
+ * needs. On failure names the missing piece in `what`.
+ */
+static inline rt_error rt_runtime_start(const char **what)
+{
+    static const struct {
+        const char *name;
+        size_t offset;
+    } symbols[] = {
+        {"cuCtxGetCurrent", offsetof(rt_driver_api, ctx_get_current)},
+        {"cuCtxSetCurrent", offsetof(rt_driver_api, ctx_set_current)},
+        {"cuCtxPushCurrent", offsetof(rt_driver_api, ctx_push_current)},
+        {"cuCtxPopCurrent", offsetof(rt_driver_api, ctx_pop_current)},
+        {"cuDeviceGet", offsetof(rt_driver_api, device_get)},
+        {"cuDevicePrimaryCtxRetain", offsetof(rt_driver_api, primary_ctx_retain)},
+        {"cuDevicePrimaryCtxRelease", offsetof(rt_driver_api, primary_ctx_release)},
+        {"cuDevicePrimaryCtxGetState", offsetof(rt_driver_api, primary_ctx_get_state)},
+    };
+    for (size_t i = 0; i < sizeof symbols / sizeof symbols[0]; i++) {
+        rt_error e = rt_driver_symbol(symbols[i].name, (void **)((char *)&rt_driver + symbols[i].offset));
+        if (e != RT_SUCCESS) {
+            *what = symbols[i].name;
+            return e;
+        }
+    }
+    return RT_SUCCESS;
+}
+
+/* Makes the device's primary context exist and keeps a reference to it. */
+static inline rt_error rt_context_open(int device, rt_context *ctx)
+{
+    CUdevice dev;
+    CUresult r = rt_driver.device_get(&dev, device);
+    if (r == CUDA_SUCCESS)
+        r = rt_driver.primary_ctx_retain(ctx, dev);
+    return rt_from_driver(r);
+}
+
+static inline void rt_context_close(int device)
+{
+    CUdevice dev;
+    if (rt_driver.device_get(&dev, device) == CUDA_SUCCESS)
+        (void)rt_driver.primary_ctx_release(dev);
+}
+
+/* Whether the device's primary context exists (without creating it). */
+static inline rt_error rt_context_active(int device, bool *active)
+{
+    CUdevice dev;
+    unsigned flags;
+    int is_active = 0;
+    CUresult r = rt_driver.device_get(&dev, device);
+    if (r == CUDA_SUCCESS)
+        r = rt_driver.primary_ctx_get_state(dev, &flags, &is_active);
+    *active = is_active != 0;
+    return rt_from_driver(r);
+}
+
+/*
+ * Guards: what a call needs of the calling thread's current context.
+ *
+ * cudart creates a context when a call that needs "the current device" runs on a
+ * thread with no current context: the primary context of device 0, or of whatever
+ * cudaSetDevice last named. PyTorch found cudaEventElapsedTime does so; record,
+ * synchronize, waits and stream calls are treated alike. cudaEventQuery is known
+ * not to, and goes unguarded.
+ */
+typedef enum rt_need {
+    /* Any current context will do. A thread with none adopts the device's, as
+     * cudart's own lazy start would adopt device 0's: later calls on the thread
+     * then cost nothing extra, and no context is created on a device not in use. */
+    RT_NEED_CONTEXT,
+    /* Any current context will do; a thread with none gets the device's for this
+     * call only, and has none again afterwards (elapsed time, pool upkeep). */
+    RT_NEED_CONTEXT_FOR_CALL,
+    /* The call needs this device current (creating objects, the legacy stream);
+     * the caller's current context, or its lack of one, comes back afterwards. */
+    RT_NEED_DEVICE,
+} rt_need;
+
+typedef struct rt_guard {
+    bool pushed;
+} rt_guard;
+
+/*
+ * Once a thread has a current context it keeps one unless its owner pops it, so a
+ * thread-local flag saves the driver call on the hot paths. If the program does
+ * pop its last context, the next call gets cudart's usual lazy context, as a raw
+ * call would.
+ */
+/* Left to the default TLS model: initial-exec would mark the whole module's TLS,
+ * cudart's included, as static, and then dlopen fails for lack of room. */
+static _Thread_local bool rt_thread_has_context;
+
+static inline rt_error rt_guard_enter(rt_guard *g, rt_context ctx, rt_need need)
+{
+    g->pushed = false;
+    if (need != RT_NEED_DEVICE && rt_thread_has_context)
+        return RT_SUCCESS;
+    CUcontext current = NULL;
+    CUresult r = rt_driver.ctx_get_current(&current);
+    if (r != CUDA_SUCCESS)
+        return rt_from_driver(r);
+    if (current != NULL)
+        rt_thread_has_context = true;
+    if (current == ctx || (current != NULL && need != RT_NEED_DEVICE))
+        return RT_SUCCESS;
+    if (need == RT_NEED_CONTEXT) {
+        r = rt_driver.ctx_set_current(ctx);
+        rt_thread_has_context = r == CUDA_SUCCESS;
+        return rt_from_driver(r);
+    }
+    r = rt_driver.ctx_push_current(ctx);
+    g->pushed = r == CUDA_SUCCESS;
+    return rt_from_driver(r);
+}
+
+static inline void rt_guard_leave(rt_guard *g)
+{
+    if (g->pushed) {
+        CUcontext popped;
+        (void)rt_driver.ctx_pop_current(&popped);
+    }
+}
+
+#endif /* TPEVENT_BACKENDS_GPU_RUNTIME_CUDA_H */

@@ -1,0 +1,239 @@
+/*
+ * The HIP side of the GPU backend's runtime mapping (ROCm's HIP runtime, AMD
+ * platform; Debian's libamdhip64, HIP 5.2 and later): the same rt_* names as
+ * runtime_cuda.h. Where HIP behaves differently from CUDA the difference is
+ * handled here and the comment says so.
+ */
+#ifndef TPEVENT_BACKENDS_GPU_RUNTIME_HIP_H
+#define TPEVENT_BACKENDS_GPU_RUNTIME_HIP_H
+
+#ifndef __HIP_PLATFORM_AMD__
+#define __HIP_PLATFORM_AMD__
+#endif
+#include <hip/hip_runtime_api.h>
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RT_BACKEND_NAME "hip"
+#define RT_DEVICE_TYPE TP_DEVICE_HIP
+#define RT_CALL(name) "hip" name
+
+typedef hipError_t rt_error;
+typedef hipStream_t rt_stream;
+typedef hipEvent_t rt_event;
+
+#define RT_SUCCESS hipSuccess
+#define RT_ERROR_NOT_READY hipErrorNotReady
+#define RT_ERROR_OUT_OF_MEMORY hipErrorOutOfMemory
+
+#define RT_EVENT_DEFAULT hipEventDefault
+#define RT_EVENT_DISABLE_TIMING hipEventDisableTiming
+#define RT_EVENT_BLOCKING_SYNC hipEventBlockingSync
+/* HIP 5.2 on AMD documents hipEventInterprocess as "under development" and may
+ * refuse it at creation; that failure is reported at the first record. */
+#define RT_EVENT_INTERPROCESS hipEventInterprocess
+
+/*
+ * The default stream is HIP's NULL stream. HIP differs from CUDA here: a record
+ * on the NULL stream waits for all commands on all other streams of the device
+ * (non-blocking ones included), and synchronizing it waits for them too. That only
+ * adds order, so the rules still hold; streams tpevent creates (non-blocking) do
+ * not wait for the NULL stream. HIP 5.2 has no hipStreamLegacy to name it by.
+ */
+#define RT_DEFAULT_STREAM ((hipStream_t)0)
+
+/*
+ * HIP differs from CUDA: recording an event whose previous record is still pending
+ * is undefined ("either outstanding recording may save state into the event").
+ * The shared code then records a fresh native event instead and lets the old one
+ * go back to the pool once reached.
+ */
+#define RT_RERECORD_WHILE_PENDING 0
+
+static inline bool rt_stream_follows_current_device(rt_stream stream)
+{
+    return stream == NULL || stream == hipStreamPerThread;
+}
+
+static inline const char *rt_error_name(rt_error e) { return hipGetErrorName(e); }
+
+/* HIP 5.2's hipGetErrorString gives back the error's name; for the errors a user
+ * meets when the backend cannot start, say what they mean instead. */
+static inline const char *rt_error_string(rt_error e)
+{
+    const char *text = hipGetErrorString(e);
+    if (text && strcmp(text, hipGetErrorName(e)) != 0)
+        return text;
+    switch (e) {
+    case hipErrorNoDevice:
+        return "no ROCm-capable device is detected";
+    case hipErrorInsufficientDriver:
+        return "the AMD GPU driver (amdgpu/KFD) is missing or too old for this HIP runtime";
+    case hipErrorInvalidDevice:
+        return "invalid device ordinal";
+    case hipErrorNotInitialized:
+        return "the HIP runtime is not initialized";
+    case hipErrorOutOfMemory:
+        return "out of memory";
+    default:
+        return "no description from the HIP runtime";
+    }
+}
+
+static inline rt_error rt_device_count(int *count) { return hipGetDeviceCount(count); }
+
+/* rt_error_string already says what the start failures mean. */
+static inline void rt_start_failure_hint(rt_error e, char *buf, size_t size)
+{
+    (void)e;
+    (void)size;
+    buf[0] = '\0';
+}
+
+static inline rt_error rt_device_name(int device, char *buf, size_t size)
+{
+    hipDeviceProp_t prop;
+    rt_error e = hipGetDeviceProperties(&prop, device);
+    if (e == RT_SUCCESS)
+        snprintf(buf, size, "%s", prop.name);
+    return e;
+}
+
+static inline rt_error rt_device_synchronize(void) { return hipDeviceSynchronize(); }
+static inline rt_error rt_stream_priority_range(int *least, int *greatest)
+{
+    return hipDeviceGetStreamPriorityRange(least, greatest);
+}
+
+static inline rt_error rt_stream_create(rt_stream *stream, int priority)
+{
+    return hipStreamCreateWithPriority(stream, hipStreamNonBlocking, priority);
+}
+
+static inline rt_error rt_stream_destroy(rt_stream s) { return hipStreamDestroy(s); }
+static inline rt_error rt_stream_query(rt_stream s) { return hipStreamQuery(s); }
+static inline rt_error rt_stream_synchronize(rt_stream s) { return hipStreamSynchronize(s); }
+static inline rt_error rt_stream_priority(rt_stream s, int *p) { return hipStreamGetPriority(s, p); }
+static inline rt_error rt_stream_wait_event(rt_stream s, rt_event e) { return hipStreamWaitEvent(s, e, 0); }
+/*
+ * HIP differs from CUDA: HIP 5.2 declares hipLaunchHostFunc but libamdhip64 does
+ * not export it, so host functions go through hipStreamAddCallback, which also
+ * holds back later work on the stream until the callback returns. Its callback
+ * has another signature, hence a small trampoline per call, freed when it runs.
+ */
+typedef struct rt_host_call {
+    void (*fn)(void *);
+    void *arg;
+} rt_host_call;
+
+static void rt_host_call_run(hipStream_t stream, hipError_t status, void *data)
+{
+    rt_host_call call = *(rt_host_call *)data;
+    (void)stream;
+    (void)status; /* as with cudaLaunchHostFunc, the function runs whatever came before */
+    free(data);
+    call.fn(call.arg);
+}
+
+static inline rt_error rt_launch_host_fn(rt_stream s, void (*fn)(void *), void *arg)
+{
+    rt_host_call *call = malloc(sizeof *call);
+    if (!call)
+        return hipErrorOutOfMemory;
+    *call = (rt_host_call){fn, arg};
+    rt_error e = hipStreamAddCallback(s, rt_host_call_run, call, 0);
+    if (e != RT_SUCCESS)
+        free(call);
+    return e;
+}
+
+/* HIP 5.2 has no hipStreamGetDevice. */
+static inline rt_error rt_stream_device(rt_stream s, int *device, bool *known)
+{
+    (void)s;
+    (void)device;
+    *known = false;
+    return RT_SUCCESS;
+}
+
+static inline rt_error rt_event_create(rt_event *e, unsigned flags) { return hipEventCreateWithFlags(e, flags); }
+static inline rt_error rt_event_destroy(rt_event e) { return hipEventDestroy(e); }
+static inline rt_error rt_event_record(rt_event e, rt_stream s) { return hipEventRecord(e, s); }
+/*
+ * What HIP answers for an event never recorded has varied between releases and its
+ * own documentation contradicts itself (5.2's says both hipSuccess and
+ * hipErrorNotReady); hipEventElapsedTime answers hipErrorInvalidHandle. The shared
+ * code never asks the runtime about an unrecorded event: it answers rule 4 and
+ * rule 7 from its own "recorded" flag.
+ */
+static inline rt_error rt_event_query(rt_event e) { return hipEventQuery(e); }
+static inline rt_error rt_event_synchronize(rt_event e) { return hipEventSynchronize(e); }
+/* HIP differs from CUDA: the resolution is about 1 us (CUDA: about 0.5 us), so two
+ * records close together can be 0 ms apart. */
+static inline rt_error rt_event_elapsed(float *ms, rt_event start, rt_event end)
+{
+    return hipEventElapsedTime(ms, start, end);
+}
+
+/* ---------------------------------------------------------------- contexts
+ *
+ * HIP differs from CUDA: the runtime sets up every device when it starts, and a
+ * call never creates a per-device context on the side, so the only thing a guard
+ * does is make the device current (hipSetDevice) and put the caller's back. HIP's
+ * context API is deprecated and not used.
+ */
+typedef int rt_context;
+
+static inline rt_error rt_runtime_start(const char **what)
+{
+    (void)what;
+    return RT_SUCCESS;
+}
+
+static inline rt_error rt_context_open(int device, rt_context *ctx)
+{
+    *ctx = device;
+    return RT_SUCCESS;
+}
+
+static inline void rt_context_close(int device) { (void)device; }
+
+static inline rt_error rt_context_active(int device, bool *active)
+{
+    (void)device;
+    *active = true;
+    return RT_SUCCESS;
+}
+
+/* The same needs as CUDA's (see runtime_cuda.h); only RT_NEED_DEVICE does anything. */
+typedef enum rt_need { RT_NEED_CONTEXT, RT_NEED_CONTEXT_FOR_CALL, RT_NEED_DEVICE } rt_need;
+
+typedef struct rt_guard {
+    int saved_device; /* -1: nothing to restore */
+} rt_guard;
+
+static inline rt_error rt_guard_enter(rt_guard *g, rt_context device, rt_need need)
+{
+    g->saved_device = -1;
+    if (need != RT_NEED_DEVICE)
+        return RT_SUCCESS;
+    int current = -1;
+    rt_error e = hipGetDevice(&current);
+    if (e != RT_SUCCESS || current == device)
+        return e;
+    e = hipSetDevice(device);
+    if (e == RT_SUCCESS)
+        g->saved_device = current;
+    return e;
+}
+
+static inline void rt_guard_leave(rt_guard *g)
+{
+    if (g->saved_device >= 0)
+        (void)hipSetDevice(g->saved_device);
+}
+
+#endif /* TPEVENT_BACKENDS_GPU_RUNTIME_HIP_H */

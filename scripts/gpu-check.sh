@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# On a machine with an NVIDIA GPU: configure with the CUDA backend required, build,
+# run the whole CTest suite (the conformance suite on cuda:0, its cross-device rules
+# against cuda:1 when there is a second GPU), run the CUDA benchmark, and print a
+# short summary last.
+#
+# Usage: scripts/gpu-check.sh            (from anywhere; builds in build-gpu-check/)
+# Env:   OUT      folder for the logs (default /tmp)
+#        JOBS     build parallelism (default: the number of CPUs, at most 16)
+#        TEST_JOBS  tests run at once (default 8: timing tests share the GPUs)
+#        BENCH_ARGS  extra arguments for tpevent_bench_cuda
+# Exit status: 0 when configure, build and every test passed; the benchmark's
+# budgets are reported, not enforced.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+out="${OUT:-/tmp}"
+mkdir -p "$out"
+build=build-gpu-check
+jobs="${JOBS:-$(nproc)}"
+[ "$jobs" -gt 16 ] && jobs=16
+configure_log="$out/gpu-check-configure.log"
+build_log="$out/gpu-check-build.log"
+test_log="$out/gpu-check-ctest.log"
+bench_log="$out/gpu-check-bench.log"
+summary="$out/gpu-check-summary.txt"
+
+step() { printf '== %s\n' "$*"; }
+
+gpus="$(nvidia-smi -L 2>/dev/null || true)"
+gpu_count=$(printf '%s' "$gpus" | grep -c '^GPU ' || true)
+step "GPUs: ${gpu_count}"
+[ -n "$gpus" ] && printf '%s\n' "$gpus"
+
+step "configure ($configure_log)"
+if ! cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTPEVENT_CUDA=ON >"$configure_log" 2>&1; then
+  tail -30 "$configure_log"
+  echo "gpu-check: configure failed"
+  exit 1
+fi
+grep -E '^-- tpevent:' "$configure_log"
+
+step "build ($build_log)"
+if ! cmake --build "$build" -j "$jobs" >"$build_log" 2>&1; then
+  grep -E 'error|Error' "$build_log" | head -30
+  echo "gpu-check: build failed"
+  exit 1
+fi
+
+step "devices"
+"$build/bin/tpevent" devices 2>&1 || true
+
+test_jobs="${TEST_JOBS:-8}"
+step "ctest -j $test_jobs ($test_log)"
+(cd "$build" && ctest -j "$test_jobs" --timeout 300 --output-on-failure) >"$test_log" 2>&1
+ctest_status=$?
+
+step "benchmark ($bench_log)"
+# shellcheck disable=SC2086 # BENCH_ARGS is a list of words
+"$build/bin/tpevent_bench_cuda" ${BENCH_ARGS:-} >"$bench_log" 2>&1
+bench_status=$?
+
+# --------------------------------------------------------------- summary
+# One line per test in CTest's log: "  n/N Test  #k: name ....   Passed   0.1 sec".
+count() { grep -cE "Test +#[0-9]+: $1 .*$2" "$test_log" || true; }
+group_line() { # label, name pattern
+  printf '  %-34s passed %4s  skipped %4s  failed %4s\n' "$1" \
+    "$(count "$2" ' Passed')" "$(count "$2" '\*\*\*Skipped')" \
+    "$(count "$2" '\*\*\*(Failed|Timeout|Exception|Not Run)')"
+}
+{
+  echo
+  echo "================ gpu-check summary ================"
+  echo "machine: ${gpu_count} GPU(s); $(printf '%s' "$gpus" | head -1 | sed 's/ (UUID.*//')"
+  grep -E 'tests passed' "$test_log" || echo "ctest did not finish (status $ctest_status)"
+  group_line "all tests" '[^ ]+'
+  group_line "conformance on cuda:0" 'conformance\.cuda:0\.[^ ]+'
+  group_line "gpu tests (cuda)" 'gpu\.cuda\.[^ ]+'
+  group_line "conformance on cpu" 'conformance\.cpu:[01]\.[^ ]+'
+  if [ "$gpu_count" -lt 2 ]; then
+    echo "  one GPU only: the cross-device rules on cuda:0/cuda:1 skipped (no peer)"
+  fi
+  failed=$(grep -E 'Test +#[0-9]+: .*\*\*\*(Failed|Timeout|Exception|Not Run)' "$test_log" |
+           sed -E 's/.*Test +#[0-9]+: ([^ ]+).*\*\*\*([A-Za-z ]+).*/    \1 (\2)/')
+  [ -n "$failed" ] && { echo "  failed:"; echo "$failed"; }
+  skipped_cuda=$(grep -E 'Test +#[0-9]+: (conformance\.cuda|gpu\.cuda)[^ ]* .*\*\*\*Skipped' "$test_log" |
+                 sed -E 's/.*Test +#[0-9]+: ([^ ]+).*/    \1/')
+  if [ -n "$skipped_cuda" ]; then
+    echo "  skipped CUDA tests, with their reason:"
+    for name in $(echo "$skipped_cuda" | head -10); do
+      reason=$(cd "$build" && ctest -R "^${name//./\\.}\$" -V 2>&1 | grep -m1 -oE 'skipped: .*')
+      echo "    $name: ${reason:-?}" | cut -c1-200
+    done
+    [ "$(echo "$skipped_cuda" | wc -l)" -gt 10 ] && echo "    ... ($(echo "$skipped_cuda" | wc -l) in all)"
+  fi
+  echo
+  echo "benchmark (exit status $bench_status):"
+  sed -n '/^tpevent CUDA backend/,$p' "$bench_log"
+  [ "$bench_status" -ne 0 ] && tail -5 "$bench_log"
+} | tee "$summary"
+
+[ "$ctest_status" -eq 0 ]
