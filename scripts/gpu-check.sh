@@ -6,6 +6,7 @@
 #
 # Usage: scripts/gpu-check.sh            (from anywhere; builds in build-gpu-check/)
 # Env:   OUT      folder for the logs (default /tmp)
+#        TEST_TIME_LIMIT  seconds the whole CTest run may take (default 420)
 #        JOBS     build parallelism (default: the number of CPUs, at most 16)
 #        TEST_JOBS  tests run at once (default 8: timing tests share the GPUs)
 #        BENCH_ARGS  extra arguments for tpevent_bench_cuda
@@ -41,24 +42,34 @@ fi
 grep -E '^-- tpevent:' "$configure_log"
 
 step "build ($build_log)"
+build_note=""
 if ! cmake --build "$build" -j "$jobs" >"$build_log" 2>&1; then
-  grep -E 'error|Error' "$build_log" | head -30
-  echo "gpu-check: build failed"
-  exit 1
+  # Something failed to build; what the CUDA check needs may still be there, so
+  # build that alone and go on, saying so in the summary.
+  grep -E 'error' "$build_log" | head -20
+  build_note="BUILD INCOMPLETE: some targets failed (see $build_log)"
+  if ! cmake --build "$build" -j "$jobs" --target tpevent tpevent_cuda tpevent_bench_cuda \
+         tpevent_conformance tpevent_gpu_test_cuda >>"$build_log" 2>&1; then
+    echo "gpu-check: the CUDA backend, its tests or its benchmark do not build"
+    exit 1
+  fi
 fi
 
 step "devices"
 "$build/bin/tpevent" devices 2>&1 || true
 
-test_jobs="${TEST_JOBS:-8}"
-step "ctest -j $test_jobs ($test_log)"
-(cd "$build" && ctest -j "$test_jobs" --timeout 300 --output-on-failure) >"$test_log" 2>&1
-ctest_status=$?
-
+# The benchmark first, on GPUs nothing else is using.
 step "benchmark ($bench_log)"
 # shellcheck disable=SC2086 # BENCH_ARGS is a list of words
 "$build/bin/tpevent_bench_cuda" ${BENCH_ARGS:-} >"$bench_log" 2>&1
 bench_status=$?
+
+test_jobs="${TEST_JOBS:-8}"
+step "ctest -j $test_jobs ($test_log)"
+# A bound on the whole run, so that a hang somewhere still leaves a summary.
+(cd "$build" && timeout "${TEST_TIME_LIMIT:-420}" ctest -j "$test_jobs" --timeout 300 --output-on-failure) \
+  >"$test_log" 2>&1
+ctest_status=$?
 
 # --------------------------------------------------------------- summary
 # One line per test in CTest's log: "  n/N Test  #k: name ....   Passed   0.1 sec".
@@ -72,6 +83,7 @@ group_line() { # label, name pattern
   echo
   echo "================ gpu-check summary ================"
   echo "machine: ${gpu_count} GPU(s); $(printf '%s' "$gpus" | head -1 | sed 's/ (UUID.*//')"
+  [ -n "$build_note" ] && echo "$build_note"
   grep -E 'tests passed' "$test_log" || echo "ctest did not finish (status $ctest_status)"
   group_line "all tests" '[^ ]+'
   group_line "conformance on cuda:0" 'conformance\.cuda:0\.[^ ]+'

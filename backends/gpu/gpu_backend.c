@@ -20,12 +20,14 @@
  *    of the old owner is still meant for it (HIP even leaves recording a pending
  *    event undefined).
  *  - Hot paths (record, query, wait, elapsed, synchronize) take no lock, allocate
- *    nothing and change no device unless the stream needs its device current. The
- *    only extra work is rt_guard_enter's check that the thread has a current
- *    context (a thread-local flag once it has one), so that no call of ours makes
- *    the runtime create a context on a device nobody asked for. elapsed_time, like
- *    everything that must switch devices, leaves the caller's current context (or
- *    its lack of one) as it found it.
+ *    nothing and change no device unless the stream needs its device current.
+ *    Where the runtime would create a context on a thread that has none (record
+ *    and waits; see RT_*_NEEDS_CONTEXT in the mapping for the rest), the only extra
+ *    work is rt_guard_enter's check that the thread has a current context, a
+ *    thread-local flag once it has one: no call of ours makes the runtime create a
+ *    context on a device nobody asked for. elapsed_time, like everything that must
+ *    switch devices, leaves the caller's current context (or its lack of one) as
+ *    it found it.
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 
@@ -409,6 +411,17 @@ static inline rt_error stream_enter(gpu_stream *stream, rt_guard *guard)
                           stream->follows_current_device ? RT_NEED_DEVICE : RT_NEED_CONTEXT);
 }
 
+/* A guard only where the mapping says the call needs one (a compile-time constant,
+ * so the hot paths that need none carry no check at all). */
+static inline rt_error guard_enter_if(bool needed, rt_guard *guard, rt_context ctx, rt_need need)
+{
+    if (!needed) {
+        rt_guard_init(guard);
+        return RT_SUCCESS;
+    }
+    return rt_guard_enter(guard, ctx, need);
+}
+
 static int clamp_priority(const gpu_device *device, int priority)
 {
     if (priority < device->greatest_priority)
@@ -677,8 +690,12 @@ static tp_status gpu_event_query(tp_event *base, bool *done)
         *done = true; /* rule 4 */
         return TP_OK;
     }
-    /* The runtime's event query is known not to create a context: no guard. */
-    rt_error e = rt_event_query(event_native(event));
+    rt_guard guard;
+    rt_error e = guard_enter_if(RT_QUERY_NEEDS_CONTEXT, &guard, event_device(event)->context, RT_NEED_CONTEXT);
+    if (GPU_UNLIKELY(e != RT_SUCCESS))
+        return fail_call(RT_CALL("SetDevice"), e);
+    e = rt_event_query(event_native(event));
+    rt_guard_leave(&guard);
     if (GPU_LIKELY(e == RT_SUCCESS || e == RT_ERROR_NOT_READY)) {
         *done = e == RT_SUCCESS;
         return TP_OK;
@@ -692,7 +709,7 @@ static tp_status gpu_event_synchronize(tp_event *base)
     if (!event_recorded(event))
         return TP_OK; /* rule 5 */
     rt_guard guard;
-    rt_error e = rt_guard_enter(&guard, event_device(event)->context, RT_NEED_CONTEXT);
+    rt_error e = guard_enter_if(RT_SYNCHRONIZE_NEEDS_CONTEXT, &guard, event_device(event)->context, RT_NEED_CONTEXT);
     if (GPU_UNLIKELY(e != RT_SUCCESS))
         return fail_call(RT_CALL("SetDevice"), e);
     e = rt_event_synchronize(event_native(event));
@@ -718,8 +735,9 @@ static tp_status gpu_stream_wait_event(tp_stream *stream_base, tp_event *event_b
 }
 
 /* Rule 7, in its order: NOT_RECORDED, NOT_READY, DEVICE_MISMATCH (the core has
- * checked TIMING). The guard keeps the runtime from creating a context on the
- * thread's current device when the thread has none; both events' devices have one. */
+ * checked TIMING). Where the runtime would create a context on a thread that has
+ * none, the guard lends the thread the events' device's context for the call and
+ * takes it back, so the caller's current device is as it was. */
 static tp_status gpu_event_elapsed(tp_event *start_base, tp_event *end_base, float *ms)
 {
     gpu_event *start = as_event(start_base), *end = as_event(end_base);
@@ -727,7 +745,8 @@ static tp_status gpu_event_elapsed(tp_event *start_base, tp_event *end_base, flo
         return gpu.host->fail(TP_ERR_NOT_RECORDED, "tp_event_elapsed_time: the %s event was never recorded",
                               event_recorded(start) ? "end" : "start");
     rt_guard guard;
-    rt_error e = rt_guard_enter(&guard, event_device(start)->context, RT_NEED_CONTEXT_FOR_CALL);
+    rt_error e = guard_enter_if(RT_ELAPSED_NEEDS_CONTEXT, &guard, event_device(start)->context,
+                                RT_NEED_CONTEXT_FOR_CALL);
     if (GPU_UNLIKELY(e != RT_SUCCESS))
         return fail_call(RT_CALL("SetDevice"), e);
     tp_status status = TP_OK;

@@ -252,8 +252,8 @@ static inline rt_error rt_context_active(int device, bool *active)
  * cudart creates a context when a call that needs "the current device" runs on a
  * thread with no current context: the primary context of device 0, or of whatever
  * cudaSetDevice last named. PyTorch found cudaEventElapsedTime does so; record,
- * synchronize, waits and stream calls are treated alike. cudaEventQuery is known
- * not to, and goes unguarded.
+ * waits and stream calls are treated alike (see RT_*_NEEDS_CONTEXT below for the
+ * calls that are not).
  */
 typedef enum rt_need {
     /* Any current context will do. A thread with none adopts the device's, as
@@ -271,6 +271,22 @@ typedef enum rt_need {
 typedef struct rt_guard {
     bool pushed;
 } rt_guard;
+
+/*
+ * Which calls need no guard: cudart creates no context for them on a thread that
+ * has none. Seen on CUDA 13.0 (H200, driver 580): cudaEventQuery,
+ * cudaEventSynchronize and cudaEventElapsedTime create none, while cudaEventRecord,
+ * cudaStreamWaitEvent, cudaStreamQuery and cudaStreamSynchronize make device 0's
+ * primary context current. Older runtimes created one in cudaEventElapsedTime too
+ * (PyTorch #122538), so below 13.0 it and synchronize stay guarded. The module links
+ * cudart statically: the version checked here is the one that runs.
+ */
+#define RT_QUERY_NEEDS_CONTEXT 0
+#define RT_SYNCHRONIZE_NEEDS_CONTEXT (CUDART_VERSION < 13000)
+#define RT_ELAPSED_NEEDS_CONTEXT (CUDART_VERSION < 13000)
+
+/* A guard that does nothing when left. */
+static inline void rt_guard_init(rt_guard *g) { g->pushed = false; }
 
 /*
  * Once a thread has a current context it keeps one unless its owner pops it, so a

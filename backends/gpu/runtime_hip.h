@@ -215,6 +215,13 @@ typedef struct rt_guard {
     int saved_device; /* -1: nothing to restore */
 } rt_guard;
 
+/* No call creates a context on the side (see above). */
+#define RT_QUERY_NEEDS_CONTEXT 0
+#define RT_SYNCHRONIZE_NEEDS_CONTEXT 0
+#define RT_ELAPSED_NEEDS_CONTEXT 0
+
+static inline void rt_guard_init(rt_guard *g) { g->saved_device = -1; }
+
 static inline rt_error rt_guard_enter(rt_guard *g, rt_context device, rt_need need)
 {
     g->saved_device = -1;

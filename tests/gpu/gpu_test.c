@@ -389,19 +389,28 @@ typedef struct elapsed_call {
     cuda_driver *driver;
 } elapsed_call;
 
+/* Elapsed time, then synchronize and query: the calls that may run on a thread
+ * without lending it a context. */
 static void call_elapsed(void *arg)
 {
     elapsed_call *call = arg;
+    bool done = false;
     call->driver->ctx_get_current(&call->context_before);
     call->status = tp_event_elapsed_time(call->start, call->end, &call->ms);
+    if (call->status == TP_OK)
+        call->status = tp_event_synchronize(call->end);
+    if (call->status == TP_OK)
+        call->status = tp_event_query(call->end, &done);
+    if (call->status == TP_OK && !done)
+        call->status = TP_ERR_NOT_READY;
     call->driver->ctx_get_current(&call->context_after);
 }
 
 /*
  * Work only on cuda:1: no context may appear on cuda:0, not even from
- * elapsed_time on a thread that has no current context (cudart would create device
- * 0's there), nor from device_synchronize of cuda:0; and elapsed_time leaves that
- * thread with no context, as it found it.
+ * elapsed_time, synchronize or query on a thread that has no current context
+ * (cudart creates device 0's there for some calls), nor from device_synchronize of
+ * cuda:0; and those calls leave that thread with no context, as they found it.
  */
 TEST(cuda_no_context_on_an_unused_device)
 {
