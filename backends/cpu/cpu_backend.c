@@ -125,8 +125,8 @@ const tp_backend tp_cpu_backend_table = {
     .event_query = tp_cpu_event_query,
     .event_synchronize = tp_cpu_event_synchronize,
     .event_elapsed = tp_cpu_event_elapsed,
-    .event_ipc_export = NULL, /* a later task */
-    .event_ipc_import = NULL,
+    .event_ipc_export = tp_cpu_event_ipc_export,
+    .event_ipc_import = tp_cpu_event_ipc_import,
     .native_sample = NULL, /* no runtime underneath to compare with */
     .shutdown = cpu_shutdown,
 };

@@ -24,7 +24,10 @@
  * Synchronize. event_synchronize spins for up to TP_CPU_SPIN_NS (with a pause
  * instruction) and then sleeps on a condition variable; with TP_EVENT_BLOCKING it
  * sleeps at once. stream_synchronize spins the same short while then sleeps;
- * device_synchronize sleeps at once. A sleeping thread uses no CPU.
+ * device_synchronize sleeps at once. A sleeping thread uses no CPU. (An
+ * interprocess event whose latest record was made elsewhere is slept on with a
+ * futex shared between the processes, which wakes every 20 ms to look at the
+ * recording process: well under 1% of a CPU.)
  *
  * Host functions run on the stream's worker. One may call tpevent on other streams
  * and record events on its own stream (that only enqueues), but must not wait for
@@ -42,7 +45,32 @@
  * takes such a pointer and gives a borrowed wrapper that feeds the same FIFO; the
  * wrapper keeps the stream's queue alive until both are destroyed.
  *
- * Not offered: IPC (a later task) and tp_native_sample (no runtime underneath).
+ * Interprocess events (TP_EVENT_INTERPROCESS, rule 8). At its first record or
+ * export (rule 2) such an event gets its record state in a small shared memory
+ * region, a memfd: nothing is ever created in /dev/shm or any other file system, so
+ * nothing can be left behind however the processes end, SIGKILL included. The
+ * handle names the exporting process (pid and start time), its descriptor of the
+ * region and a random token; a process of the same user, in the same PID
+ * namespace, opens the region through /proc/<pid>/fd/<fd>. Import refuses with
+ * TP_ERR_INVALID_ARGUMENT, saying why, a handle whose exporter has exited (or whose
+ * pid now belongs to another process), whose event the exporter destroyed, or
+ * whose bytes are not what an export wrote. Every process holding the event may
+ * query, synchronize, wait on, record and export it; an imported event takes on
+ * the exporter's TP_EVENT_BLOCKING. Waits are versioned across processes as
+ * within one (rule 6). A child forked from a process holding the event must exec
+ * before it uses it.
+ *
+ * A process that exits before reaching a record it made: query and synchronize of
+ * the event in the other processes fail with TP_ERR_BACKEND ("the process (pid N)
+ * that recorded the event exited before reaching it") within about 20 ms, as long
+ * as that record is the latest. A stream waiting on such a record has nobody to
+ * report to: its wait gives up within about 20 ms and the stream goes on; the
+ * event's query and synchronize report the death. A new record makes the event
+ * usable again. At most 64 streams, of all processes together, may have records
+ * of one interprocess event pending at once; a record on one more fails with
+ * TP_ERR_BACKEND.
+ *
+ * Not offered: tp_native_sample (no runtime underneath).
  */
 #ifndef TPEVENT_BACKENDS_CPU_BACKEND_H
 #define TPEVENT_BACKENDS_CPU_BACKEND_H

@@ -6,6 +6,12 @@
  * costs about as much as the whole budget (60 ns for record+query). The lock is
  * needed at all because a record replaces the snapshot and drops the reference on
  * the old source queue while another thread may be reading it.
+ *
+ * Interprocess events keep their latest record in shared memory too (cpu_ipc.c),
+ * as a ticket that any process can look at. The local snapshot stays: when the
+ * latest record is one this handle made, waits go through its stream as for any
+ * event (a host function waiting for its own stream is refused as usual); a
+ * record made elsewhere is waited for through the shared state.
  */
 #include "backends/cpu/cpu_internal.h"
 
@@ -42,6 +48,9 @@ void tp_cpu_event_unref(cpu_event *event)
         return;
     if (event->source)
         tp_cpu_queue_unref(event->source);
+    cpu_ipc *ipc = atomic_load_explicit(&event->ipc, memory_order_relaxed);
+    if (ipc)
+        tp_cpu_ipc_unref(ipc);
     free(event);
 }
 
@@ -65,13 +74,14 @@ static cpu_queue *forget_reached_locked(cpu_event *event)
 typedef struct snapshot {
     cpu_queue *source;
     uint64_t seq;
+    uint64_t ticket; /* interprocess events: the record's shared ticket */
 } snapshot;
 
 static snapshot take_snapshot(cpu_event *event)
 {
     event_lock(event);
     cpu_queue *release = forget_reached_locked(event);
-    snapshot pending = {event->source, event->seq};
+    snapshot pending = {event->source, event->seq, event->ticket};
     if (pending.source)
         tp_cpu_queue_ref(pending.source);
     event_unlock(event);
@@ -82,6 +92,13 @@ static snapshot take_snapshot(cpu_event *event)
 
 void tp_cpu_event_stamp(cpu_event *event, uint64_t version, uint64_t now)
 {
+    /* An interprocess event's record task carries the record's ticket: reaching
+     * it is news for the other processes (such events have no timing). */
+    cpu_ipc *ipc = atomic_load_explicit(&event->ipc, memory_order_acquire);
+    if (ipc) {
+        tp_cpu_ipc_publish(ipc, version);
+        return;
+    }
     event_lock(event);
     if (event->version == version)
         event->time_ns = now;
@@ -103,6 +120,7 @@ tp_status tp_cpu_event_create(int device, unsigned flags, tp_event **out)
     };
     atomic_init(&event->refs, 1);
     atomic_init(&event->locked, false);
+    atomic_init(&event->ipc, NULL);
     *out = &event->head;
     return TP_OK;
 }
@@ -115,8 +133,9 @@ tp_status tp_cpu_event_destroy(tp_event *handle)
 }
 
 /* Replaces the latest record; returns the version it got. `source` NULL: reached
- * already, at `now`. Drops the old source's reference (after unlocking). */
-static uint64_t replace_record(cpu_event *event, cpu_queue *source, uint64_t seq, uint64_t now)
+ * already, at `now`. `ticket`: the record's shared ticket, 0 for a local event.
+ * Drops the old source's reference (after unlocking). */
+static uint64_t replace_record(cpu_event *event, cpu_queue *source, uint64_t seq, uint64_t now, uint64_t ticket)
 {
     event_lock(event);
     cpu_queue *old = event->source;
@@ -125,16 +144,59 @@ static uint64_t replace_record(cpu_event *event, cpu_queue *source, uint64_t seq
     event->source = source;
     event->seq = seq;
     event->time_ns = now;
+    event->ticket = ticket;
     event_unlock(event);
     if (old)
         tp_cpu_queue_unref(old);
     return version;
 }
 
+/*
+ * An interprocess event: the record goes into the shared state as well, and a
+ * record on a busy stream always gets a task, which tells the other processes
+ * when the stream has got there.
+ */
+static tp_status record_shared(cpu_event *event, cpu_queue *queue)
+{
+    cpu_ipc *ipc;
+    tp_status status = tp_cpu_ipc_attach(event, "event_record", &ipc);
+    if (status != TP_OK)
+        return status;
+    uint64_t ticket;
+    uint64_t submitted = atomic_load_explicit(&queue->submitted, memory_order_acquire);
+    if (tp_cpu_queue_reached(queue, submitted)) {
+        bool recorded;
+        status = tp_cpu_ipc_record_reached(ipc, queue, &recorded, &ticket);
+        if (status != TP_OK)
+            return status;
+        if (recorded) {
+            replace_record(event, NULL, 0, 0, ticket);
+            return TP_OK;
+        }
+    }
+    status = tp_cpu_queue_begin_submit(queue, "event_record");
+    if (status != TP_OK)
+        return status;
+    status = tp_cpu_ipc_record_pending(ipc, queue, &ticket);
+    if (status != TP_OK) {
+        pthread_mutex_unlock(&queue->lock); /* begin_submit's; nothing was pushed */
+        return status;
+    }
+    uint64_t seq = tp_cpu_queue_next_seq(queue);
+    event_ref(event);        /* the task's */
+    tp_cpu_queue_ref(queue); /* the snapshot's */
+    replace_record(event, queue, seq, 0, ticket);
+    cpu_task task = {.kind = CPU_TASK_RECORD, .u.record = {.event = event, .version = ticket}};
+    tp_cpu_queue_end_submit(queue, &task);
+    return TP_OK;
+}
+
 tp_status tp_cpu_event_record(tp_event *handle, tp_stream *stream)
 {
     cpu_event *event = (cpu_event *)handle;
     cpu_queue *queue = ((cpu_stream *)stream)->queue;
+    if (event->head.flags & TP_EVENT_INTERPROCESS)
+        return record_shared(event, queue);
     bool timing = (event->head.flags & TP_EVENT_TIMING) != 0;
     uint64_t submitted = atomic_load_explicit(&queue->submitted, memory_order_acquire);
 
@@ -142,7 +204,7 @@ tp_status tp_cpu_event_record(tp_event *handle, tp_stream *stream)
      * this thread. (Work another thread submits meanwhile is not ordered before
      * this record anyway: rule 12.) */
     if (tp_cpu_queue_reached(queue, submitted)) {
-        replace_record(event, NULL, 0, timing ? tp_cpu_now_ns() : 0);
+        replace_record(event, NULL, 0, timing ? tp_cpu_now_ns() : 0, 0);
         return TP_OK;
     }
 
@@ -150,7 +212,7 @@ tp_status tp_cpu_event_record(tp_event *handle, tp_stream *stream)
      * needed, since nobody will ask when. */
     if (!timing) {
         tp_cpu_queue_ref(queue);
-        replace_record(event, queue, submitted, 0);
+        replace_record(event, queue, submitted, 0, 0);
         return TP_OK;
     }
 
@@ -164,28 +226,53 @@ tp_status tp_cpu_event_record(tp_event *handle, tp_stream *stream)
     /* replace_record may drop the last reference of the old source while this
      * queue's lock is held; that is safe, since freeing a queue takes no lock, and
      * the old source cannot be this queue (the new snapshot holds a reference). */
-    uint64_t version = replace_record(event, queue, seq, 0);
+    uint64_t version = replace_record(event, queue, seq, 0, 0);
     cpu_task task = {.kind = CPU_TASK_RECORD, .u.record = {.event = event, .version = version}};
     tp_cpu_queue_end_submit(queue, &task);
     return TP_OK;
 }
 
-tp_status tp_cpu_event_synchronize(tp_event *handle)
+/* Takes over the snapshot's reference. */
+static tp_status synchronize_snapshot(snapshot pending, enum cpu_wait_mode mode)
 {
-    cpu_event *event = (cpu_event *)handle;
-    snapshot pending = take_snapshot(event);
     if (!pending.source)
         return TP_OK;
-    enum cpu_wait_mode mode = (event->head.flags & TP_EVENT_BLOCKING) ? CPU_WAIT_SLEEP : CPU_WAIT_SPIN_THEN_SLEEP;
     tp_status status = tp_cpu_queue_wait(pending.source, pending.seq, mode, "event_synchronize");
     tp_cpu_queue_unref(pending.source);
     return status;
 }
 
-tp_status tp_cpu_stream_wait_event(tp_stream *stream, tp_event *handle)
+/* The handle's own snapshot if the shared latest record is the one it made;
+ * otherwise drops it and says no. */
+static bool own_latest_record(cpu_event *event, uint64_t latest, snapshot *mine)
 {
-    cpu_queue *queue = ((cpu_stream *)stream)->queue;
-    snapshot pending = take_snapshot((cpu_event *)handle);
+    *mine = take_snapshot(event);
+    if (mine->ticket == latest)
+        return true;
+    if (mine->source)
+        tp_cpu_queue_unref(mine->source);
+    return false;
+}
+
+tp_status tp_cpu_event_synchronize(tp_event *handle)
+{
+    cpu_event *event = (cpu_event *)handle;
+    enum cpu_wait_mode mode = (event->head.flags & TP_EVENT_BLOCKING) ? CPU_WAIT_SLEEP : CPU_WAIT_SPIN_THEN_SLEEP;
+    cpu_ipc *ipc = atomic_load_explicit(&event->ipc, memory_order_acquire);
+    if (!ipc)
+        return synchronize_snapshot(take_snapshot(event), mode);
+    uint64_t latest = tp_cpu_ipc_latest(ipc);
+    if (latest == 0 || tp_cpu_ipc_reached(ipc, latest))
+        return TP_OK;
+    snapshot mine;
+    if (own_latest_record(event, latest, &mine))
+        return synchronize_snapshot(mine, mode);
+    return tp_cpu_ipc_wait(ipc, latest, mode, "event_synchronize");
+}
+
+/* Takes over the snapshot's reference. */
+static tp_status wait_for_snapshot(cpu_queue *queue, snapshot pending)
+{
     if (!pending.source)
         return TP_OK; /* never recorded, or reached: nothing to wait for (rule 6) */
     if (pending.source == queue) {
@@ -202,6 +289,36 @@ tp_status tp_cpu_stream_wait_event(tp_stream *stream, tp_event *handle)
     cpu_task task = {.kind = CPU_TASK_WAIT, .u.wait = {.source = pending.source, .seq = pending.seq}};
     tp_cpu_queue_end_submit(queue, &task);
     return TP_OK;
+}
+
+/* Versioned as any wait (rule 6): the task waits for the ticket latest now. */
+static tp_status wait_shared(cpu_queue *queue, cpu_event *event, cpu_ipc *ipc)
+{
+    uint64_t latest = tp_cpu_ipc_latest(ipc);
+    if (latest == 0 || tp_cpu_ipc_reached(ipc, latest))
+        return TP_OK;
+    snapshot mine;
+    if (own_latest_record(event, latest, &mine))
+        return wait_for_snapshot(queue, mine);
+    if (tp_cpu_ipc_recorded_on(ipc, latest, queue))
+        return TP_OK; /* recorded on this stream by another handle: the FIFO orders it */
+    tp_status status = tp_cpu_queue_begin_submit(queue, "stream_wait_event");
+    if (status != TP_OK)
+        return status;
+    tp_cpu_ipc_ref(ipc); /* the task's */
+    cpu_task task = {.kind = CPU_TASK_SHARED_WAIT, .u.shared_wait = {.ipc = ipc, .ticket = latest}};
+    tp_cpu_queue_end_submit(queue, &task);
+    return TP_OK;
+}
+
+tp_status tp_cpu_stream_wait_event(tp_stream *stream, tp_event *handle)
+{
+    cpu_queue *queue = ((cpu_stream *)stream)->queue;
+    cpu_event *event = (cpu_event *)handle;
+    cpu_ipc *ipc = atomic_load_explicit(&event->ipc, memory_order_acquire);
+    if (ipc)
+        return wait_shared(queue, event, ipc);
+    return wait_for_snapshot(queue, take_snapshot(event));
 }
 
 typedef struct record_state {
@@ -227,7 +344,11 @@ static record_state read_record(cpu_event *event)
 
 tp_status tp_cpu_event_query(tp_event *handle, bool *done)
 {
-    *done = read_record((cpu_event *)handle).reached;
+    cpu_event *event = (cpu_event *)handle;
+    cpu_ipc *ipc = atomic_load_explicit(&event->ipc, memory_order_acquire);
+    if (ipc)
+        return tp_cpu_ipc_query(ipc, tp_cpu_ipc_latest(ipc), done);
+    *done = read_record(event).reached;
     return TP_OK;
 }
 

@@ -12,6 +12,9 @@
  *               `handles` counts the handles alone: the worker exits once it is
  *               zero and the FIFO is empty.
  *   cpu_event   reference counted: one for the user, one per pending record task.
+ *   cpu_ipc     an interprocess event's shared record state (cpu_ipc.c), attached
+ *               at the event's first record or export (rule 2), or at import.
+ *               Reference counted: one for the event, one per wait task on it.
  *
  * Sequence numbers. `submitted` counts tasks ever pushed, `completed` tasks ever
  * finished; both only grow and completed <= submitted. Task n (from 1) is done when
@@ -22,7 +25,9 @@
  *
  * Lock order: device lock, then queue lock, then event spinlock; nobody takes an
  * earlier one while holding a later one, and nobody drops a reference (which may
- * free and take the device lock) while holding a queue or event lock.
+ * free and take the device lock) while holding a queue or event lock. The shared
+ * lock of an interprocess event (cpu_ipc.c) is taken last, under a queue lock at
+ * most, and held for a few stores.
  */
 #ifndef TPEVENT_BACKENDS_CPU_INTERNAL_H
 #define TPEVENT_BACKENDS_CPU_INTERNAL_H
@@ -38,6 +43,7 @@ typedef struct cpu_device cpu_device;
 typedef struct cpu_queue cpu_queue;
 typedef struct cpu_stream cpu_stream;
 typedef struct cpu_event cpu_event;
+typedef struct cpu_ipc cpu_ipc;
 
 struct cpu_stream {
     tp_stream head;
@@ -48,6 +54,7 @@ enum cpu_task_kind {
     CPU_TASK_HOST_FN, /* run fn(arg) */
     CPU_TASK_RECORD,  /* stamp the event's time if the record is still its latest */
     CPU_TASK_WAIT,    /* block until another queue reaches a snapshot */
+    CPU_TASK_SHARED_WAIT, /* block until a record of an interprocess event is reached */
 };
 
 typedef struct cpu_task {
@@ -59,12 +66,16 @@ typedef struct cpu_task {
         } host_fn;
         struct {
             cpu_event *event; /* holds a reference */
-            uint64_t version;
+            uint64_t version; /* interprocess events: the record's ticket */
         } record;
         struct {
             cpu_queue *source; /* holds a reference */
             uint64_t seq;
         } wait;
+        struct {
+            cpu_ipc *ipc; /* holds a reference */
+            uint64_t ticket;
+        } shared_wait;
     } u;
 } cpu_task;
 
@@ -111,6 +122,10 @@ struct cpu_event {
     cpu_queue *source;
     uint64_t seq;
     uint64_t time_ns;
+    uint64_t ticket; /* interprocess events: the shared ticket of that record */
+
+    /* Interprocess events: the shared record state, once attached; set once. */
+    _Atomic(cpu_ipc *) ipc;
 };
 
 struct cpu_device {
@@ -171,6 +186,11 @@ enum cpu_wait_mode {
 tp_status tp_cpu_queue_wait(cpu_queue *queue, uint64_t seq, enum cpu_wait_mode mode,
                             const char *operation);
 
+/* The queue whose worker the calling thread is; NULL on any other thread. Lets a
+ * wait that cannot look at a queue (an interprocess event's) see that it would
+ * wait for its own thread. */
+extern _Thread_local cpu_queue *tp_cpu_current_worker;
+
 /* Removes the queue from its device's list (its work is all done for good). */
 void tp_cpu_device_unlink(cpu_queue *queue);
 
@@ -194,6 +214,49 @@ tp_status tp_cpu_event_query(tp_event *event, bool *done);
 tp_status tp_cpu_event_synchronize(tp_event *event);
 tp_status tp_cpu_event_elapsed(tp_event *start, tp_event *end, float *ms);
 tp_status tp_cpu_stream_wait_event(tp_stream *stream, tp_event *event);
+
+/* --------------------------------------------------------------- cpu_ipc.c */
+
+/*
+ * An interprocess event's records live in memory shared between processes; a
+ * record there is known by its ticket (never 0). Tickets are exact: a ticket is
+ * reached when its own record is, whatever was recorded after it (rule 6).
+ */
+
+/* The event's shared state, made now if it has none yet. */
+tp_status tp_cpu_ipc_attach(cpu_event *event, const char *operation, cpu_ipc **out);
+void tp_cpu_ipc_ref(cpu_ipc *ipc);
+void tp_cpu_ipc_unref(cpu_ipc *ipc);
+
+/* The ticket of the latest record, by any process; 0 if never recorded. */
+uint64_t tp_cpu_ipc_latest(cpu_ipc *ipc);
+bool tp_cpu_ipc_reached(cpu_ipc *ipc, uint64_t ticket);
+
+/* A record on an idle stream of this process, reached at once. *recorded false: a
+ * record on the stream is still pending after all; record it as on a busy one. */
+tp_status tp_cpu_ipc_record_reached(cpu_ipc *ipc, cpu_queue *queue, bool *recorded, uint64_t *ticket);
+
+/* A record on a busy stream, under the queue's lock (so that a stream's tickets
+ * follow its FIFO); its task calls tp_cpu_ipc_publish when the worker gets there. */
+tp_status tp_cpu_ipc_record_pending(cpu_ipc *ipc, cpu_queue *queue, uint64_t *ticket);
+void tp_cpu_ipc_publish(cpu_ipc *ipc, uint64_t ticket);
+
+/* The record was made by this process on this stream. */
+bool tp_cpu_ipc_recorded_on(cpu_ipc *ipc, uint64_t ticket, const cpu_queue *queue);
+
+/* Blocks until the ticket is reached. TP_ERR_BACKEND if the process that made the
+ * record exits first (noticed within a few tens of ms). */
+tp_status tp_cpu_ipc_wait(cpu_ipc *ipc, uint64_t ticket, enum cpu_wait_mode mode, const char *operation);
+
+/* Never blocks; TP_ERR_BACKEND if the process that made the pending record exited. */
+tp_status tp_cpu_ipc_query(cpu_ipc *ipc, uint64_t ticket, bool *done);
+
+/* A CPU_TASK_SHARED_WAIT on a worker: waits, then drops the task's reference. */
+void tp_cpu_ipc_wait_task(cpu_ipc *ipc, uint64_t ticket);
+
+/* The backend's entries (table in cpu_backend.c). */
+tp_status tp_cpu_event_ipc_export(tp_event *event, unsigned char *payload, size_t *length);
+tp_status tp_cpu_event_ipc_import(int device, const unsigned char *payload, size_t length, tp_event **out);
 
 /* ------------------------------------------------------------ cpu_stream.c */
 

@@ -161,12 +161,18 @@ static void run_task(const cpu_task *task)
         (void)tp_cpu_queue_wait(task->u.wait.source, task->u.wait.seq, CPU_WAIT_SLEEP, "stream_wait_event");
         tp_cpu_queue_unref(task->u.wait.source);
         break;
+    case CPU_TASK_SHARED_WAIT:
+        tp_cpu_ipc_wait_task(task->u.shared_wait.ipc, task->u.shared_wait.ticket);
+        break;
     }
 }
+
+_Thread_local cpu_queue *tp_cpu_current_worker;
 
 static void *worker_main(void *arg)
 {
     cpu_queue *queue = arg;
+    tp_cpu_current_worker = queue;
 #if defined(__GLIBC__)
     char name[16]; /* the kernel's limit, NUL included */
     snprintf(name, sizeof name, "tpevent-cpu:%d", queue->device->index);
