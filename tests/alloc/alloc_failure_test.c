@@ -8,14 +8,18 @@
  * every allocating path of the conformance scenarios, and check that
  *   - every call returns TP_OK or TP_ERR_OUT_OF_MEMORY;
  *   - once disarmed, the same scenario succeeds in full (the library is usable);
- *   - the number of live allocations returns to where it was (nothing leaked).
+ *   - the number of the library's live allocations returns to where it was (nothing
+ *     leaked); every allocation is tracked with its call site, and one that leaks is
+ *     printed with it.
  * Stops at the first n that the scenario no longer reaches.
  *
  *   alloc_failure_test <device> <peer device>
  */
 #include <tpevent/tpevent.h>
 
+#include <dlfcn.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +37,36 @@ extern void __libc_free(void *);
  * interpose nothing. */
 #define INTERPOSED __attribute__((visibility("default")))
 
-static atomic_long live_allocations;
+
+/* Where each live allocation came from, so that a leak names its call site. */
+#define TRACKED_MAX 8192
+static struct {
+    _Atomic(void *) pointer;
+    void *site;
+    long serial;
+} tracked[TRACKED_MAX];
+static atomic_long allocation_serial;
+
+static void track(void *pointer, void *site)
+{
+    for (size_t i = ((uintptr_t)pointer >> 4) % TRACKED_MAX, n = 0; n < TRACKED_MAX; n++, i = (i + 1) % TRACKED_MAX) {
+        void *expected = NULL;
+        if (atomic_compare_exchange_strong(&tracked[i].pointer, &expected, pointer)) {
+            tracked[i].site = site;
+            tracked[i].serial = atomic_fetch_add(&allocation_serial, 1);
+            return;
+        }
+    }
+}
+
+static void untrack(void *pointer)
+{
+    for (size_t i = ((uintptr_t)pointer >> 4) % TRACKED_MAX, n = 0; n < TRACKED_MAX; n++, i = (i + 1) % TRACKED_MAX) {
+        void *expected = pointer;
+        if (atomic_compare_exchange_strong(&tracked[i].pointer, &expected, NULL))
+            return;
+    }
+}
 static atomic_long countdown; /* > 0: armed; the allocation that takes it to 0 fails */
 static atomic_int failures_injected;
 
@@ -59,8 +92,9 @@ INTERPOSED void *malloc(size_t size)
     if (should_fail(__builtin_return_address(0)))
         return NULL;
     void *p = __libc_malloc(size);
-    if (p)
-        atomic_fetch_add_explicit(&live_allocations, 1, memory_order_relaxed);
+    if (p) {
+        track(p, __builtin_return_address(0));
+    }
     return p;
 }
 
@@ -69,8 +103,9 @@ INTERPOSED void *calloc(size_t count, size_t size)
     if (should_fail(__builtin_return_address(0)))
         return NULL;
     void *p = __libc_calloc(count, size);
-    if (p)
-        atomic_fetch_add_explicit(&live_allocations, 1, memory_order_relaxed);
+    if (p) {
+        track(p, __builtin_return_address(0));
+    }
     return p;
 }
 
@@ -84,14 +119,19 @@ INTERPOSED void *realloc(void *old, size_t size)
     }
     if (should_fail(__builtin_return_address(0)))
         return NULL;
-    return __libc_realloc(old, size);
+    void *p = __libc_realloc(old, size);
+    if (p) {
+        untrack(old);
+        track(p, __builtin_return_address(0));
+    }
+    return p;
 }
 
 INTERPOSED void free(void *p)
 {
     if (!p)
         return;
-    atomic_fetch_sub_explicit(&live_allocations, 1, memory_order_relaxed);
+    untrack(p);
     __libc_free(p);
 }
 
@@ -127,7 +167,7 @@ typedef struct scenario_result {
 static scenario_result scenario(const char *device, const char *peer, long n)
 {
     tp_stream *stream = NULL, *other = NULL, *wrapper = NULL;
-    tp_event *start = NULL, *end = NULL, *created = NULL, *plain = NULL;
+    tp_event *start = NULL, *end = NULL, *created = NULL, *plain = NULL, *shared = NULL;
     atomic_int runs = 0;
     int launched = 0;
     bool ok = true;
@@ -158,6 +198,14 @@ static scenario_result scenario(const char *device, const char *peer, long n)
     } else {
         ok = false;
     }
+    if (TRY(tp_event_create(&shared, device, TP_EVENT_INTERPROCESS)) && stream) {
+        tp_ipc_handle handle;
+        ok &= TRY(tp_event_record(shared, stream));
+        ok &= TRY(tp_event_ipc_handle(shared, &handle));
+        ok &= TRY(tp_event_synchronize(shared));
+    } else {
+        ok = false;
+    }
     if (plain && stream) {
         ok &= TRY(tp_event_record(plain, NULL));
         ok &= TRY(tp_event_wait(plain, NULL));
@@ -178,7 +226,7 @@ static scenario_result scenario(const char *device, const char *peer, long n)
         violations++;
     }
     /* Destroy never allocates and never fails for a valid handle. */
-    tp_event *events[] = {start, end, created, plain};
+    tp_event *events[] = {start, end, created, plain, shared};
     for (size_t i = 0; i < sizeof events / sizeof events[0]; i++)
         if (events[i] && tp_event_destroy(events[i]) != TP_OK)
             ok = allowed(TP_ERR_BACKEND, "tp_event_destroy", n);
@@ -189,11 +237,40 @@ static scenario_result scenario(const char *device, const char *peer, long n)
     return (scenario_result){.complete = ok};
 }
 
+/* Live allocations made by libtpevent itself. The C library's own (a new thread's
+ * TLS, kept with its cached stack) are not ours to count. */
+static long library_live_allocations(void)
+{
+    long live = 0;
+    for (size_t i = 0; i < TRACKED_MAX; i++) {
+        Dl_info info;
+        if (atomic_load(&tracked[i].pointer) && dladdr(tracked[i].site, &info) && info.dli_fname &&
+            strstr(info.dli_fname, "libtpevent"))
+            live++;
+    }
+    return live;
+}
+
+/* Prints the call sites of live allocations made since `serial`. */
+static void print_live_since(long serial)
+{
+    for (size_t i = 0; i < TRACKED_MAX; i++) {
+        if (!atomic_load(&tracked[i].pointer) || tracked[i].serial < serial)
+            continue;
+        Dl_info info;
+        if (dladdr(tracked[i].site, &info) && info.dli_sname)
+            fprintf(stderr, "  live: allocated from %s+%#lx (%s)\n", info.dli_sname,
+                    (unsigned long)((char *)tracked[i].site - (char *)info.dli_saddr), info.dli_fname);
+        else
+            fprintf(stderr, "  live: allocated from %p (%s)\n", tracked[i].site, info.dli_fname ? info.dli_fname : "?");
+    }
+}
+
 /* Streams' workers free their queues after they exit, a little later. */
 static bool settles_at(long baseline)
 {
     for (int i = 0; i < 2000; i++) {
-        if (atomic_load(&live_allocations) <= baseline)
+        if (library_live_allocations() <= baseline)
             return true;
         nanosleep(&(struct timespec){0, 1000000}, NULL);
     }
@@ -222,14 +299,15 @@ int main(int argc, char **argv)
         fprintf(stderr, "the scenario fails without any injected failure: %s\n", tp_last_error());
         return 1;
     }
-    long baseline = atomic_load(&live_allocations);
+    long baseline = library_live_allocations();
     settles_at(baseline);
-    baseline = atomic_load(&live_allocations);
+    baseline = library_live_allocations();
 
     long n;
     int leaks = 0;
     for (n = 1;; n++) {
         int injected_before = atomic_load(&failures_injected);
+        long serial_before = atomic_load(&allocation_serial);
         atomic_store(&countdown, n);
         scenario(device, peer, n);
         atomic_store(&countdown, 0);
@@ -240,9 +318,10 @@ int main(int argc, char **argv)
             violations++;
         }
         if (!settles_at(baseline)) {
-            fprintf(stderr, "n=%ld: %ld allocations leaked\n", n, atomic_load(&live_allocations) - baseline);
+            fprintf(stderr, "n=%ld: %ld allocations leaked\n", n, library_live_allocations() - baseline);
+            print_live_since(serial_before);
             leaks++;
-            baseline = atomic_load(&live_allocations);
+            baseline = library_live_allocations();
         }
         if (!reached)
             break;
