@@ -267,7 +267,14 @@ typedef struct tp_ipc_handle {
     unsigned char bytes[TP_IPC_HANDLE_SIZE];
 } tp_ipc_handle;
 
-/* Only for events created with TP_EVENT_INTERPROCESS. */
+/*
+ * tp_event_ipc_handle: only for events created with TP_EVENT_INTERPROCESS.
+ * tp_event_from_ipc_handle: `device` NULL means the device the handle names; a device
+ * string must be of the handle's type, and its index picks the device in this process
+ * (processes may number devices differently, e.g. under CUDA_VISIBLE_DEVICES). A handle
+ * that is garbage, of another layout version or backend, or whose exporting process
+ * is gone is TP_ERR_INVALID_ARGUMENT.
+ */
 TP_API tp_status tp_event_ipc_handle(tp_event *event, tp_ipc_handle *handle);
 TP_API tp_status tp_event_from_ipc_handle(tp_event **out, const char *device,
                                           const tp_ipc_handle *handle);
