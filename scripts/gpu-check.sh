@@ -7,6 +7,7 @@
 # Usage: scripts/gpu-check.sh            (from anywhere; builds in build-gpu-check/)
 # Env:   OUT      folder for the logs (default /tmp)
 #        TEST_TIME_LIMIT  seconds the whole CTest run may take (default 420)
+#        CTEST_ARGS  extra arguments for ctest, e.g. "-L cuda" for the CUDA tests only
 #        JOBS     build parallelism (default: the number of CPUs, at most 16)
 #        TEST_JOBS  tests run at once (default 8: timing tests share the GPUs)
 #        BENCH_ARGS  extra arguments for tpevent_bench_cuda
@@ -65,9 +66,9 @@ step "benchmark ($bench_log)"
 bench_status=$?
 
 test_jobs="${TEST_JOBS:-8}"
-step "ctest -j $test_jobs ($test_log)"
+step "ctest -j $test_jobs ${CTEST_ARGS:-} ($test_log)"
 # A bound on the whole run, so that a hang somewhere still leaves a summary.
-(cd "$build" && timeout "${TEST_TIME_LIMIT:-420}" ctest -j "$test_jobs" --timeout 300 --output-on-failure) \
+(cd "$build" && timeout "${TEST_TIME_LIMIT:-420}" ctest -j "$test_jobs" --timeout 300 --output-on-failure ${CTEST_ARGS:-}) \
   >"$test_log" 2>&1
 ctest_status=$?
 
