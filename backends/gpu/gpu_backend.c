@@ -419,10 +419,10 @@ static inline rt_error stream_enter(gpu_stream *stream, rt_guard *guard)
 
 /*
  * Everything else done to a stream (host functions, query, synchronize, destroy)
- * runs with the stream's device current, as PyTorch does: cudaLaunchHostFunc on a
- * stream of another device than the current one was seen to go wrong on CUDA 13
- * (the driver reports "stream does not belong to the expected context" and the
- * model test crashed). None of these is on a budgeted hot path.
+ * runs with the stream's device current, as PyTorch does: for cudaLaunchHostFunc on
+ * a stream of another device than the current one, CUDA 13's driver reports
+ * "stream does not belong to the expected context" (seen under cuda-gdb). None of
+ * these is on a budgeted hot path.
  */
 static inline rt_error stream_enter_device(gpu_stream *stream, rt_guard *guard)
 {
