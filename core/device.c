@@ -61,14 +61,26 @@ tp_status tp_device_format(tp_device device, char *buf, size_t size)
 static const char expected_form[] =
     "expected \"<type>\" or \"<type>:<index>\" with type cpu, cuda or hip and a decimal index";
 
-static tp_status parse_type(const char *str, size_t type_len, tp_device_type *type)
+/* The type at the start of str, and where it ends (at ':' or the end), or NULL.
+ * Written out by hand: device strings are parsed on every create, so no strlen,
+ * strchr or memcmp on the way. */
+static const char *match_type(const char *str, tp_device_type *type)
 {
     for (int t = 0; t < TP_DEVICE_TYPE_COUNT; t++) {
-        if (strlen(type_names[t]) == type_len && memcmp(str, type_names[t], type_len) == 0) {
+        const char *name = type_names[t], *p = str;
+        while (*name && *p == *name)
+            p++, name++;
+        if (*name == '\0' && (*p == ':' || *p == '\0')) {
             *type = (tp_device_type)t;
-            return TP_OK;
+            return p;
         }
     }
+    return NULL;
+}
+
+static tp_status unknown_type(const char *str)
+{
+    size_t type_len = strcspn(str, ":");
     if (type_len == 0)
         return tp_fail(TP_ERR_INVALID_DEVICE, "missing device type in \"%s\": %s", str, expected_form);
     return tp_fail(TP_ERR_INVALID_DEVICE, "unknown device type '%.*s' in \"%s\" (known: cpu, cuda, hip)",
@@ -112,21 +124,21 @@ tp_status tp_device_parse(const char *str, tp_device *out)
     if (*str == '\0')
         return tp_fail(TP_ERR_INVALID_DEVICE, "empty device string: %s", expected_form);
 
-    const char *colon = strchr(str, ':');
-    size_t type_len = colon ? (size_t)(colon - str) : strlen(str);
     tp_device device = {.index = TP_DEVICE_INDEX_CURRENT};
-    tp_status status = parse_type(str, type_len, &device.type);
-    if (status == TP_OK && colon)
-        status = parse_index(str, colon + 1, &device.index);
+    const char *rest = match_type(str, &device.type);
+    if (!rest)
+        return unknown_type(str);
+    tp_status status = TP_OK;
+    if (*rest == ':')
+        status = parse_index(str, rest + 1, &device.index);
     if (status != TP_OK)
         return status;
     *out = device;
     return TP_OK;
 }
 
-static tp_status check_index(tp_device device, const char *str)
+static tp_status check_index(tp_device device, const char *str, int count)
 {
-    int count = tp_backend_device_count(device.type);
     char text[24];
     if (device.index < count)
         return TP_OK;
@@ -165,9 +177,10 @@ static void decide_process_default(void)
         /* Checked now, so that every call that falls back to the default says why
          * the variable is wrong rather than failing later on a device it names. */
         const tp_backend *backend;
-        process_default.status = tp_backend_acquire(device.type, &backend);
+        int count = 0;
+        process_default.status = tp_backend_acquire(device.type, &backend, &count);
         if (process_default.status == TP_OK)
-            process_default.status = check_index(device, env);
+            process_default.status = check_index(device, env, count);
         if (process_default.status != TP_OK) {
             snprintf(process_default.message, sizeof process_default.message, "TPEVENT_DEVICE=%s: %s", env,
                      tp_last_error());
@@ -178,7 +191,7 @@ static void decide_process_default(void)
     }
     for (int i = 0; i < TP_DEVICE_TYPE_COUNT; i++) {
         const tp_backend *backend;
-        if (tp_backend_acquire(default_preference[i], &backend) == TP_OK) {
+        if (tp_backend_acquire(default_preference[i], &backend, NULL) == TP_OK) {
             process_default.device = (tp_device){default_preference[i], 0};
             return;
         }
@@ -223,32 +236,84 @@ static tp_status current_index_of(tp_device_type type, int *index)
 
 static tp_status current_device(tp_device *out)
 {
-    if (!thread_device.type_set) {
-        tp_status status = get_process_default(out);
+    if (TP_UNLIKELY(!thread_device.type_set)) {
+        /* The thread starts on the process default, which never changes: adopt it
+         * once, so that later calls are thread-local reads. */
+        tp_device fallback = {TP_DEVICE_CPU, 0};
+        tp_status status = get_process_default(&fallback);
         if (status != TP_OK)
             return status;
-        return current_index_of(out->type, &out->index);
+        thread_device.type_set = true;
+        thread_device.type = fallback.type;
+        if (!thread_device.index_plus_one[fallback.type])
+            thread_device.index_plus_one[fallback.type] = fallback.index + 1;
     }
     out->type = thread_device.type;
     return current_index_of(out->type, &out->index);
 }
 
+/*
+ * The last device string this thread resolved to a usable device with an explicit
+ * index, and what it resolved to. Programs name the same device over and over
+ * ("cuda:0" on every create); a byte compare of the cached copy skips the parse and
+ * the registry. Safe to keep: a backend found usable stays so for the process.
+ */
+#define RESOLVED_TEXT_MAX 16
+static _Thread_local struct {
+    char text[RESOLVED_TEXT_MAX];
+    tp_device device;
+    const tp_backend *backend;
+} thread_resolved;
+
+/* str equals the cached text (never empty: an empty cache matches nothing). Stops
+ * at the first difference, so no byte of str past its NUL is read. */
+static bool matches_resolved(const char *str)
+{
+    const char *cached = thread_resolved.text;
+    const char *p = cached;
+    while (*p && *p == *str)
+        p++, str++;
+    return *p == '\0' && *str == '\0' && p != cached;
+}
+
+static void remember_resolved(const char *str, tp_device device, const tp_backend *backend)
+{
+    size_t len = strnlen(str, RESOLVED_TEXT_MAX);
+    if (len == RESOLVED_TEXT_MAX)
+        return;
+    memcpy(thread_resolved.text, str, len + 1);
+    thread_resolved.device = device;
+    thread_resolved.backend = backend;
+}
+
 tp_status tp_device_resolve(const char *str, tp_device *device, const tp_backend **backend)
 {
+    if (str && TP_LIKELY(matches_resolved(str))) {
+        *device = thread_resolved.device;
+        *backend = thread_resolved.backend;
+        return TP_OK;
+    }
     tp_status status;
+    bool explicit_index = false;
     if (str) {
         status = tp_device_parse(str, device);
-        if (status == TP_OK && device->index == TP_DEVICE_INDEX_CURRENT)
+        explicit_index = status == TP_OK && device->index != TP_DEVICE_INDEX_CURRENT;
+        if (status == TP_OK && !explicit_index)
             status = current_index_of(device->type, &device->index);
     } else {
         status = current_device(device);
     }
     if (status != TP_OK)
         return status;
-    status = tp_backend_acquire(device->type, backend);
-    if (status != TP_OK)
+    int count = 0;
+    status = tp_backend_acquire(device->type, backend, &count);
+    if (TP_UNLIKELY(status != TP_OK))
         return status;
-    return check_index(*device, str);
+    if (TP_UNLIKELY(device->index >= count))
+        return check_index(*device, str, count);
+    if (explicit_index) /* "cuda" follows the thread's current index: not cached */
+        remember_resolved(str, *device, *backend);
+    return TP_OK;
 }
 
 tp_status tp_set_device(const char *str)
@@ -288,7 +353,8 @@ tp_status tp_device_count(const char *type, int *count)
     if (device.index != TP_DEVICE_INDEX_CURRENT)
         return tp_fail(TP_ERR_INVALID_DEVICE, "tp_device_count wants a device type, not \"%s\"", type);
     const tp_backend *backend;
-    *count = tp_backend_acquire(device.type, &backend) == TP_OK ? tp_backend_device_count(device.type) : 0;
+    if (tp_backend_acquire(device.type, &backend, count) != TP_OK)
+        *count = 0;
     return TP_OK;
 }
 

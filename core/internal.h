@@ -27,12 +27,10 @@ extern const tp_host tp_core_host;
 
 /* ---------------------------------------------------------- registry.c */
 
-/* The usable backend of a type, loading it on first use. Fails with
- * TP_ERR_BACKEND_UNAVAILABLE and a message that gives the reason. */
-tp_status tp_backend_acquire(tp_device_type type, const tp_backend **out);
-
-/* Number of devices of a usable backend (cached at load). */
-int tp_backend_device_count(tp_device_type type);
+/* The usable backend of a type and its device count (may be NULL), loading it on
+ * first use. Fails with TP_ERR_BACKEND_UNAVAILABLE and a message that gives the
+ * reason. */
+tp_status tp_backend_acquire(tp_device_type type, const tp_backend **out, int *device_count);
 
 /* ------------------------------------------------------------ device.c */
 

@@ -125,20 +125,16 @@ static backend_slot *started_slot(tp_device_type type)
     return slot;
 }
 
-tp_status tp_backend_acquire(tp_device_type type, const tp_backend **out)
+tp_status tp_backend_acquire(tp_device_type type, const tp_backend **out, int *device_count)
 {
     backend_slot *slot = started_slot(type);
     if (TP_LIKELY(atomic_load_explicit(&slot->state, memory_order_acquire) == SLOT_READY)) {
         *out = slot->backend;
+        if (device_count)
+            *device_count = slot->device_count;
         return TP_OK;
     }
     return tp_fail(TP_ERR_BACKEND_UNAVAILABLE, "%s backend unavailable: %s", slot->name, slot->reason);
-}
-
-int tp_backend_device_count(tp_device_type type)
-{
-    backend_slot *slot = started_slot(type);
-    return atomic_load_explicit(&slot->state, memory_order_acquire) == SLOT_READY ? slot->device_count : 0;
 }
 
 static tp_status parse_type_only(const char *type, const char *caller, tp_device_type *out)
