@@ -196,7 +196,14 @@ static bool probe_survives(const char *path, tp_device_type type, char *reason, 
                  WTERMSIG(wstatus), strsignal(WTERMSIG(wstatus)));
         return false;
     }
-    /* It exited: loading it here fails or succeeds the same way, with its reason. */
+    /* 0: usable; 3: it reports itself unavailable, and loading it here gives the same
+     * reason. Anything else is how a sanitizer or the module itself ended it. */
+    int code = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1;
+    if (code != 0 && code != 3) {
+        snprintf(reason, reason_size, "crashed while probed in a separate process (it exited with %d); not loaded",
+                 code);
+        return false;
+    }
     return true;
 }
 
