@@ -65,6 +65,22 @@ step "benchmark ($bench_log)"
 "$build/bin/tpevent_bench_cuda" ${BENCH_ARGS:-} >"$bench_log" 2>&1
 bench_status=$?
 
+# The tool's view (cpu and cuda side by side) and the Python binding against
+# torch.cuda.Event and cupy.cuda.Event, in the same quiet window.
+tool_bench_log="$out/gpu-check-tool-bench.log"
+step "tpevent bench ($tool_bench_log)"
+devices=(--device cpu)
+[ "$gpu_count" -ge 1 ] && devices+=(--device cuda:0)
+"$build/bin/tpevent" bench "${devices[@]}" >"$tool_bench_log" 2>&1
+python_bench_log="$out/gpu-check-python-bench.log"
+site=$(ls -d "$build"/lib/python3*/site-packages 2>/dev/null | head -1)
+if [ -n "$site" ] && [ -f bench/python/bench_events.py ]; then
+  step "python bench ($python_bench_log)"
+  PYTHONPATH="$site" timeout 300 python3 bench/python/bench_events.py >"$python_bench_log" 2>&1
+else
+  echo "python binding not built: no Python benchmark" >"$python_bench_log"
+fi
+
 test_jobs="${TEST_JOBS:-8}"
 step "ctest -j $test_jobs ${CTEST_ARGS:-} ($test_log)"
 # A bound on the whole run, so that a hang somewhere still leaves a summary.
@@ -110,6 +126,12 @@ group_line() { # label, name pattern
   echo "benchmark (exit status $bench_status):"
   sed -n '/^tpevent CUDA backend/,$p' "$bench_log"
   [ "$bench_status" -ne 0 ] && tail -5 "$bench_log"
+  echo
+  echo "tpevent bench:"
+  cat "$tool_bench_log"
+  echo
+  echo "python bench:"
+  cat "$python_bench_log"
 } | tee "$summary"
 
 [ "$ctest_status" -eq 0 ]
