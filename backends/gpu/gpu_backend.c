@@ -28,8 +28,13 @@
  *    context on a device nobody asked for. elapsed_time, like everything that must
  *    switch devices, leaves the caller's current context (or its lack of one) as
  *    it found it.
+ *  - Interprocess events (rule 8; see "IPC" below) wrap the runtime's IPC event
+ *    handles. A native event known to another process is "shared": it is never
+ *    pooled and never replaced, its own state answers query and synchronize, and
+ *    synchronize polls it (the runtime ignores blocking sync for these events and
+ *    cannot notice that the process they wait for died).
  */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime, nanosleep */
 
 #include "backends/gpu/gpu_backend.h"
 
@@ -43,12 +48,15 @@
 #error "define TPEVENT_GPU_CUDA or TPEVENT_GPU_HIP to pick the runtime mapping"
 #endif
 
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #if defined(__GNUC__)
 #define GPU_LIKELY(x) __builtin_expect(!!(x), 1)
@@ -81,6 +89,77 @@ typedef struct event_pool {
     native_list pending; /* last record possibly not reached: not yet */
 } event_pool;
 
+/* A process as another process knows it: the pid and, so that a pid reused by a
+ * later process is not taken for it, its start time (clock ticks after boot,
+ * field 22 of /proc/<pid>/stat). */
+typedef struct process_id {
+    int32_t pid;
+    uint64_t start_time;
+} process_id;
+
+/*
+ * The payload of an IPC handle (the core writes the header around it). All
+ * integers little-endian.
+ *   [0..8)    RT_IPC_PAYLOAD_MAGIC: a payload of this runtime's backend
+ *   [8..12)   payload version (GPU_IPC_PAYLOAD_VERSION)
+ *   [12..16)  the event's flags: TP_EVENT_INTERPROCESS, maybe TP_EVENT_BLOCKING
+ *   [16..20)  the exporter's pid
+ *   [20..24)  the exporter's device index, in its own numbering (for messages)
+ *   [24..32)  the exporter's start time
+ *   [32..48)  the device's UUID; all zero if the runtime could not tell
+ *   [48..112) the runtime's IPC event handle
+ */
+#define GPU_IPC_PAYLOAD_VERSION 1u
+#define GPU_IPC_PAYLOAD_SIZE 112u
+#define GPU_IPC_HANDLE_OFFSET 48u
+#define GPU_UUID_SIZE 16u
+
+_Static_assert(GPU_IPC_PAYLOAD_SIZE <= TP_IPC_PAYLOAD_MAX, "the payload must fit the handle");
+_Static_assert(sizeof(rt_ipc_event_handle) == RT_IPC_HANDLE_SIZE &&
+                   GPU_IPC_HANDLE_OFFSET + RT_IPC_HANDLE_SIZE == GPU_IPC_PAYLOAD_SIZE,
+               "the runtime's handle fills the end of the payload");
+_Static_assert(sizeof(RT_IPC_PAYLOAD_MAGIC) == 9, "the payload magic is 8 bytes");
+
+typedef struct ipc_payload {
+    unsigned flags;
+    process_id exporter;
+    int device;
+    unsigned char uuid[GPU_UUID_SIZE];
+    rt_ipc_event_handle handle;
+} ipc_payload;
+
+/*
+ * One opened IPC handle in this process. Importing the same handle again on the
+ * same device shares it (so whatever the runtime does with a handle opened twice,
+ * each imported tp event stays valid until it is destroyed); the native event goes
+ * once the last of them is destroyed.
+ */
+typedef struct gpu_import {
+    struct gpu_import *next; /* the device's list, under its ipc_lock */
+    unsigned refs;           /* under the device's ipc_lock */
+    rt_event native;
+    process_id exporter;
+    unsigned char payload[GPU_IPC_PAYLOAD_SIZE]; /* exported again as it came */
+    /* query looks at the exporter at most once a period; once it is known gone,
+     * it stays gone. */
+    _Atomic uint64_t next_liveness_check_ns;
+    atomic_bool exporter_gone;
+    atomic_bool recorded_here; /* a tp event of this process recorded it */
+} gpu_import;
+
+/* A shared native event no tp event uses any more, kept until its record is
+ * reached (see retire_shared_native). */
+typedef struct retired_native {
+    rt_event native;
+    process_id exporter; /* of an imported one; pid 0 for one exported from here */
+} retired_native;
+
+typedef struct retired_list {
+    retired_native *items;
+    size_t count;
+    size_t capacity;
+} retired_list;
+
 struct gpu_device;
 
 typedef struct gpu_stream {
@@ -99,19 +178,32 @@ typedef struct gpu_device {
     int greatest_priority; /* so greatest <= least */
     gpu_stream default_stream;
     event_pool pools[POOL_COUNT];
+    /* IPC: imports, retired shared native events, the UUID. Never taken on a hot
+     * path. */
+    pthread_mutex_t ipc_lock;
+    gpu_import *imports;
+    retired_list retired;
+    enum { UUID_UNREAD, UUID_KNOWN, UUID_UNKNOWN } uuid_state;
+    unsigned char uuid[GPU_UUID_SIZE];
 } gpu_device;
 
 typedef struct gpu_event {
     tp_event head;
-    /* NULL until the first record. Replaced, never cleared, by a record on HIP when
-     * the previous record is pending; taken out by destroy. */
+    /* NULL until the first record or export. Replaced, never cleared, by a record on
+     * HIP when the previous record is pending (never for an interprocess event);
+     * taken out by destroy. */
     _Atomic(rt_event) native;
-    /* Set once the first record succeeded: query, synchronize, wait and elapsed answer
-     * "never recorded" from it without asking the runtime. */
+    /* Set once the native event's own state is the answer: after the first record,
+     * or once the native event is shared (another process may record it). Until
+     * then query, synchronize, wait and elapsed answer "never recorded" without
+     * asking the runtime. */
     atomic_bool recorded;
-    /* IPC (a later addition exports and imports here): the native event is known to
-     * another process, so it is destroyed, never pooled, and never replaced. */
+    /* The native event is known to another process (exported, or imported): it is
+     * retired, never pooled, and never replaced. */
     atomic_bool shared;
+    /* Imported events only: the opened handle, which owns the native event. Set
+     * before the event is handed out, never changed. */
+    gpu_import *import;
 } gpu_event;
 
 static struct {
@@ -133,6 +225,89 @@ static tp_status status_of(rt_error e)
 static tp_status fail_call(const char *call, rt_error e)
 {
     return gpu.host->fail(status_of(e), "%s: %s: %s", call, rt_error_name(e), rt_error_string(e));
+}
+
+/* ------------------------------------------------------------------ time */
+
+static inline uint64_t now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static void pause_for(uint64_t ns)
+{
+    struct timespec t = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+    (void)nanosleep(&t, NULL); /* a signal cuts it short: the caller polls again */
+}
+
+/* ------------------------------------------------------------- processes */
+
+/* The kernel's PF_EXITING (include/linux/sched.h), in field 9 of /proc/<pid>/stat.
+ * It is set as soon as a process starts to exit (SIGKILL included), while the
+ * driver may still take a while to tear its contexts down. */
+#define PROC_FLAG_EXITING 0x4u
+
+/*
+ * The start time of a process that still runs; false if there is none by that pid:
+ * there never was, it exited, it is exiting, or it is a zombie waiting to be reaped
+ * (none of these runs anything any more, so none of them reaches a record).
+ */
+static bool process_running(int32_t pid, uint64_t *start_time)
+{
+    if (pid <= 0)
+        return false;
+    char path[32], text[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    ssize_t length;
+    do
+        length = read(fd, text, sizeof text - 1);
+    while (length < 0 && errno == EINTR);
+    close(fd);
+    if (length <= 0)
+        return false;
+    text[length] = '\0';
+    /* Field 2 is the command's name in parentheses, which may hold spaces and
+     * parentheses itself: field 3 starts after the last ')'. */
+    const char *p = strrchr(text, ')');
+    if (!p)
+        return false;
+    p++;
+    while (*p == ' ')
+        p++;
+    char state = *p++;
+    if (state == 'Z' || state == 'X' || state == 'x' || state == '\0')
+        return false;
+    for (int field = 4; field <= 22; field++) {
+        char *end;
+        unsigned long long value = strtoull(p, &end, 10);
+        if (end == p)
+            return false;
+        if (field == 9 && (value & PROC_FLAG_EXITING))
+            return false;
+        if (field == 22) {
+            *start_time = value;
+            return true;
+        }
+        p = end;
+    }
+    return false;
+}
+
+static bool process_is(const process_id *process)
+{
+    uint64_t start_time = 0;
+    return process_running(process->pid, &start_time) && start_time == process->start_time;
+}
+
+static bool self_identity(process_id *self)
+{
+    self->pid = (int32_t)getpid();
+    return process_running(self->pid, &self->start_time);
 }
 
 /* -------------------------------------------------------------- pools */
@@ -254,6 +429,149 @@ static void pool_give(gpu_device *device, unsigned flags, rt_event event, bool m
         destroy_native(device, event); /* the runtime frees it once its record is reached */
 }
 
+/* ------------------------------------------------- shared native events */
+
+/* Retired shared native events kept at most; beyond that they are destroyed at once. */
+#define RETIRED_KEEP_MAX 4096
+
+/* Retired native events a reap asks about, at most. */
+#define RETIRED_REAP_MAX 8
+
+/* How often a waiter on an imported event looks whether its exporter still runs:
+ * the bound on noticing that it died, at the cost of a read of /proc each time. */
+#define LIVENESS_PERIOD_NS 20000000u
+
+static bool retired_push(retired_list *list, rt_event native, const process_id *exporter)
+{
+    if (list->count == list->capacity) {
+        if (list->capacity >= RETIRED_KEEP_MAX)
+            return false;
+        size_t capacity = list->capacity ? list->capacity * 2 : 16;
+        retired_native *items = realloc(list->items, capacity * sizeof *items);
+        if (!items)
+            return false;
+        list->items = items;
+        list->capacity = capacity;
+    }
+    list->items[list->count++] = (retired_native){native, exporter ? *exporter : (process_id){0, 0}};
+    return true;
+}
+
+/* A retired native event that nobody can still be waiting for. */
+static bool retired_done(const retired_native *retired)
+{
+    rt_error e = rt_event_query(retired->native);
+    if (e != RT_ERROR_NOT_READY)
+        return true; /* reached, or broken */
+    return retired->exporter.pid != 0 && !process_is(&retired->exporter);
+}
+
+/* Destroys a few retired native events whose record was reached. Called with the
+ * device's ipc_lock held. */
+static void retired_reap(gpu_device *device)
+{
+    retired_list *list = &device->retired;
+    size_t asked = 0;
+    for (size_t i = 0; i < list->count && asked < RETIRED_REAP_MAX; asked++) {
+        if (!retired_done(&list->items[i])) {
+            i++;
+            continue;
+        }
+        destroy_native(device, list->items[i].native);
+        list->items[i] = list->items[--list->count];
+    }
+}
+
+/*
+ * Gives up a shared native event (exported from here, or an opened handle) that no
+ * tp event uses any more. With a record still pending it is kept until the record
+ * is reached (rule 9): destroying the event that made the latest record of an
+ * interprocess event can leave the other process's synchronize blocked for good
+ * (PyTorch saw it: pytorch#15974). An imported one whose exporter is gone will never
+ * be reached, and goes at once. `exporter`: of an imported one, else NULL.
+ */
+static void retire_shared_native(gpu_device *device, rt_event native, const process_id *exporter)
+{
+    retired_native retired = {native, exporter ? *exporter : (process_id){0, 0}};
+    bool pending = !retired_done(&retired);
+    pthread_mutex_lock(&device->ipc_lock);
+    retired_reap(device);
+    bool kept = pending && retired_push(&device->retired, native, exporter);
+    pthread_mutex_unlock(&device->ipc_lock);
+    if (!kept)
+        destroy_native(device, native);
+}
+
+/* Drops one tp event's hold on an opened handle. The last one destroys it, or
+ * retires it if a record of this process may be pending on it. */
+static void import_release(gpu_device *device, gpu_import *import)
+{
+    pthread_mutex_lock(&device->ipc_lock);
+    bool last = --import->refs == 0;
+    if (last) {
+        gpu_import **link = &device->imports;
+        while (*link != import)
+            link = &(*link)->next;
+        *link = import->next;
+    }
+    pthread_mutex_unlock(&device->ipc_lock);
+    if (!last)
+        return;
+    if (atomic_load_explicit(&import->recorded_here, memory_order_relaxed))
+        retire_shared_native(device, import->native, &import->exporter);
+    else
+        destroy_native(device, import->native); /* the pending record is the exporter's own */
+    free(import);
+}
+
+/* At unload, when no entry runs any more: every native event the IPC side holds. */
+static void ipc_shutdown(gpu_device *device)
+{
+    for (size_t i = 0; i < device->retired.count; i++)
+        (void)rt_event_destroy(device->retired.items[i].native);
+    free(device->retired.items);
+    device->retired = (retired_list){0};
+    while (device->imports) {
+        gpu_import *import = device->imports;
+        device->imports = import->next;
+        (void)rt_event_destroy(import->native);
+        free(import);
+    }
+}
+
+/*
+ * Whether the process that exported an imported event still runs. Once it is
+ * known gone it stays gone: a process that exited comes back no more, and a pid
+ * reused by another one has another start time.
+ */
+static bool import_exporter_alive(gpu_import *import)
+{
+    if (atomic_load_explicit(&import->exporter_gone, memory_order_relaxed))
+        return false;
+    if (process_is(&import->exporter))
+        return true;
+    atomic_store_explicit(&import->exporter_gone, true, memory_order_relaxed);
+    return false;
+}
+
+/* The same, looking at /proc at most once a LIVENESS_PERIOD_NS (query may be
+ * called in a loop); in between, the last answer. */
+static bool import_exporter_alive_throttled(gpu_import *import)
+{
+    uint64_t now = now_ns();
+    if (now < atomic_load_explicit(&import->next_liveness_check_ns, memory_order_relaxed))
+        return !atomic_load_explicit(&import->exporter_gone, memory_order_relaxed);
+    atomic_store_explicit(&import->next_liveness_check_ns, now + LIVENESS_PERIOD_NS, memory_order_relaxed);
+    return import_exporter_alive(import);
+}
+
+static tp_status exporter_exited(const gpu_import *import, const char *operation)
+{
+    return gpu.host->fail(TP_ERR_BACKEND,
+                          "%s: the process (pid %d) that exported the event exited before its record was reached",
+                          operation, (int)import->exporter.pid);
+}
+
 /* --------------------------------------------------------------- devices */
 
 /* Holds the device's primary context, reads its priority range and sets up its
@@ -338,6 +656,7 @@ static tp_status gpu_init(const tp_host *host, char *reason, size_t reason_size)
     for (int d = 0; d < count; d++) {
         devices[d].index = d;
         pthread_mutex_init(&devices[d].open_lock, NULL);
+        pthread_mutex_init(&devices[d].ipc_lock, NULL);
         for (int p = 0; p < POOL_COUNT; p++)
             pthread_mutex_init(&devices[d].pools[p].lock, NULL);
     }
@@ -356,6 +675,8 @@ static void gpu_shutdown(void)
             list_destroy_all(&device->pools[p].pending);
             pthread_mutex_destroy(&device->pools[p].lock);
         }
+        ipc_shutdown(device);
+        pthread_mutex_destroy(&device->ipc_lock);
         if (atomic_load_explicit(&device->open, memory_order_acquire))
             rt_context_close(d);
         pthread_mutex_destroy(&device->open_lock);
@@ -620,15 +941,17 @@ static tp_status gpu_event_create(int index, unsigned flags, tp_event **out)
     atomic_init(&event->native, NULL);
     atomic_init(&event->recorded, false);
     atomic_init(&event->shared, false);
+    event->import = NULL;
     *out = &event->head;
     return TP_OK;
 }
 
-/* Gives up a native event this tp event no longer uses. */
+/* Gives up a native event this tp event no longer uses (an imported one's belongs
+ * to its import, which gpu_event_destroy releases). */
 static void event_release_native(gpu_event *event, rt_event native)
 {
-    if (atomic_load_explicit(&event->shared, memory_order_relaxed)) {
-        destroy_native(event_device(event), native);
+    if (atomic_load_explicit(&event->shared, memory_order_acquire)) {
+        retire_shared_native(event_device(event), native, NULL);
         return;
     }
     pool_give(event_device(event), event->head.flags, native, true);
@@ -638,19 +961,46 @@ static tp_status gpu_event_destroy(tp_event *base)
 {
     gpu_event *event = as_event(base);
     rt_event native = atomic_exchange_explicit(&event->native, NULL, memory_order_acq_rel);
-    if (native)
+    if (event->import)
+        import_release(event_device(event), event->import);
+    else if (native)
         event_release_native(event, native);
     free(event);
     return TP_OK;
 }
 
+/* One record of `native` on the stream. */
+static inline tp_status record_native(rt_event native, gpu_stream *stream)
+{
+    rt_guard guard;
+    rt_error e = stream_enter(stream, &guard);
+    if (GPU_UNLIKELY(e != RT_SUCCESS))
+        return fail_call(RT_CALL("SetDevice"), e);
+    e = rt_event_record(native, stream->native);
+    rt_guard_leave(&guard);
+    return GPU_LIKELY(e == RT_SUCCESS) ? TP_OK : fail_call(RT_CALL("EventRecord"), e);
+}
+
+/* HIP only (RT_RERECORD_WHILE_PENDING 0): the native event must not be recorded
+ * again before its record is reached. An interprocess event keeps its native event
+ * for good (another process may hold it, or will), so it is recorded again in
+ * place, as CUDA would. */
+static bool record_would_overlap(gpu_event *event, rt_event native)
+{
+    return !RT_RERECORD_WHILE_PENDING && !(event->head.flags & TP_EVENT_INTERPROCESS) &&
+           rt_event_query(native) == RT_ERROR_NOT_READY;
+}
+
+static tp_status gpu_event_record(tp_event *base, tp_stream *stream_base);
+
 /*
  * The first record (and, on HIP, a record while the previous one is pending):
- * record a native event from the pool, then publish it. Publishing after the record
- * means a concurrent query never sees a native event that has not been recorded for
- * this tp event, and two threads racing here each give back what the other replaced.
+ * record a native event from the pool, then publish it in place of `expected`.
+ * Publishing after the record means a concurrent query never sees a native event
+ * that has not been recorded for this tp event. If another thread published one
+ * meanwhile (a racing record, or an export), this record goes to that one instead.
  */
-static tp_status event_record_fresh(gpu_event *event, gpu_stream *stream)
+static tp_status event_record_fresh(gpu_event *event, gpu_stream *stream, rt_event expected)
 {
     gpu_device *device = event_device(event);
     tp_status status = device_open(device);
@@ -660,45 +1010,71 @@ static tp_status event_record_fresh(gpu_event *event, gpu_stream *stream)
     status = pool_take(device, event->head.flags, &fresh);
     if (status != TP_OK)
         return status;
-    rt_guard guard;
-    rt_error e = stream_enter(stream, &guard);
-    if (e == RT_SUCCESS) {
-        e = rt_event_record(fresh, stream->native);
-        rt_guard_leave(&guard);
-    }
-    if (e != RT_SUCCESS) {
+    status = record_native(fresh, stream);
+    if (status != TP_OK) {
         pool_give(device, event->head.flags, fresh, false);
-        return fail_call(RT_CALL("EventRecord"), e);
+        return status;
     }
-    rt_event old = atomic_exchange_explicit(&event->native, fresh, memory_order_acq_rel);
+    rt_event seen = expected;
+    if (!atomic_compare_exchange_strong_explicit(&event->native, &seen, fresh, memory_order_acq_rel,
+                                                 memory_order_acquire)) {
+        pool_give(device, event->head.flags, fresh, true);
+        return gpu_event_record(&event->head, &stream->head);
+    }
     atomic_store_explicit(&event->recorded, true, memory_order_release);
-    if (old)
-        event_release_native(event, old);
+    if (expected)
+        event_release_native(event, expected);
     return TP_OK;
 }
 
-/* HIP only (RT_RERECORD_WHILE_PENDING 0): the native event must not be recorded
- * again before its record is reached. */
-static bool record_would_overlap(gpu_event *event, rt_event native)
+/* Not recorded yet: no native event, or one that an export (or a racing first
+ * record) made. */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static tp_status event_record_first(gpu_event *event, gpu_stream *stream)
 {
-    return !RT_RERECORD_WHILE_PENDING && !atomic_load_explicit(&event->shared, memory_order_relaxed) &&
-           rt_event_query(native) == RT_ERROR_NOT_READY;
+    rt_event native = atomic_load_explicit(&event->native, memory_order_acquire);
+    if (native == NULL || record_would_overlap(event, native))
+        return event_record_fresh(event, stream, native);
+    tp_status status = record_native(native, stream);
+    if (status == TP_OK)
+        atomic_store_explicit(&event->recorded, true, memory_order_release);
+    return status;
 }
 
 static tp_status gpu_event_record(tp_event *base, tp_stream *stream_base)
 {
     gpu_event *event = as_event(base);
     gpu_stream *stream = as_stream(stream_base);
-    rt_event native = atomic_load_explicit(&event->native, memory_order_acquire);
-    if (GPU_UNLIKELY(native == NULL) || record_would_overlap(event, native))
-        return event_record_fresh(event, stream);
-    rt_guard guard;
-    rt_error e = stream_enter(stream, &guard);
-    if (GPU_UNLIKELY(e != RT_SUCCESS))
-        return fail_call(RT_CALL("SetDevice"), e);
-    e = rt_event_record(native, stream->native);
-    rt_guard_leave(&guard);
-    return GPU_LIKELY(e == RT_SUCCESS) ? TP_OK : fail_call(RT_CALL("EventRecord"), e);
+    if (GPU_UNLIKELY(!event_recorded(event)))
+        return event_record_first(event, stream);
+    rt_event native = event_native(event);
+    if (record_would_overlap(event, native))
+        return event_record_fresh(event, stream, native);
+    if (GPU_UNLIKELY(event->import != NULL))
+        atomic_store_explicit(&event->import->recorded_here, true, memory_order_relaxed);
+    return record_native(native, stream);
+}
+
+/* Query of an imported event whose record is not reached: a record the exporter
+ * will never reach, if it is gone (see the IPC notes). */
+#if defined(__GNUC__)
+__attribute__((noinline, cold))
+#endif
+static tp_status import_query_pending(gpu_event *event, bool *done)
+{
+    gpu_import *import = event->import;
+    if (import_exporter_alive_throttled(import)) {
+        *done = false;
+        return TP_OK;
+    }
+    /* A record reached just before the exporter went still counts. */
+    if (rt_event_query(import->native) == RT_SUCCESS) {
+        *done = true;
+        return TP_OK;
+    }
+    return exporter_exited(import, "tp_event_query");
 }
 
 static tp_status gpu_event_query(tp_event *base, bool *done)
@@ -714,11 +1090,88 @@ static tp_status gpu_event_query(tp_event *base, bool *done)
         return fail_call(RT_CALL("SetDevice"), e);
     e = rt_event_query(event_native(event));
     rt_guard_leave(&guard);
-    if (GPU_LIKELY(e == RT_SUCCESS || e == RT_ERROR_NOT_READY)) {
-        *done = e == RT_SUCCESS;
+    if (GPU_LIKELY(e == RT_SUCCESS)) {
+        *done = true;
         return TP_OK;
     }
+    if (e == RT_ERROR_NOT_READY) {
+        if (GPU_UNLIKELY(event->import != NULL))
+            return import_query_pending(event, done);
+        *done = false;
+        return TP_OK;
+    }
+    if (event->import && !import_exporter_alive(event->import))
+        return exporter_exited(event->import, "tp_event_query");
     return fail_call(RT_CALL("EventQuery"), e);
+}
+
+/*
+ * Synchronize by polling the runtime, for interprocess events that must sleep or
+ * must notice a dead exporter (see the IPC notes):
+ *  - TP_EVENT_BLOCKING (exported, imported, or local): sleeps from the start,
+ *    between queries POLL_PAUSE_FIRST_NS doubling to POLL_PAUSE_MAX_NS, since the
+ *    runtime ignores its blocking-sync flag for these events. A wait of 200 ms
+ *    costs about 200 queries and sleeps: well under 1% of a CPU. A record is seen
+ *    at most POLL_PAUSE_MAX_NS late.
+ *  - imported without TP_EVENT_BLOCKING: spins for POLL_SPIN_NS first, as the
+ *    runtime would, so a record reached soon is seen at once; then sleeps as above.
+ * An imported event's exporter is looked at every LIVENESS_PERIOD_NS: once it is
+ * gone, the pending record will never be reached (the runtime would wait forever),
+ * so synchronize fails.
+ */
+#define POLL_SPIN_NS 50000u
+#define POLL_PAUSE_FIRST_NS 20000u
+#define POLL_PAUSE_MAX_NS 1000000u
+
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static tp_status event_synchronize_polling(gpu_event *event)
+{
+    gpu_import *import = event->import;
+    rt_event native = event_native(event);
+    rt_guard guard;
+    rt_error e = guard_enter_if(RT_QUERY_NEEDS_CONTEXT, &guard, event_device(event)->context, RT_NEED_CONTEXT);
+    if (e != RT_SUCCESS)
+        return fail_call(RT_CALL("SetDevice"), e);
+    uint64_t now = now_ns();
+    uint64_t spin_until = (event->head.flags & TP_EVENT_BLOCKING) ? now : now + POLL_SPIN_NS;
+    uint64_t next_liveness_check = now; /* an exporter already gone fails at once */
+    uint64_t pause = POLL_PAUSE_FIRST_NS;
+    tp_status status = TP_OK;
+    for (;;) {
+        e = rt_event_query(native);
+        if (e == RT_SUCCESS)
+            break;
+        if (e != RT_ERROR_NOT_READY) {
+            status = import && !import_exporter_alive(import) ? exporter_exited(import, "tp_event_synchronize")
+                                                              : fail_call(RT_CALL("EventQuery"), e);
+            break;
+        }
+        now = now_ns();
+        if (import && now >= next_liveness_check) {
+            if (!import_exporter_alive(import)) {
+                /* A record reached just before the exporter went still counts. */
+                if (rt_event_query(native) != RT_SUCCESS)
+                    status = exporter_exited(import, "tp_event_synchronize");
+                break;
+            }
+            next_liveness_check = now + LIVENESS_PERIOD_NS;
+        }
+        if (now < spin_until)
+            continue;
+        pause_for(pause);
+        pause = pause * 2 < POLL_PAUSE_MAX_NS ? pause * 2 : POLL_PAUSE_MAX_NS;
+    }
+    rt_guard_leave(&guard);
+    return status;
+}
+
+/* Interprocess events that synchronize by polling: imported ones, and blocking ones. */
+static inline bool synchronize_polls(const gpu_event *event)
+{
+    return (event->head.flags & TP_EVENT_INTERPROCESS) &&
+           (event->import != NULL || (event->head.flags & TP_EVENT_BLOCKING));
 }
 
 static tp_status gpu_event_synchronize(tp_event *base)
@@ -726,6 +1179,8 @@ static tp_status gpu_event_synchronize(tp_event *base)
     gpu_event *event = as_event(base);
     if (!event_recorded(event))
         return TP_OK; /* rule 5 */
+    if (GPU_UNLIKELY(synchronize_polls(event)))
+        return event_synchronize_polling(event);
     rt_guard guard;
     rt_error e = guard_enter_if(RT_SYNCHRONIZE_NEEDS_CONTEXT, &guard, event_device(event)->context, RT_NEED_CONTEXT);
     if (GPU_UNLIKELY(e != RT_SUCCESS))
@@ -808,14 +1263,313 @@ static tp_status gpu_event_elapsed(tp_event *start_base, tp_event *end_base, flo
     return event_elapsed_checked(start, end, ms);
 }
 
-/* ------------------------------------------------------------- baselines */
+/* ------------------------------------------------------------------- IPC */
 
-static inline uint64_t now_ns(void)
+/*
+ * Interprocess events (rule 8) over the runtime's IPC event handles.
+ *
+ * Export gives the event its native event if it has none (rule 2: made at the
+ * first record or export), marks it shared and writes a payload (layout above)
+ * with the runtime's handle and who exported it. Import checks the payload, that
+ * the exporter still runs and is another process, and that the device is the
+ * exporter's GPU (by UUID: processes may number devices differently), then opens
+ * the handle on the device asked for; importing a handle again in the same
+ * process and on the same device shares the opened one. An imported event may be
+ * queried, synchronized, waited on, recorded, and exported again (its handle is
+ * the one it came from).
+ *
+ * What the runtime does not do, and this backend does instead (seen with raw CUDA
+ * 13 on an H200):
+ *  - blocking sync: the runtime spins in synchronize of an interprocess event
+ *    whatever its flags. Synchronize polls instead (event_synchronize_polling).
+ *  - a dead exporter: after a SIGKILL of the exporter, the runtime's synchronize of
+ *    a pending import never returns and its query says "not ready" for good, and
+ *    opening the dead process's handle succeeds. So import refuses a handle whose
+ *    exporter is gone (pid and start time, from /proc), and while an imported
+ *    event's record is not reached, query and synchronize look whether its
+ *    exporter still runs and fail with TP_ERR_BACKEND once it does not.
+ * Limits, which follow from what the runtime tells:
+ *  - Which process made the pending record is unknown: a record the importer made
+ *    itself is judged by the exporter's liveness too. So an importer that records
+ *    the event after its exporter died gets the error while that record is
+ *    pending, and the right answer once it is reached. Liveness is asked only
+ *    while a record is pending.
+ *  - A stream waiting on an imported event (stream_wait_event) whose exporter dies
+ *    before reaching the record waits for good: the wait is in the device's
+ *    queue, out of this library's reach. Synchronize or query the event first
+ *    where the exporter may die.
+ *  - The exporter's side does not watch its importers: a synchronize there of a
+ *    record that a killed importer made may not return (with TP_EVENT_BLOCKING it
+ *    polls, and still waits for good).
+ *  - Using an imported event after its exporter destroyed it is undefined in the
+ *    runtime; the exporter must keep it while others use it.
+ *  - The processes must share a PID namespace, as /proc is how they know each
+ *    other; a process forked from the exporter without exec passes for another.
+ */
+
+static void put_u32(unsigned char *p, uint32_t v)
 {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+    for (int i = 0; i < 4; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
 }
+
+static uint32_t get_u32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static void put_u64(unsigned char *p, uint64_t v)
+{
+    put_u32(p, (uint32_t)v);
+    put_u32(p + 4, (uint32_t)(v >> 32));
+}
+
+static uint64_t get_u64(const unsigned char *p)
+{
+    return (uint64_t)get_u32(p) | (uint64_t)get_u32(p + 4) << 32;
+}
+
+static void payload_encode(const ipc_payload *p, unsigned char *out)
+{
+    memcpy(out, RT_IPC_PAYLOAD_MAGIC, 8);
+    put_u32(out + 8, GPU_IPC_PAYLOAD_VERSION);
+    put_u32(out + 12, p->flags);
+    put_u32(out + 16, (uint32_t)p->exporter.pid);
+    put_u32(out + 20, (uint32_t)p->device);
+    put_u64(out + 24, p->exporter.start_time);
+    memcpy(out + 32, p->uuid, GPU_UUID_SIZE);
+    memcpy(out + GPU_IPC_HANDLE_OFFSET, &p->handle, RT_IPC_HANDLE_SIZE);
+}
+
+/* The payload's fields, or TP_ERR_INVALID_ARGUMENT for one this backend did not
+ * write. Says nothing yet about whether its exporter still runs. */
+static tp_status payload_decode(const unsigned char *payload, size_t length, ipc_payload *p)
+{
+    static const char who[] = "tp_event_from_ipc_handle";
+    if (length != GPU_IPC_PAYLOAD_SIZE)
+        return gpu.host->fail(TP_ERR_INVALID_ARGUMENT, "%s: a %zu-byte payload is not of a %s event (%u bytes)", who,
+                              length, RT_BACKEND_NAME, GPU_IPC_PAYLOAD_SIZE);
+    if (memcmp(payload, RT_IPC_PAYLOAD_MAGIC, 8) != 0)
+        return gpu.host->fail(TP_ERR_INVALID_ARGUMENT, "%s: the payload is not of a %s event (bad magic)", who,
+                              RT_BACKEND_NAME);
+    uint32_t version = get_u32(payload + 8);
+    if (version != GPU_IPC_PAYLOAD_VERSION)
+        return gpu.host->fail(TP_ERR_INVALID_ARGUMENT, "%s: %s payload version %u, this library reads %u", who,
+                              RT_BACKEND_NAME, (unsigned)version, GPU_IPC_PAYLOAD_VERSION);
+    p->flags = get_u32(payload + 12);
+    if (!(p->flags & TP_EVENT_INTERPROCESS) || (p->flags & ~(unsigned)(TP_EVENT_INTERPROCESS | TP_EVENT_BLOCKING)))
+        return gpu.host->fail(TP_ERR_INVALID_ARGUMENT, "%s: the payload's event flags 0x%x are not an interprocess event's",
+                              who, p->flags);
+    uint32_t pid = get_u32(payload + 16), device = get_u32(payload + 20);
+    if (pid == 0 || pid > INT32_MAX)
+        return gpu.host->fail(TP_ERR_INVALID_ARGUMENT, "%s: the payload names no process (pid %u)", who, (unsigned)pid);
+    if (device >= TP_MAX_DEVICES)
+        return gpu.host->fail(TP_ERR_INVALID_ARGUMENT, "%s: the payload names device index %u", who, (unsigned)device);
+    p->exporter = (process_id){(int32_t)pid, get_u64(payload + 24)};
+    p->device = (int)device;
+    memcpy(p->uuid, payload + 32, GPU_UUID_SIZE);
+    memcpy(&p->handle, payload + GPU_IPC_HANDLE_OFFSET, RT_IPC_HANDLE_SIZE);
+    return TP_OK;
+}
+
+/* The device's UUID, read once; all zero (and false) if the runtime cannot tell. */
+static bool device_uuid(gpu_device *device, unsigned char uuid[GPU_UUID_SIZE])
+{
+    pthread_mutex_lock(&device->ipc_lock);
+    if (device->uuid_state == UUID_UNREAD) {
+        static const unsigned char zero[GPU_UUID_SIZE];
+        bool read = rt_device_uuid(device->index, device->uuid) == RT_SUCCESS;
+        device->uuid_state = read && memcmp(device->uuid, zero, GPU_UUID_SIZE) != 0 ? UUID_KNOWN : UUID_UNKNOWN;
+    }
+    bool known = device->uuid_state == UUID_KNOWN;
+    if (known)
+        memcpy(uuid, device->uuid, GPU_UUID_SIZE);
+    else
+        memset(uuid, 0, GPU_UUID_SIZE);
+    pthread_mutex_unlock(&device->ipc_lock);
+    return known;
+}
+
+/* "GPU-8f2c1e6a-..." as nvidia-smi prints it. */
+static const char *uuid_text(const unsigned char uuid[GPU_UUID_SIZE], char text[48])
+{
+    int n = snprintf(text, 48, "GPU-");
+    for (unsigned i = 0; i < GPU_UUID_SIZE; i++)
+        n += snprintf(text + n, (size_t)(48 - n), "%s%02x", i == 4 || i == 6 || i == 8 || i == 10 ? "-" : "",
+                      uuid[i]);
+    return text;
+}
+
+/*
+ * The event's native event for export: made now if it has none, and marked
+ * shared. From then on another process may record it, so its own state answers
+ * query and synchronize (`recorded`), it is never replaced (record_would_overlap)
+ * and it is retired, not pooled (event_release_native).
+ */
+static tp_status event_share_native(gpu_event *event, rt_event *out)
+{
+    gpu_device *device = event_device(event);
+    rt_event native = atomic_load_explicit(&event->native, memory_order_acquire);
+    if (native == NULL) {
+        rt_event fresh;
+        tp_status status = pool_take(device, event->head.flags, &fresh);
+        if (status != TP_OK)
+            return status;
+        if (atomic_compare_exchange_strong_explicit(&event->native, &native, fresh, memory_order_acq_rel,
+                                                    memory_order_acquire))
+            native = fresh;
+        else
+            pool_give(device, event->head.flags, fresh, false); /* a record published one first */
+    }
+    atomic_store_explicit(&event->shared, true, memory_order_release);
+    atomic_store_explicit(&event->recorded, true, memory_order_release);
+    *out = native;
+    return TP_OK;
+}
+
+static tp_status gpu_event_ipc_export(tp_event *base, unsigned char *payload, size_t *length)
+{
+    gpu_event *event = as_event(base);
+    if (event->import) {
+        /* Passed on as it came: a third process imports the first one's event. */
+        memcpy(payload, event->import->payload, GPU_IPC_PAYLOAD_SIZE);
+        *length = GPU_IPC_PAYLOAD_SIZE;
+        return TP_OK;
+    }
+    gpu_device *device = event_device(event);
+    ipc_payload p = {.flags = event->head.flags & (TP_EVENT_INTERPROCESS | TP_EVENT_BLOCKING), .device = device->index};
+    if (!self_identity(&p.exporter))
+        return gpu.host->fail(TP_ERR_BACKEND, "tp_event_ipc_handle: cannot read this process's start time from /proc");
+    tp_status status = device_open(device);
+    if (status != TP_OK)
+        return status;
+    rt_event native;
+    status = event_share_native(event, &native);
+    if (status != TP_OK)
+        return status;
+    rt_guard guard;
+    rt_error e = rt_guard_enter(&guard, device->context, RT_NEED_DEVICE);
+    if (e != RT_SUCCESS)
+        return fail_call(RT_CALL("SetDevice"), e);
+    (void)device_uuid(device, p.uuid);
+    e = rt_ipc_get_event_handle(&p.handle, native);
+    rt_guard_leave(&guard);
+    if (e != RT_SUCCESS)
+        return fail_call(RT_CALL("IpcGetEventHandle"), e);
+    payload_encode(&p, payload);
+    *length = GPU_IPC_PAYLOAD_SIZE;
+    return TP_OK;
+}
+
+/* Refuses an import on a device that is not the GPU the event lives on, where
+ * both UUIDs are known. */
+static tp_status check_same_gpu(gpu_device *device, const ipc_payload *p)
+{
+    static const unsigned char zero[GPU_UUID_SIZE];
+    unsigned char here[GPU_UUID_SIZE];
+    if (memcmp(p->uuid, zero, GPU_UUID_SIZE) == 0 || !device_uuid(device, here) ||
+        memcmp(p->uuid, here, GPU_UUID_SIZE) == 0)
+        return TP_OK;
+    char theirs[48], ours[48];
+    return gpu.host->fail(TP_ERR_INVALID_ARGUMENT,
+                          "tp_event_from_ipc_handle: the event is on %s (%s:%d of pid %d), but %s:%d here is %s",
+                          uuid_text(p->uuid, theirs), RT_BACKEND_NAME, p->device, (int)p->exporter.pid,
+                          RT_BACKEND_NAME, device->index, uuid_text(here, ours));
+}
+
+/* The opened handle for `payload` on the device: the one already open here, or
+ * newly opened. */
+static tp_status import_acquire(gpu_device *device, const ipc_payload *p, const unsigned char *payload,
+                                gpu_import **out)
+{
+    pthread_mutex_lock(&device->ipc_lock);
+    retired_reap(device);
+    for (gpu_import *import = device->imports; import; import = import->next) {
+        if (memcmp(import->payload, payload, GPU_IPC_PAYLOAD_SIZE) == 0) {
+            import->refs++;
+            pthread_mutex_unlock(&device->ipc_lock);
+            *out = import;
+            return TP_OK;
+        }
+    }
+    gpu_import *import = calloc(1, sizeof *import);
+    if (!import) {
+        pthread_mutex_unlock(&device->ipc_lock);
+        return gpu.host->fail(TP_ERR_OUT_OF_MEMORY, "tp_event_from_ipc_handle: out of memory");
+    }
+    rt_guard guard;
+    rt_error e = rt_guard_enter(&guard, device->context, RT_NEED_DEVICE);
+    const char *call = RT_CALL("SetDevice");
+    if (e == RT_SUCCESS) {
+        call = RT_CALL("IpcOpenEventHandle");
+        e = rt_ipc_open_event_handle(&import->native, &p->handle);
+        rt_guard_leave(&guard);
+    }
+    if (e != RT_SUCCESS) {
+        pthread_mutex_unlock(&device->ipc_lock);
+        free(import);
+        /* The handle is what was given: the runtime refusing it is an invalid
+         * argument, unless it ran out of memory. */
+        return gpu.host->fail(e == RT_ERROR_OUT_OF_MEMORY ? TP_ERR_OUT_OF_MEMORY : TP_ERR_INVALID_ARGUMENT,
+                              "tp_event_from_ipc_handle: %s: %s: %s (the event of pid %d, its %s:%d)", call,
+                              rt_error_name(e), rt_error_string(e), (int)p->exporter.pid, RT_BACKEND_NAME, p->device);
+    }
+    import->refs = 1;
+    import->exporter = p->exporter;
+    memcpy(import->payload, payload, GPU_IPC_PAYLOAD_SIZE);
+    atomic_init(&import->next_liveness_check_ns, 0);
+    atomic_init(&import->exporter_gone, false);
+    atomic_init(&import->recorded_here, false);
+    import->next = device->imports;
+    device->imports = import;
+    pthread_mutex_unlock(&device->ipc_lock);
+    *out = import;
+    return TP_OK;
+}
+
+static tp_status gpu_event_ipc_import(int index, const unsigned char *payload, size_t length, tp_event **out)
+{
+    static const char who[] = "tp_event_from_ipc_handle";
+    ipc_payload p = {.flags = 0};
+    tp_status status = payload_decode(payload, length, &p);
+    if (status != TP_OK)
+        return status;
+    /* Checked before the runtime sees the handle: it opens a dead process's handle
+     * as if nothing were wrong, and fails on one of this process's own. */
+    if (!process_is(&p.exporter))
+        return gpu.host->fail(TP_ERR_INVALID_ARGUMENT, "%s: the exporting process (pid %d) is gone", who,
+                              (int)p.exporter.pid);
+    if (p.exporter.pid == (int32_t)getpid())
+        return gpu.host->fail(TP_ERR_INVALID_ARGUMENT,
+                              "%s: the handle was exported by this process (pid %d), and %s cannot open an event's "
+                              "handle in the process that exported it: use the exported event itself",
+                              who, (int)p.exporter.pid, RT_BACKEND_NAME);
+    gpu_device *device = &gpu.devices[index];
+    status = device_open(device);
+    if (status != TP_OK)
+        return status;
+    status = check_same_gpu(device, &p);
+    if (status != TP_OK)
+        return status;
+    gpu_event *event = malloc(sizeof *event);
+    if (!event)
+        return gpu.host->fail(TP_ERR_OUT_OF_MEMORY, "%s: out of memory", who);
+    gpu_import *import = NULL;
+    status = import_acquire(device, &p, payload, &import);
+    if (status != TP_OK) {
+        free(event);
+        return status;
+    }
+    event->head = (tp_event){&gpu_table, {RT_DEVICE_TYPE, index}, p.flags};
+    atomic_init(&event->native, import->native);
+    atomic_init(&event->recorded, true); /* the exporter may have recorded it: ask the runtime */
+    atomic_init(&event->shared, true);
+    event->import = import;
+    *out = &event->head;
+    return TP_OK;
+}
+
+/* ------------------------------------------------------------- baselines */
 
 typedef struct sample_setup {
     rt_stream stream, other;
@@ -957,12 +1711,8 @@ static const tp_backend gpu_table = {
     .event_query = gpu_event_query,
     .event_synchronize = gpu_event_synchronize,
     .event_elapsed = gpu_event_elapsed,
-    /* IPC comes later: export will give the event its native event (rule 2) from
-     * the INTERPROCESS pool, mark it shared and write the runtime's handle; import
-     * will wrap an opened handle as a shared event with `recorded` set (the other
-     * process records it). Shared native events are destroyed, never pooled. */
-    .event_ipc_export = NULL,
-    .event_ipc_import = NULL,
+    .event_ipc_export = gpu_event_ipc_export,
+    .event_ipc_import = gpu_event_ipc_import,
     .native_sample = gpu_native_sample,
     .shutdown = gpu_shutdown,
 };

@@ -17,6 +17,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 
 #define RT_BACKEND_NAME "cuda"
 #define RT_DEVICE_TYPE TP_DEVICE_CUDA
@@ -138,6 +139,45 @@ static inline rt_error rt_event_synchronize(rt_event e) { return cudaEventSynchr
 static inline rt_error rt_event_elapsed(float *ms, rt_event start, rt_event end)
 {
     return cudaEventElapsedTime(ms, start, end);
+}
+
+/* ---------------------------------------------------------------- IPC
+ *
+ * Interprocess events (cudaIpcGetEventHandle / cudaIpcOpenEventHandle). Behaviours
+ * seen on CUDA 13 (H200) that the shared code works around, see gpu_backend.c:
+ *  - cudaEventBlockingSync is ignored for interprocess events, exported or opened:
+ *    cudaEventSynchronize spins;
+ *  - once the exporting process is SIGKILLed, cudaEventSynchronize of an opened
+ *    event with the exporter's record pending never returns and cudaEventQuery
+ *    stays cudaErrorNotReady; opening a dead exporter's handle still succeeds;
+ *  - opening a handle in the process that exported it fails
+ *    (cudaErrorDeviceUninitialized).
+ * A process that exported an event and is killed leaves the driver's own
+ * /dev/shm/cuda.shm.* file behind; that is the driver's, not tpevent's.
+ */
+#define RT_IPC_PAYLOAD_MAGIC "tpevcuda" /* 8 bytes, no NUL: begins every CUDA payload */
+#define RT_IPC_HANDLE_SIZE CUDA_IPC_HANDLE_SIZE
+typedef cudaIpcEventHandle_t rt_ipc_event_handle;
+
+/* Both run with the event's device current (the handle is of the current context). */
+static inline rt_error rt_ipc_get_event_handle(rt_ipc_event_handle *handle, rt_event e)
+{
+    return cudaIpcGetEventHandle(handle, e);
+}
+static inline rt_error rt_ipc_open_event_handle(rt_event *e, const rt_ipc_event_handle *handle)
+{
+    return cudaIpcOpenEventHandle(e, *handle);
+}
+
+/* The device's 16-byte UUID (as nvidia-smi prints it, GPU-...): tells an importer
+ * whether its device is the exporter's, whatever numbering each process sees. */
+static inline rt_error rt_device_uuid(int device, unsigned char uuid[16])
+{
+    struct cudaDeviceProp prop;
+    rt_error e = cudaGetDeviceProperties(&prop, device);
+    if (e == RT_SUCCESS)
+        memcpy(uuid, prop.uuid.bytes, 16);
+    return e;
 }
 
 /* ---------------------------------------------------------------- contexts

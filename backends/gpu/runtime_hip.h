@@ -178,6 +178,40 @@ static inline rt_error rt_event_elapsed(float *ms, rt_event start, rt_event end)
     return hipEventElapsedTime(ms, start, end);
 }
 
+/* ---------------------------------------------------------------- IPC
+ *
+ * hipIpcGetEventHandle / hipIpcOpenEventHandle (HIP 5.2 has both; its documentation
+ * calls hipEventInterprocess "under development" on AMD). Like CUDA, HIP refuses to
+ * open a handle in the process that exported it (hipErrorInvalidContext). Not
+ * tried on hardware here: the shared code treats HIP's interprocess events as
+ * CUDA's (polling synchronize, liveness checks), which is safe whatever HIP's
+ * blocking-sync flag does for them.
+ */
+#define RT_IPC_PAYLOAD_MAGIC "tpev-hip" /* 8 bytes, no NUL: begins every HIP payload */
+#define RT_IPC_HANDLE_SIZE HIP_IPC_HANDLE_SIZE
+typedef hipIpcEventHandle_t rt_ipc_event_handle;
+
+static inline rt_error rt_ipc_get_event_handle(rt_ipc_event_handle *handle, rt_event e)
+{
+    return hipIpcGetEventHandle(handle, e);
+}
+static inline rt_error rt_ipc_open_event_handle(rt_event *e, const rt_ipc_event_handle *handle)
+{
+    return hipIpcOpenEventHandle(e, *handle);
+}
+
+static inline rt_error rt_device_uuid(int device, unsigned char uuid[16])
+{
+    hipDevice_t handle;
+    hipUUID id;
+    rt_error e = hipDeviceGet(&handle, device);
+    if (e == RT_SUCCESS)
+        e = hipDeviceGetUuid(&id, handle);
+    if (e == RT_SUCCESS)
+        memcpy(uuid, id.bytes, 16);
+    return e;
+}
+
 /* ---------------------------------------------------------------- contexts
  *
  * HIP differs from CUDA: the runtime sets up every device when it starts, and a

@@ -127,6 +127,9 @@ int open_fd_count(void);
 char *dev_shm_listing(void);
 /* Fails the test, naming them, if `after` holds names that `before` does not. */
 void check_nothing_new_in_dev_shm(const char *before, const char *after);
+/* The same, except for names that start with `foreign_prefix` (files of a driver
+ * underneath, not of tpevent), which are printed and let pass. */
+void check_nothing_new_in_dev_shm_except(const char *before, const char *after, const char *foreign_prefix);
 
 /* CPU time (user + system) of the calling thread, in seconds, from
  * getrusage(RUSAGE_THREAD). */
