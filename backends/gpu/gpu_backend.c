@@ -22,10 +22,12 @@
  *  - Hot paths (record, query, wait, elapsed, synchronize) take no lock, allocate
  *    nothing and change no device unless the stream needs its device current.
  *    Where the runtime would create a context on a thread that has none (record
- *    and waits; see RT_*_NEEDS_CONTEXT in the mapping for the rest), the only extra
+ *    and waits; see RT_*_NEEDS_CONTEXT in the mapping for the rest), the extra
  *    work is rt_guard_enter's check that the thread has a current context, a
  *    thread-local flag once it has one: no call of ours makes the runtime create a
- *    context on a device nobody asked for. elapsed_time, like everything that must
+ *    context on a device nobody asked for. Streams created once the runtime's
+ *    lazy-start device is open skip even that (gpu_stream.context_free): the
+ *    runtime's lazy start would only adopt a context that exists already. elapsed_time, like everything that must
  *    switch devices, leaves the caller's current context (or its lack of one) as
  *    it found it.
  *  - Interprocess events (rule 8; see "IPC" below) wrap the runtime's IPC event
@@ -167,6 +169,10 @@ typedef struct gpu_stream {
     rt_stream native;
     struct gpu_device *device;
     bool follows_current_device; /* NULL/legacy/per-thread handle: needs its device current */
+    /* Records and waits on it need no guard: it names its own device, and a thread
+     * with no current context may be left to the runtime's lazy start (see
+     * lazy_start_is_harmless). Decided at creation; false only costs a guard. */
+    bool context_free;
 } gpu_stream;
 
 typedef struct gpu_device {
@@ -611,6 +617,7 @@ static tp_status device_open(gpu_device *device)
                 .native = RT_DEFAULT_STREAM,
                 .device = device,
                 .follows_current_device = true,
+                .context_free = false,
             };
             atomic_store_explicit(&device->open, true, memory_order_release);
         } else {
@@ -761,6 +768,24 @@ static inline rt_error guard_enter_if(bool needed, rt_guard *guard, rt_context c
     return rt_guard_enter(guard, ctx, need);
 }
 
+/*
+ * Whether a record or wait on a thread with no current context may be left to the
+ * runtime: its lazy start then makes RT_LAZY_CONTEXT_DEVICE's primary context
+ * current, as a raw call would, and creates nothing once this backend holds that
+ * context (its device is open). Where this is so, records and waits on streams
+ * that name their own device need no guard at all, not even the guard's
+ * thread-local read.
+ */
+static bool lazy_start_is_harmless(void)
+{
+#if RT_LAZY_CONTEXT_DEVICE < 0
+    return true;
+#else
+    return RT_LAZY_CONTEXT_DEVICE < gpu.device_count &&
+           atomic_load_explicit(&gpu.devices[RT_LAZY_CONTEXT_DEVICE].open, memory_order_acquire);
+#endif
+}
+
 static int clamp_priority(const gpu_device *device, int priority)
 {
     if (priority < device->greatest_priority)
@@ -793,6 +818,7 @@ static tp_status gpu_stream_create(int index, int priority, tp_stream **out)
     stream->head = (tp_stream){&gpu_table, {RT_DEVICE_TYPE, index}, clamped, 0};
     stream->device = device;
     stream->follows_current_device = false;
+    stream->context_free = lazy_start_is_harmless();
     *out = &stream->head;
     return TP_OK;
 }
@@ -831,6 +857,7 @@ static tp_status gpu_stream_from_native(int index, void *native, tp_stream **out
     stream->native = handle;
     stream->device = device;
     stream->follows_current_device = follows;
+    stream->context_free = !follows && lazy_start_is_harmless();
     *out = &stream->head;
     return TP_OK;
 }
@@ -935,7 +962,7 @@ static inline rt_event event_native(gpu_event *event)
 static tp_status gpu_event_create(int index, unsigned flags, tp_event **out)
 {
     gpu_event *event = malloc(sizeof *event);
-    if (!event)
+    if (GPU_UNLIKELY(!event))
         return gpu.host->fail(TP_ERR_OUT_OF_MEMORY, "tp_event_create: out of memory");
     event->head = (tp_event){&gpu_table, {RT_DEVICE_TYPE, index}, flags};
     atomic_init(&event->native, NULL);
@@ -957,11 +984,13 @@ static void event_release_native(gpu_event *event, rt_event native)
     pool_give(event_device(event), event->head.flags, native, true);
 }
 
+/* No call on the event may overlap its destroy (the event is freed here), so
+ * `native` is only read: no locked exchange, no fence. */
 static tp_status gpu_event_destroy(tp_event *base)
 {
     gpu_event *event = as_event(base);
-    rt_event native = atomic_exchange_explicit(&event->native, NULL, memory_order_acq_rel);
-    if (event->import)
+    rt_event native = atomic_load_explicit(&event->native, memory_order_relaxed);
+    if (GPU_UNLIKELY(event->import != NULL))
         import_release(event_device(event), event->import);
     else if (native)
         event_release_native(event, native);
@@ -1043,18 +1072,37 @@ static tp_status event_record_first(gpu_event *event, gpu_stream *stream)
     return status;
 }
 
-static tp_status gpu_event_record(tp_event *base, tp_stream *stream_base)
+/* Everything but the common case: the first record, a stream that needs a guard,
+ * an imported event, (HIP) a record that would overlap the pending one. */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static tp_status event_record_slow(gpu_event *event, gpu_stream *stream)
 {
-    gpu_event *event = as_event(base);
-    gpu_stream *stream = as_stream(stream_base);
-    if (GPU_UNLIKELY(!event_recorded(event)))
+    if (!event_recorded(event))
         return event_record_first(event, stream);
     rt_event native = event_native(event);
     if (record_would_overlap(event, native))
         return event_record_fresh(event, stream, native);
-    if (GPU_UNLIKELY(event->import != NULL))
+    if (event->import != NULL)
         atomic_store_explicit(&event->import->recorded_here, true, memory_order_relaxed);
     return record_native(native, stream);
+}
+
+/* The common case in one branch (the record is ~250 ns, the budget 3% of it):
+ * recorded before, on a stream that needs no guard, not an import. */
+static tp_status gpu_event_record(tp_event *base, tp_stream *stream_base)
+{
+    gpu_event *event = as_event(base);
+    gpu_stream *stream = as_stream(stream_base);
+    if (GPU_LIKELY(event_recorded(event) & stream->context_free & (event->import == NULL))) {
+        rt_event native = event_native(event);
+        if (GPU_LIKELY(!record_would_overlap(event, native))) {
+            rt_error e = rt_event_record(native, stream->native);
+            return GPU_LIKELY(e == RT_SUCCESS) ? TP_OK : fail_call(RT_CALL("EventRecord"), e);
+        }
+    }
+    return event_record_slow(event, stream);
 }
 
 /* Query of an imported event whose record is not reached: a record the exporter
@@ -1192,10 +1240,11 @@ static tp_status gpu_event_synchronize(tp_event *base)
 
 /* Any stream, of any device, may wait (rule 1); the runtime keeps the record that
  * is latest now, whatever is recorded later (rule 6). */
-static tp_status gpu_stream_wait_event(tp_stream *stream_base, tp_event *event_base)
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static tp_status stream_wait_event_slow(gpu_stream *stream, gpu_event *event)
 {
-    gpu_event *event = as_event(event_base);
-    gpu_stream *stream = as_stream(stream_base);
     if (!event_recorded(event))
         return TP_OK; /* rule 6: nothing to wait for */
     rt_guard guard;
@@ -1205,6 +1254,29 @@ static tp_status gpu_stream_wait_event(tp_stream *stream_base, tp_event *event_b
     e = rt_stream_wait_event(stream->native, event_native(event));
     rt_guard_leave(&guard);
     return GPU_LIKELY(e == RT_SUCCESS) ? TP_OK : fail_call(RT_CALL("StreamWaitEvent"), e);
+}
+
+/* The common case in one branch: recorded, on a stream that needs no guard. */
+static tp_status gpu_stream_wait_event(tp_stream *stream_base, tp_event *event_base)
+{
+    gpu_event *event = as_event(event_base);
+    gpu_stream *stream = as_stream(stream_base);
+    if (GPU_LIKELY(event_recorded(event) & stream->context_free)) {
+        rt_error e = rt_stream_wait_event(stream->native, event_native(event));
+        return GPU_LIKELY(e == RT_SUCCESS) ? TP_OK : fail_call(RT_CALL("StreamWaitEvent"), e);
+    }
+    return stream_wait_event_slow(stream, event);
+}
+
+/* cudaEventElapsedTime failed for two recorded events of one device. */
+#if defined(__GNUC__)
+__attribute__((noinline, cold))
+#endif
+static tp_status elapsed_failed(rt_error e)
+{
+    if (e == RT_ERROR_NOT_READY)
+        return gpu.host->fail(TP_ERR_NOT_READY, "tp_event_elapsed_time: a record is not reached yet");
+    return fail_call(RT_CALL("EventElapsedTime"), e);
 }
 
 /* Rule 7, in its order: NOT_RECORDED, NOT_READY, DEVICE_MISMATCH (the core has
@@ -1227,10 +1299,8 @@ static tp_status event_elapsed_checked(gpu_event *start, gpu_event *end, float *
     tp_status status = TP_OK;
     if (start->head.device.index == end->head.device.index) {
         e = rt_event_elapsed(ms, event_native(start), event_native(end));
-        if (e == RT_ERROR_NOT_READY)
-            status = gpu.host->fail(TP_ERR_NOT_READY, "tp_event_elapsed_time: a record is not reached yet");
-        else if (e != RT_SUCCESS)
-            status = fail_call(RT_CALL("EventElapsedTime"), e);
+        if (e != RT_SUCCESS)
+            status = elapsed_failed(e);
     } else {
         rt_error start_state = rt_event_query(event_native(start));
         rt_error end_state = rt_event_query(event_native(end));
@@ -1251,15 +1321,17 @@ static tp_status event_elapsed_checked(gpu_event *start, gpu_event *end, float *
 }
 
 /* The common case in as few instructions as it takes (the call is ~100 ns, the
- * budget 3% of it): both recorded, one device, no guard needed, reached. Anything
- * else goes the checked way, which asks again and says why. */
+ * budget 3% of it): both recorded, one device, no guard needed; then a failure of
+ * the call needs nothing but its error, so nothing is kept across it. Anything
+ * else goes the checked way, which says why. */
 static tp_status gpu_event_elapsed(tp_event *start_base, tp_event *end_base, float *ms)
 {
     gpu_event *start = as_event(start_base), *end = as_event(end_base);
-    if (GPU_LIKELY(!RT_ELAPSED_NEEDS_CONTEXT && event_recorded(start) && event_recorded(end) &&
-                   start->head.device.index == end->head.device.index) &&
-        GPU_LIKELY(rt_event_elapsed(ms, event_native(start), event_native(end)) == RT_SUCCESS))
-        return TP_OK;
+    if (GPU_LIKELY(!RT_ELAPSED_NEEDS_CONTEXT &&
+                   (event_recorded(start) & event_recorded(end) & (start->head.device.index == end->head.device.index)))) {
+        rt_error e = rt_event_elapsed(ms, event_native(start), event_native(end));
+        return GPU_LIKELY(e == RT_SUCCESS) ? TP_OK : elapsed_failed(e);
+    }
     return event_elapsed_checked(start, end, ms);
 }
 

@@ -321,6 +321,13 @@ typedef struct rt_guard {
  * (PyTorch #122538), so below 13.0 it and synchronize stay guarded. The module links
  * cudart statically: the version checked here is the one that runs.
  */
+/* A thread with no current context that calls cudart gets this device's primary
+ * context made current (cudart's lazy start; the device cudaSetDevice named would
+ * already have its context current). gpu_backend.c leaves records and waits to
+ * that lazy start once it holds this device's context anyway: nothing new is
+ * created, and the hot paths skip the guard. */
+#define RT_LAZY_CONTEXT_DEVICE 0
+
 #define RT_QUERY_NEEDS_CONTEXT 0
 #define RT_SYNCHRONIZE_NEEDS_CONTEXT (CUDART_VERSION < 13000)
 #define RT_ELAPSED_NEEDS_CONTEXT (CUDART_VERSION < 13000)

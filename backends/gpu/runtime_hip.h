@@ -250,6 +250,10 @@ typedef struct rt_guard {
 } rt_guard;
 
 /* No call creates a context on the side (see above). */
+/* No lazy per-device context on the side (see above): no call needs a guard for
+ * the context's sake. */
+#define RT_LAZY_CONTEXT_DEVICE (-1)
+
 #define RT_QUERY_NEEDS_CONTEXT 0
 #define RT_SYNCHRONIZE_NEEDS_CONTEXT 0
 #define RT_ELAPSED_NEEDS_CONTEXT 0
