@@ -191,6 +191,11 @@ typedef struct gpu_device {
     retired_list retired;
     enum { UUID_UNREAD, UUID_KNOWN, UUID_UNKNOWN } uuid_state;
     unsigned char uuid[GPU_UUID_SIZE];
+    /* Cross-device waits on interprocess events go through this stream of the
+     * event's device (see relay_wait); made on first need, under relay_lock. */
+    pthread_mutex_t relay_lock;
+    rt_stream relay;
+    bool relay_made;
 } gpu_device;
 
 typedef struct gpu_event {
@@ -664,6 +669,7 @@ static tp_status gpu_init(const tp_host *host, char *reason, size_t reason_size)
         devices[d].index = d;
         pthread_mutex_init(&devices[d].open_lock, NULL);
         pthread_mutex_init(&devices[d].ipc_lock, NULL);
+        pthread_mutex_init(&devices[d].relay_lock, NULL);
         for (int p = 0; p < POOL_COUNT; p++)
             pthread_mutex_init(&devices[d].pools[p].lock, NULL);
     }
@@ -684,6 +690,9 @@ static void gpu_shutdown(void)
         }
         ipc_shutdown(device);
         pthread_mutex_destroy(&device->ipc_lock);
+        if (device->relay_made)
+            (void)rt_stream_destroy(device->relay);
+        pthread_mutex_destroy(&device->relay_lock);
         if (atomic_load_explicit(&device->open, memory_order_acquire))
             rt_context_close(d);
         pthread_mutex_destroy(&device->open_lock);
@@ -1256,11 +1265,69 @@ static tp_status stream_wait_event_slow(gpu_stream *stream, gpu_event *event)
     return GPU_LIKELY(e == RT_SUCCESS) ? TP_OK : fail_call(RT_CALL("StreamWaitEvent"), e);
 }
 
+/*
+ * A stream of one device waiting on an interprocess event of another: CUDA 13
+ * crashes in cuStreamWaitEvent on that (seen on two H200s; same-device waits and
+ * cross-device waits on ordinary events work). So the wait is relayed: on the
+ * event's device, a relay stream waits on the event, which takes the snapshot of
+ * its latest record now (rule 6), and records an ordinary pooled event, which the
+ * waiting stream then waits on. The relay stream is shared by the device's relayed
+ * waits, which it runs in order: a relayed wait may also wait for the relayed waits
+ * before it, never for anything else.
+ */
+#if defined(__GNUC__)
+__attribute__((noinline, cold))
+#endif
+static tp_status relay_wait(gpu_stream *stream, gpu_event *event)
+{
+    gpu_device *device = event_device(event);
+    rt_guard guard;
+    rt_error e = rt_guard_enter(&guard, device->context, RT_NEED_DEVICE);
+    if (e != RT_SUCCESS)
+        return fail_call(RT_CALL("SetDevice"), e);
+    const char *call = RT_CALL("StreamCreateWithPriority");
+    pthread_mutex_lock(&device->relay_lock);
+    if (!device->relay_made && (e = rt_stream_create(&device->relay, device->least_priority)) == RT_SUCCESS)
+        device->relay_made = true;
+    rt_event marker = NULL;
+    tp_status status = TP_OK;
+    if (e == RT_SUCCESS) {
+        call = RT_CALL("StreamWaitEvent");
+        e = rt_stream_wait_event(device->relay, event_native(event));
+    }
+    if (e == RT_SUCCESS) {
+        status = pool_take(device, TP_EVENT_DEFAULT, &marker);
+        if (status == TP_OK) {
+            call = RT_CALL("EventRecord");
+            e = rt_event_record(marker, device->relay);
+        }
+    }
+    pthread_mutex_unlock(&device->relay_lock);
+    rt_guard_leave(&guard);
+    if (status == TP_OK && e != RT_SUCCESS)
+        status = fail_call(call, e);
+    if (status == TP_OK) {
+        e = stream_enter(stream, &guard);
+        if (e == RT_SUCCESS) {
+            e = rt_stream_wait_event(stream->native, marker);
+            rt_guard_leave(&guard);
+        }
+        if (e != RT_SUCCESS)
+            status = fail_call(RT_CALL("StreamWaitEvent"), e);
+    }
+    if (marker)
+        pool_give(device, TP_EVENT_DEFAULT, marker, true);
+    return status;
+}
+
 /* The common case in one branch: recorded, on a stream that needs no guard. */
 static tp_status gpu_stream_wait_event(tp_stream *stream_base, tp_event *event_base)
 {
     gpu_event *event = as_event(event_base);
     gpu_stream *stream = as_stream(stream_base);
+    if (GPU_UNLIKELY((event->head.flags & TP_EVENT_INTERPROCESS) &&
+                     event->head.device.index != stream->head.device.index))
+        return event_recorded(event) ? relay_wait(stream, event) : TP_OK;
     if (GPU_LIKELY(event_recorded(event) & stream->context_free)) {
         rt_error e = rt_stream_wait_event(stream->native, event_native(event));
         return GPU_LIKELY(e == RT_SUCCESS) ? TP_OK : fail_call(RT_CALL("StreamWaitEvent"), e);

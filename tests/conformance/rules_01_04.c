@@ -59,14 +59,15 @@ TEST(rule01_refused_record_leaves_event_unrecorded)
     return 0;
 }
 
-TEST(rule01_peer_stream_waits_on_event)
+/* A stream of the peer device waits on an event (created with `flags`) recorded
+ * behind a closed gate: its later work runs only once the gate opens. */
+static int peer_stream_waits(const test_env *env, unsigned flags)
 {
-    REQUIRE_PEER(env);
     gate g;
     gate_init(&g);
     tp_stream *stream = new_stream(env->device);
     tp_stream *peer_stream = new_stream(env->peer);
-    tp_event *event = new_event(env->device, TP_EVENT_DEFAULT);
+    tp_event *event = new_event(env->device, flags);
     tp_event *after = new_event(env->peer, TP_EVENT_DEFAULT);
 
     gate_launch(&g, stream);
@@ -85,6 +86,20 @@ TEST(rule01_peer_stream_waits_on_event)
     CHECK_OK(tp_stream_destroy(stream));
     gate_destroy(&g);
     return 0;
+}
+
+TEST(rule01_peer_stream_waits_on_event)
+{
+    REQUIRE_PEER(env);
+    return peer_stream_waits(env, TP_EVENT_DEFAULT);
+}
+
+/* CUDA 13 cannot wait on an interprocess event from another device's stream
+ * directly (it crashes); the backend relays such waits. */
+TEST(rule01_peer_stream_waits_on_interprocess_event)
+{
+    REQUIRE_PEER(env);
+    return peer_stream_waits(env, TP_EVENT_INTERPROCESS);
 }
 
 TEST(rule01_record_null_stream_uses_event_device)
