@@ -40,6 +40,41 @@ tp_status tp_event_destroy(tp_event *event)
     return event->backend->event_destroy(event);
 }
 
+/* Failure paths of the hot calls, out of line so that the calls themselves need no
+ * stack frame for message buffers. */
+#if defined(__GNUC__)
+#define TP_COLD __attribute__((noinline, cold))
+#else
+#define TP_COLD
+#endif
+
+TP_COLD static tp_status record_mismatch(const tp_event *event, const tp_stream *stream)
+{
+    char event_device[24], stream_device[24];
+    return tp_fail(TP_ERR_DEVICE_MISMATCH, "tp_event_record: event of %s recorded on a stream of %s",
+                   tp_device_str(event->device, event_device), tp_device_str(stream->device, stream_device));
+}
+
+TP_COLD static tp_status wait_across_backends(const tp_event *event, const tp_stream *stream)
+{
+    char event_device[24], stream_device[24];
+    return tp_fail(TP_ERR_UNSUPPORTED,
+                   "tp_event_wait: a stream of %s cannot wait on an event of %s yet (cross-backend waits)",
+                   tp_device_str(stream->device, stream_device), tp_device_str(event->device, event_device));
+}
+
+TP_COLD static tp_status elapsed_refused(const tp_event *start, const tp_event *end)
+{
+    if (!(start->flags & end->flags & TP_EVENT_TIMING))
+        return tp_fail(TP_ERR_TIMING_DISABLED,
+                       "tp_event_elapsed_time: the %s event was created without TP_EVENT_TIMING",
+                       (start->flags & TP_EVENT_TIMING) ? "end" : "start");
+    /* Events of two backends share no clock yet; that is a device mismatch. */
+    char start_device[24], end_device[24];
+    return tp_fail(TP_ERR_DEVICE_MISMATCH, "tp_event_elapsed_time: start is of %s, end of %s",
+                   tp_device_str(start->device, start_device), tp_device_str(end->device, end_device));
+}
+
 tp_status tp_event_record(tp_event *event, tp_stream *stream)
 {
     if (TP_UNLIKELY(!event))
@@ -49,11 +84,8 @@ tp_status tp_event_record(tp_event *event, tp_stream *stream)
         if (TP_UNLIKELY(status != TP_OK))
             return status;
     }
-    if (TP_UNLIKELY(!same_device(event->device, stream->device))) {
-        char event_device[24], stream_device[24];
-        return tp_fail(TP_ERR_DEVICE_MISMATCH, "tp_event_record: event of %s recorded on a stream of %s",
-                       tp_device_str(event->device, event_device), tp_device_str(stream->device, stream_device));
-    }
+    if (TP_UNLIKELY(!same_device(event->device, stream->device)))
+        return record_mismatch(event, stream);
     return event->backend->event_record(event, stream);
 }
 
@@ -80,12 +112,8 @@ tp_status tp_event_wait(tp_event *event, tp_stream *stream)
         if (TP_UNLIKELY(status != TP_OK))
             return status;
     }
-    if (TP_UNLIKELY(stream->backend != event->backend)) {
-        char event_device[24], stream_device[24];
-        return tp_fail(TP_ERR_UNSUPPORTED,
-                       "tp_event_wait: a stream of %s cannot wait on an event of %s yet (cross-backend waits)",
-                       tp_device_str(stream->device, stream_device), tp_device_str(event->device, event_device));
-    }
+    if (TP_UNLIKELY(stream->backend != event->backend))
+        return wait_across_backends(event, stream);
     return event->backend->stream_wait_event(stream, event);
 }
 
@@ -94,15 +122,8 @@ tp_status tp_event_elapsed_time(tp_event *start, tp_event *end, float *ms)
     if (TP_UNLIKELY(!start || !end || !ms))
         return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_event_elapsed_time: %s is NULL",
                        !start ? "start" : !end ? "end" : "ms");
-    if (TP_UNLIKELY(!(start->flags & end->flags & TP_EVENT_TIMING)))
-        return tp_fail(TP_ERR_TIMING_DISABLED, "tp_event_elapsed_time: the %s event was created without TP_EVENT_TIMING",
-                       (start->flags & TP_EVENT_TIMING) ? "end" : "start");
-    if (TP_UNLIKELY(start->backend != end->backend)) {
-        /* Events of two backends share no clock yet; that is a device mismatch. */
-        char start_device[24], end_device[24];
-        return tp_fail(TP_ERR_DEVICE_MISMATCH, "tp_event_elapsed_time: start is of %s, end of %s",
-                       tp_device_str(start->device, start_device), tp_device_str(end->device, end_device));
-    }
+    if (TP_UNLIKELY(!(start->flags & end->flags & TP_EVENT_TIMING) || start->backend != end->backend))
+        return elapsed_refused(start, end);
     if (!start->backend->event_elapsed)
         return unsupported(start->backend, "tp_event_elapsed_time");
     return start->backend->event_elapsed(start, end, ms);

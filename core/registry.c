@@ -113,15 +113,24 @@ static void start_slot(backend_slot *slot, tp_device_type type)
     atomic_store_explicit(&slot->state, status == TP_OK ? SLOT_READY : SLOT_UNAVAILABLE, memory_order_release);
 }
 
-static backend_slot *started_slot(tp_device_type type)
+/* First use of a backend: loads it. Kept out of line so that the fast path of
+ * started_slot is a load and a compare. */
+#if defined(__GNUC__)
+__attribute__((noinline, cold))
+#endif
+static void start_slot_once(backend_slot *slot, tp_device_type type)
 {
-    backend_slot *slot = &slots[type];
-    if (TP_LIKELY(atomic_load_explicit(&slot->state, memory_order_acquire) != SLOT_UNTRIED))
-        return slot;
     pthread_mutex_lock(&registry_lock);
     if (atomic_load_explicit(&slot->state, memory_order_relaxed) == SLOT_UNTRIED)
         start_slot(slot, type);
     pthread_mutex_unlock(&registry_lock);
+}
+
+static inline backend_slot *started_slot(tp_device_type type)
+{
+    backend_slot *slot = &slots[type];
+    if (TP_UNLIKELY(atomic_load_explicit(&slot->state, memory_order_acquire) == SLOT_UNTRIED))
+        start_slot_once(slot, type);
     return slot;
 }
 
