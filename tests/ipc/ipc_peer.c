@@ -7,5 +7,13 @@
 
 TEST(role_peer)
 {
-    return peer_main(env->device);
+    return peer_main(env->device, false);
+}
+
+/* The same, with the shared page at PEER_PAGE_FD. Said by the role, not guessed from
+ * whether the descriptor is open: a process may inherit one there (seen on a GPU
+ * machine). */
+TEST(role_peer_with_page)
+{
+    return peer_main(env->device, true);
 }

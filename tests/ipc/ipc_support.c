@@ -81,7 +81,8 @@ void peer_start(peer *p, const char *device, int page_fd)
     if (child_page >= 0)
         CHECK(posix_spawn_file_actions_adddup2(&actions, child_page, PEER_PAGE_FD) == 0);
 
-    char *argv[] = {exe, "--device", (char *)device, "--test", "role_peer", NULL};
+    char *argv[] = {exe, "--device", (char *)device, "--test", child_page >= 0 ? "role_peer_with_page" : "role_peer",
+                    NULL};
     int err = posix_spawn(&p->pid, exe, &actions, NULL, argv, environ);
     if (err != 0)
         check_failed(__FILE__, __LINE__, "posix_spawn(%s): %s", exe, strerror(err));
@@ -281,12 +282,12 @@ static tp_status peer_execute(peer_state *state, const peer_message *command, pe
     check_failed(__FILE__, __LINE__, "peer: unknown command %d", command->command);
 }
 
-int peer_main(const char *device)
+int peer_main(const char *device, bool has_page)
 {
     peer_state *state = calloc(1, sizeof *state);
     CHECK(state != NULL);
     state->device = device;
-    if (fcntl(PEER_PAGE_FD, F_GETFD) >= 0) {
+    if (has_page) {
         state->page = mmap(NULL, PAGE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, PEER_PAGE_FD, 0);
         CHECK(state->page != MAP_FAILED);
     }

@@ -91,7 +91,7 @@ void peer_kill(peer *p);
 int peer_reap(peer *p);
 
 /* The program a peer runs: `--test role_peer`. */
-int peer_main(const char *device);
+int peer_main(const char *device, bool has_page);
 
 /* ---------------------------------------------------------------- handles */
 

@@ -5,6 +5,7 @@
  */
 #include "ipc_support.h"
 
+#include <stdio.h>
 #include <unistd.h>
 
 /* What a host function of the consumer read from the shared page. */
@@ -179,7 +180,12 @@ TEST(wait_keeps_its_record_when_the_producer_records_again)
      * (rule 4), but the wait is for the record that was latest when it was made
      * (rule 6), still behind the gate. */
     peer_call(&producer, PEER_RECORD_IDLE, 0, NULL);
-    CHECK(event_done_within(event, EVENTUALLY_SECONDS));
+    bool producer_sees_done = peer_call(&producer, PEER_QUERY, 0, NULL).done;
+    bool consumer_sees_done = event_done_within(event, 1);
+    printf("after the idle record: producer's query %s, consumer's query %s\n",
+           producer_sees_done ? "done" : "pending", consumer_sees_done ? "done" : "pending");
+    CHECK(producer_sees_done);
+    CHECK(consumer_sees_done);
     CHECK(flag_stays_clear_for(&read.ran, 150));
 
     peer_call(&producer, PEER_OPEN_GATES, 0, NULL);
