@@ -542,3 +542,10 @@ bool async_returned_within(async_call *call, double seconds)
     CHECK(pthread_join(call->thread, NULL) == 0);
     return true;
 }
+
+bool interprocess_records_complete_in_order(const char *device)
+{
+    tp_device parsed;
+    CHECK_OK(tp_device_parse(device, &parsed));
+    return parsed.type == TP_DEVICE_CUDA || parsed.type == TP_DEVICE_HIP;
+}

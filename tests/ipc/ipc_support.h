@@ -93,6 +93,16 @@ int peer_reap(peer *p);
 /* The program a peer runs: `--test role_peer`. */
 int peer_main(const char *device, bool has_page);
 
+/*
+ * Whether the device's interprocess events reach their records in order: on CUDA
+ * (and HIP, which copies it) a record of an interprocess event is reached only once
+ * every earlier record of it is, whichever stream or process made them (measured
+ * on the H200: even the recording process sees a record on an idle stream pending
+ * while an earlier one is gated). Rule 3 then holds for records that do not
+ * overlap; README.md says so. The CPU backend has no such limit.
+ */
+bool interprocess_records_complete_in_order(const char *device);
+
 /* ---------------------------------------------------------------- handles */
 
 /* Fields of the handle's header (core/backend.h; the tests read the public bytes,
