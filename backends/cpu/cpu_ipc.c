@@ -41,6 +41,7 @@
  * records of one event pending at once.
  */
 #include "backends/cpu/cpu_internal.h"
+#include "backends/common/process.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -153,52 +154,10 @@ static uint64_t get_u64(const unsigned char *p)
 
 /* ----------------------------------------------------------- processes */
 
-/*
- * The start time of a running process; false if there is none by that pid:
- * never was, exited, or exited and waits for its parent to reap it (a zombie
- * runs nothing more, so it will reach no record).
- */
-static bool process_start_time(int32_t pid, uint64_t *start_time)
-{
-    char path[32], text[512];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return false;
-    ssize_t length = read(fd, text, sizeof text - 1);
-    close(fd);
-    if (length <= 0)
-        return false;
-    text[length] = '\0';
-    /* Field 2 is the command's name in parentheses, which may hold spaces and
-     * parentheses itself: field 3 starts after the last ')'. */
-    char *p = strrchr(text, ')');
-    if (!p)
-        return false;
-    p++;
-    while (*p == ' ')
-        p++;
-    char state = *p++;
-    if (state == 'Z' || state == 'X' || state == 'x' || state == '\0')
-        return false;
-    for (int field = 4; field <= 22; field++) {
-        char *end;
-        unsigned long long value = strtoull(p, &end, 10);
-        if (end == p)
-            return false;
-        if (field == 22) {
-            *start_time = value;
-            return true;
-        }
-        p = end;
-    }
-    return false;
-}
-
 static bool self_identity(process_id *self)
 {
     self->pid = (int32_t)getpid();
-    return process_start_time(self->pid, &self->start_time);
+    return tp_process_running(self->pid, &self->start_time);
 }
 
 /* ---------------------------------------------------------- the region */
@@ -523,7 +482,7 @@ static int32_t dead_recorder(cpu_ipc *ipc, uint64_t ticket)
     if (pid == ipc->self.pid && start_time == ipc->self.start_time)
         return 0;
     uint64_t running_since;
-    if (process_start_time(pid, &running_since) && running_since == start_time)
+    if (tp_process_running(pid, &running_since) && running_since == start_time)
         return 0;
     /* It may have reached the record just before it went. */
     return ticket_reached(ipc->region, ticket) ? 0 : (pid > 0 ? pid : -1);
@@ -748,7 +707,7 @@ tp_status tp_cpu_event_ipc_import(int device, const unsigned char *payload, size
         return host->fail(TP_ERR_INVALID_ARGUMENT, "%s: the handle names pid %d, descriptor %d, token %s: not a "
                           "handle this library wrote", who, (int)pid, (int)fd, token ? "set" : "zero");
     uint64_t running_since;
-    if (!process_start_time(pid, &running_since))
+    if (!tp_process_running(pid, &running_since))
         return host->fail(TP_ERR_INVALID_ARGUMENT, "%s: the exporting process (pid %d) has exited", who, (int)pid);
     if (running_since != start_time)
         return host->fail(TP_ERR_INVALID_ARGUMENT,
