@@ -46,6 +46,18 @@ static int device_type_arg(PyObject *arg, int namespace_type, const char *functi
     return *out ? 0 : -1;
 }
 
+/* The one optional `device` argument of current_stream(), default_stream() and
+ * synchronize(), as a device string (NULL: the namespace's or the current device). */
+static int optional_device_arg(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                               const char *function, tppy_device_text *scratch, const char **device_str)
+{
+    PyObject *device = Py_None;
+    if ((nargs != 0 || kwnames != NULL) &&
+        tppy_one_optional_arg(args, nargs, kwnames, tppy_name.device, function, &device) < 0)
+        return -1;
+    return tppy_device_arg(device, module_namespace(module), scratch, device_str);
+}
+
 /* ------------------------------------------------------------- streams */
 
 PyDoc_STRVAR(current_stream_doc,
@@ -64,16 +76,11 @@ PyDoc_STRVAR(current_stream_doc,
 static PyObject *module_current_stream(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                                        PyObject *kwnames)
 {
-    PyObject *device = Py_None;
-    if ((nargs != 0 || kwnames != NULL) &&
-        tppy_one_optional_arg(args, nargs, kwnames, tppy_name.device, "current_stream", &device) < 0)
-        return NULL;
-    int namespace_type = module_namespace(module);
     tppy_device_text scratch;
     const char *device_str;
-    if (tppy_device_arg(device, namespace_type, &scratch, &device_str) < 0)
+    if (optional_device_arg(module, args, nargs, kwnames, "current_stream", &scratch, &device_str) < 0)
         return NULL;
-    return tppy_current_stream(device_str, namespace_stream_type(namespace_type));
+    return tppy_current_stream(device_str, namespace_stream_type(module_namespace(module)));
 }
 
 PyDoc_STRVAR(default_stream_doc,
@@ -90,14 +97,10 @@ PyDoc_STRVAR(default_stream_doc,
 static PyObject *module_default_stream(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                                        PyObject *kwnames)
 {
-    PyObject *device = Py_None;
-    if ((nargs != 0 || kwnames != NULL) &&
-        tppy_one_optional_arg(args, nargs, kwnames, tppy_name.device, "default_stream", &device) < 0)
-        return NULL;
     int namespace_type = module_namespace(module);
     tppy_device_text scratch;
     const char *device_str;
-    if (tppy_device_arg(device, namespace_type, &scratch, &device_str) < 0)
+    if (optional_device_arg(module, args, nargs, kwnames, "default_stream", &scratch, &device_str) < 0)
         return NULL;
     tp_stream *stream;
     tp_status status = tp_stream_default(device_str, &stream);
@@ -144,13 +147,9 @@ PyDoc_STRVAR(synchronize_doc,
 
 static PyObject *module_synchronize(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    PyObject *device = Py_None;
-    if ((nargs != 0 || kwnames != NULL) &&
-        tppy_one_optional_arg(args, nargs, kwnames, tppy_name.device, "synchronize", &device) < 0)
-        return NULL;
     tppy_device_text scratch;
     const char *device_str;
-    if (tppy_device_arg(device, module_namespace(module), &scratch, &device_str) < 0)
+    if (optional_device_arg(module, args, nargs, kwnames, "synchronize", &scratch, &device_str) < 0)
         return NULL;
     tp_status status;
     Py_BEGIN_ALLOW_THREADS
