@@ -126,6 +126,13 @@ void order_log_host_fn(void *arg)
     pthread_mutex_unlock(&item->log->lock);
 }
 
+void expect_elapsed_refused(tp_event *start, tp_event *end, tp_status expected)
+{
+    float ms = 123.0f;
+    CHECK_STATUS(tp_event_elapsed_time(start, end, &ms), expected);
+    CHECK(ms == 123.0f);
+}
+
 bool event_is_done(tp_event *event)
 {
     bool done = false;

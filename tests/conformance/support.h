@@ -79,6 +79,10 @@ bool event_done_within(tp_event *event, double seconds);
 /* True if the event's query said "not done" every time for `ms` milliseconds. */
 bool event_pending_for(tp_event *event, int ms);
 bool event_is_done(tp_event *event);
+
+/* tp_event_elapsed_time(start, end) fails with `expected` and leaves its output
+ * alone (outputs are written only on success). */
+void expect_elapsed_refused(tp_event *start, tp_event *end, tp_status expected);
 bool stream_is_idle(tp_stream *stream);
 /* Polls an atomic_int until it is at least `value`. */
 bool flag_reaches_within(atomic_int *flag, int value, double seconds);
