@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -69,6 +70,45 @@ static inline bool tp_process_running(int32_t pid, uint64_t *start_time)
         p = end;
     }
     return false;
+}
+
+/* A process as another process knows it: the pid and, so that a pid reused by a
+ * later process is not taken for it, its start time (clock ticks after boot,
+ * field 22 of /proc/<pid>/stat). */
+typedef struct tp_process_id {
+    int32_t pid;
+    uint64_t start_time;
+} tp_process_id;
+
+/* Whether `process` still runs (the same pid, started at the same time). */
+static inline bool tp_process_is(const tp_process_id *process)
+{
+    uint64_t start_time = 0;
+    return tp_process_running(process->pid, &start_time) && start_time == process->start_time;
+}
+
+/* The calling process's identity; false if /proc cannot tell its start time. */
+static inline bool tp_process_self(tp_process_id *self)
+{
+    self->pid = (int32_t)getpid();
+    return tp_process_running(self->pid, &self->start_time);
+}
+
+/* How often a waiter on another process's record looks whether that process still
+ * runs: the bound on noticing that it died, at the cost of a read of /proc each
+ * time. Both backends' interprocess events use it. */
+#define TP_LIVENESS_PERIOD_NS 20000000u
+
+/*
+ * Throttles those looks for calls made in a loop (query): true when a look is due
+ * at `now` (ns), and then moves the next one a period on. Of threads racing at the
+ * same moment one wins the look; the others take the last answer.
+ */
+static inline bool tp_liveness_due(_Atomic uint64_t *next_check_ns, uint64_t now)
+{
+    uint64_t next = atomic_load_explicit(next_check_ns, memory_order_relaxed);
+    return now >= next && atomic_compare_exchange_strong_explicit(next_check_ns, &next, now + TP_LIVENESS_PERIOD_NS,
+                                                                  memory_order_relaxed, memory_order_relaxed);
 }
 
 #endif /* TPEVENT_BACKENDS_COMMON_PROCESS_H */
