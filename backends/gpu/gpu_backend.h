@@ -1,7 +1,7 @@
 /*
- * The GPU backend: one implementation (gpu_backend.c) compiled once per runtime,
- * with TPEVENT_GPU_CUDA or TPEVENT_GPU_HIP selecting the mapping (runtime_cuda.h,
- * runtime_hip.h). Each build has its own entry, not exported, so that a static
+ * The GPU backend: one implementation (the files of backends/gpu, see gpu_internal.h)
+ * compiled once per runtime, with TPEVENT_GPU_CUDA or TPEVENT_GPU_HIP selecting the
+ * mapping (runtime_cuda.h, runtime_hip.h). Each build has its own entry, not exported, so that a static
  * build can link both into one library; a module adds gpu_module_entry.c, which
  * exports the loader's entry symbol and forwards to it.
  */
@@ -18,6 +18,13 @@ tp_status tp_backend_entry_cuda(uint32_t core_abi, const tp_backend **out, char 
                                 size_t reason_size);
 tp_status tp_backend_entry_hip(uint32_t core_abi, const tp_backend **out, char *reason,
                                size_t reason_size);
+
+/* The entry of the runtime this file is compiled for. */
+#if defined(TPEVENT_GPU_CUDA)
+#define GPU_ENTRY tp_backend_entry_cuda
+#elif defined(TPEVENT_GPU_HIP)
+#define GPU_ENTRY tp_backend_entry_hip
+#endif
 
 #ifdef TPEVENT_GPU_MODULE
 /* TP_BACKEND_ENTRY_SYMBOL: what the core's loader looks up in the module. */

@@ -1,4 +1,4 @@
-# The GPU backend modules: one source (gpu_backend.c) built once per runtime, the
+# The GPU backend modules: one set of sources (backends/gpu/*.c) built once per runtime, the
 # runtime picked by a definition (TPEVENT_GPU_CUDA, TPEVENT_GPU_HIP) that selects its
 # mapping header. Included by backends/cuda and backends/hip.
 include_guard(GLOBAL)
@@ -26,7 +26,9 @@ endfunction()
 function(tpevent_gpu_module runtime)
   string(TOLOWER ${runtime} name)
   set(objects tpevent_backend_${name}_objects)
-  add_library(${objects} OBJECT "${PROJECT_SOURCE_DIR}/backends/gpu/gpu_backend.c")
+  set(sources gpu_device.c gpu_pool.c gpu_stream.c gpu_event.c gpu_ipc.c gpu_ipc_event.c gpu_sample.c gpu_backend.c)
+  list(TRANSFORM sources PREPEND "${PROJECT_SOURCE_DIR}/backends/gpu/")
+  add_library(${objects} OBJECT ${sources})
   target_compile_definitions(${objects} PUBLIC TPEVENT_GPU_${runtime})
   target_include_directories(${objects} PRIVATE "${PROJECT_SOURCE_DIR}/include" "${PROJECT_SOURCE_DIR}")
   target_link_libraries(${objects} PUBLIC ${ARGN} Threads::Threads)

@@ -4,11 +4,7 @@
  */
 #include "backends/gpu/gpu_backend.h"
 
-#if defined(TPEVENT_GPU_CUDA)
-#define GPU_ENTRY tp_backend_entry_cuda
-#elif defined(TPEVENT_GPU_HIP)
-#define GPU_ENTRY tp_backend_entry_hip
-#else
+#ifndef GPU_ENTRY
 #error "define TPEVENT_GPU_CUDA or TPEVENT_GPU_HIP"
 #endif
 

@@ -1,6 +1,6 @@
 /*
  * The CUDA side of the GPU backend's runtime mapping: every rt_* name that
- * gpu_backend.c uses, in terms of cudart (linked statically into the module) and,
+ * the GPU backend (gpu_internal.h) uses, in terms of cudart (linked statically into the module) and,
  * for contexts only, the driver API reached through cudart's entry-point query (so
  * the module needs libcuda.so.1 only at run time, and fails init with a reason
  * without it).
@@ -144,7 +144,7 @@ static inline rt_error rt_event_elapsed(float *ms, rt_event start, rt_event end)
 /* ---------------------------------------------------------------- IPC
  *
  * Interprocess events (cudaIpcGetEventHandle / cudaIpcOpenEventHandle). Behaviours
- * seen on CUDA 13 (H200) that the shared code works around, see gpu_backend.c:
+ * seen on CUDA 13 (H200) that the shared code works around (gpu_ipc_event.c):
  *  - cudaEventBlockingSync is ignored for interprocess events, exported or opened:
  *    cudaEventSynchronize spins;
  *  - once the exporting process is SIGKILLed, cudaEventSynchronize of an opened
@@ -204,8 +204,10 @@ typedef struct rt_driver_api {
     CUresult (*primary_ctx_get_state)(CUdevice, unsigned *, int *);
 } rt_driver_api;
 
-/* Filled once by rt_runtime_start, read-only afterwards. */
-static rt_driver_api rt_driver;
+/* Filled once by rt_runtime_start, read-only afterwards. Defined once, in
+ * gpu_device.c (RT_DEFINE_STATE), for every file of the backend. */
+#define rt_driver tp_cuda_rt_driver
+extern rt_driver_api rt_driver __attribute__((visibility("hidden")));
 
 /*
  * cudart's error codes equal the driver's for every error these context calls
@@ -323,7 +325,7 @@ typedef struct rt_guard {
  */
 /* A thread with no current context that calls cudart gets this device's primary
  * context made current (cudart's lazy start; the device cudaSetDevice named would
- * already have its context current). gpu_backend.c leaves records and waits to
+ * already have its context current). The GPU backend leaves records and waits to
  * that lazy start once it holds this device's context anyway: nothing new is
  * created, and the hot paths skip the guard. */
 #define RT_LAZY_CONTEXT_DEVICE 0
@@ -342,8 +344,15 @@ static inline void rt_guard_init(rt_guard *g) { g->pushed = false; }
  * call would.
  */
 /* Left to the default TLS model: initial-exec would mark the whole module's TLS,
- * cudart's included, as static, and then dlopen fails for lack of room. */
-static _Thread_local bool rt_thread_has_context;
+ * cudart's included, as static, and then dlopen fails for lack of room. Defined
+ * with rt_driver (RT_DEFINE_STATE). */
+#define rt_thread_has_context tp_cuda_rt_thread_has_context
+extern _Thread_local bool rt_thread_has_context __attribute__((visibility("hidden")));
+
+/* The one definition of the mapping's state, in gpu_device.c. */
+#define RT_DEFINE_STATE()                                                                                  \
+    rt_driver_api rt_driver;                                                                               \
+    _Thread_local bool rt_thread_has_context
 
 static inline rt_error rt_guard_enter(rt_guard *g, rt_context ctx, rt_need need)
 {

@@ -129,7 +129,7 @@ typedef struct rt_host_call {
     void *arg;
 } rt_host_call;
 
-static void rt_host_call_run(hipStream_t stream, hipError_t status, void *data)
+static inline void rt_host_call_run(hipStream_t stream, hipError_t status, void *data)
 {
     rt_host_call call = *(rt_host_call *)data;
     (void)stream;
@@ -249,7 +249,6 @@ typedef struct rt_guard {
     int saved_device; /* -1: nothing to restore */
 } rt_guard;
 
-/* No call creates a context on the side (see above). */
 /* No lazy per-device context on the side (see above): no call needs a guard for
  * the context's sake. */
 #define RT_LAZY_CONTEXT_DEVICE (-1)
@@ -280,5 +279,8 @@ static inline void rt_guard_leave(rt_guard *g)
     if (g->saved_device >= 0)
         (void)hipSetDevice(g->saved_device);
 }
+
+/* HIP's mapping keeps no state of its own. */
+#define RT_DEFINE_STATE() _Static_assert(1, "no state")
 
 #endif /* TPEVENT_BACKENDS_GPU_RUNTIME_HIP_H */

@@ -1,0 +1,455 @@
+/*
+ * What the GPU backend's files share. The backend is one implementation for CUDA
+ * and HIP, compiled once per runtime: the mapping header (runtime_cuda.h or
+ * runtime_hip.h) gives every runtime call an rt_* name, and nothing in these files
+ * knows which runtime it runs on. CUDA is the one tested on hardware here, so this
+ * code is the tested code for both.
+ *
+ * The files, each calling only the ones listed before it:
+ *   gpu_device.c     the backend's state, devices (opened lazily), errors
+ *   gpu_pool.c       pools of native events per device and flags
+ *   gpu_stream.c     streams, and the relay streams a stream's relayed waits use
+ *   gpu_event.c      plain (in-process) events: the hot paths, and the
+ *                    per-thread cache of their structs
+ *   gpu_ipc.c        what interprocess events rest on: payloads, opened handles,
+ *                    retirement of shared native events, exporters' liveness
+ *   gpu_ipc_event.c  the entries of interprocess and imported events
+ *   gpu_sample.c     the runtime's own calls timed, for the benchmark baseline
+ *   gpu_backend.c    the table: each event entry picks plain or interprocess by
+ *                    the event's TP_EVENT_INTERPROCESS flag
+ *
+ * How the pieces fit:
+ *  - Devices are opened lazily (first stream, first record, default stream): the
+ *    backend then holds the device's primary context and knows its priority range.
+ *    Opening nothing at init means a process that touches only cuda:1 never pays
+ *    for a context on cuda:0.
+ *  - Streams wrap a native stream. Created streams are non-blocking; the default
+ *    stream is the runtime's NULL stream (see the mapping for which handle).
+ *    Handles that mean "the default stream of the current device" need their
+ *    device current for each call; every other handle works from any device.
+ *  - Events get their native event at the first record (rule 2), from a pool per
+ *    device and flag combination. A native event goes back to its pool when its
+ *    tp event is destroyed, and is handed out again only once its last record has
+ *    been reached, so no one else's record can land on it while a wait or a query
+ *    of the old owner is still meant for it (HIP even leaves recording a pending
+ *    event undefined).
+ *  - Hot paths (record, query, wait, elapsed, synchronize) take no lock, allocate
+ *    nothing and change no device unless the stream needs its device current.
+ *    Where the runtime would create a context on a thread that has none (record
+ *    and waits; see RT_*_NEEDS_CONTEXT in the mapping for the rest), the extra
+ *    work is rt_guard_enter's check that the thread has a current context, a
+ *    thread-local flag once it has one: no call of ours makes the runtime create a
+ *    context on a device nobody asked for. Streams created once the runtime's
+ *    lazy-start device is open skip even that (gpu_stream.context_free): the
+ *    runtime's lazy start would only adopt a context that exists already.
+ *    elapsed_time, like everything that must switch devices, leaves the caller's
+ *    current context (or its lack of one) as it found it.
+ *  - Interprocess events (rule 8; gpu_ipc.c) wrap the runtime's IPC event handles.
+ *    A native event known to another process is "shared": it is never pooled and
+ *    never replaced, its own state answers query and synchronize, and synchronize
+ *    polls it (the runtime ignores blocking sync for these events and cannot
+ *    notice that the process they wait for died).
+ *
+ * Names. Every function shared between these files has external (hidden) linkage,
+ * and a static build links the CUDA and the HIP builds of them into one library: so
+ * each shared name is given the runtime's prefix below, as zlib's Z_PREFIX does.
+ */
+#ifndef TPEVENT_BACKENDS_GPU_INTERNAL_H
+#define TPEVENT_BACKENDS_GPU_INTERNAL_H
+
+/* First of every file of the backend, before any system header: POSIX 2008
+ * (clock_gettime, nanosleep, O_CLOEXEC). */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
+
+#include "backends/gpu/gpu_backend.h"
+#include "backends/common/compiler.h"
+#include "backends/common/process.h"
+
+#if defined(TPEVENT_GPU_CUDA)
+#include "backends/gpu/runtime_cuda.h"
+#define GPU_SYMBOL(name) tp_cuda_##name
+#elif defined(TPEVENT_GPU_HIP)
+#include "backends/gpu/runtime_hip.h"
+#define GPU_SYMBOL(name) tp_hip_##name
+#else
+#error "define TPEVENT_GPU_CUDA or TPEVENT_GPU_HIP to pick the runtime mapping"
+#endif
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define gpu GPU_SYMBOL(state)
+#define gpu_table GPU_SYMBOL(table)
+#define gpu_fail_call GPU_SYMBOL(fail_call)
+#define gpu_device_open GPU_SYMBOL(device_open)
+#define gpu_lazy_start_is_harmless GPU_SYMBOL(lazy_start_is_harmless)
+#define gpu_init GPU_SYMBOL(init)
+#define gpu_device_count GPU_SYMBOL(device_count)
+#define gpu_device_name GPU_SYMBOL(device_name)
+#define gpu_device_synchronize GPU_SYMBOL(device_synchronize)
+#define gpu_native_flags GPU_SYMBOL(native_flags)
+#define gpu_destroy_native GPU_SYMBOL(destroy_native)
+#define gpu_pool_take GPU_SYMBOL(pool_take)
+#define gpu_pool_give GPU_SYMBOL(pool_give)
+#define gpu_stream_create GPU_SYMBOL(stream_create)
+#define gpu_stream_from_native GPU_SYMBOL(stream_from_native)
+#define gpu_stream_default GPU_SYMBOL(stream_default)
+#define gpu_stream_destroy GPU_SYMBOL(stream_destroy)
+#define gpu_stream_query GPU_SYMBOL(stream_query)
+#define gpu_stream_synchronize GPU_SYMBOL(stream_synchronize)
+#define gpu_stream_launch_host_fn GPU_SYMBOL(stream_launch_host_fn)
+#define gpu_stream_native GPU_SYMBOL(stream_native)
+#define gpu_stream_relay GPU_SYMBOL(stream_relay)
+#define gpu_record_native GPU_SYMBOL(record_native)
+#define gpu_event_record_fresh GPU_SYMBOL(event_record_fresh)
+#define gpu_plain_event_create GPU_SYMBOL(plain_event_create)
+#define gpu_plain_event_destroy GPU_SYMBOL(plain_event_destroy)
+#define gpu_plain_event_record GPU_SYMBOL(plain_event_record)
+#define gpu_plain_event_query GPU_SYMBOL(plain_event_query)
+#define gpu_plain_event_synchronize GPU_SYMBOL(plain_event_synchronize)
+#define gpu_plain_stream_wait_event GPU_SYMBOL(plain_stream_wait_event)
+#define gpu_event_elapsed GPU_SYMBOL(event_elapsed)
+#define gpu_payload_encode GPU_SYMBOL(payload_encode)
+#define gpu_payload_decode GPU_SYMBOL(payload_decode)
+#define gpu_device_uuid GPU_SYMBOL(device_uuid)
+#define gpu_check_same_gpu GPU_SYMBOL(check_same_gpu)
+#define gpu_retire_shared_native GPU_SYMBOL(retire_shared_native)
+#define gpu_import_acquire GPU_SYMBOL(import_acquire)
+#define gpu_import_release GPU_SYMBOL(import_release)
+#define gpu_import_exporter_alive GPU_SYMBOL(import_exporter_alive)
+#define gpu_import_exporter_alive_throttled GPU_SYMBOL(import_exporter_alive_throttled)
+#define gpu_exporter_exited GPU_SYMBOL(exporter_exited)
+#define gpu_ipc_event_create GPU_SYMBOL(ipc_event_create)
+#define gpu_ipc_event_destroy GPU_SYMBOL(ipc_event_destroy)
+#define gpu_ipc_event_record GPU_SYMBOL(ipc_event_record)
+#define gpu_ipc_event_query GPU_SYMBOL(ipc_event_query)
+#define gpu_ipc_event_synchronize GPU_SYMBOL(ipc_event_synchronize)
+#define gpu_ipc_stream_wait_event GPU_SYMBOL(ipc_stream_wait_event)
+#define gpu_event_ipc_export GPU_SYMBOL(event_ipc_export)
+#define gpu_event_ipc_import GPU_SYMBOL(event_ipc_import)
+#define gpu_native_sample GPU_SYMBOL(native_sample)
+
+/* ================================================================ gpu_device.c */
+
+/* One pool per flag combination: TIMING, BLOCKING and INTERPROCESS each change the
+ * native event's creation flags. */
+#define GPU_POOL_COUNT (TP_EVENT_FLAGS_ALL + 1)
+
+typedef struct gpu_native_list {
+    rt_event *items;
+    size_t count;
+    size_t capacity;
+} gpu_native_list;
+
+typedef struct gpu_event_pool {
+    pthread_mutex_t lock;
+    gpu_native_list reached; /* last record reached, or never recorded: ready to hand out */
+    gpu_native_list pending; /* last record possibly not reached: not yet */
+} gpu_event_pool;
+
+/* A shared native event no tp event uses any more, kept until its record is
+ * reached (see gpu_retire_shared_native). */
+typedef struct gpu_retired_native {
+    rt_event native;
+    tp_process_id exporter; /* of an imported one; pid 0 for one exported from here */
+} gpu_retired_native;
+
+typedef struct gpu_retired_list {
+    gpu_retired_native *items;
+    size_t count;
+    size_t capacity;
+} gpu_retired_list;
+
+#define GPU_UUID_SIZE 16u
+
+struct gpu_device;
+struct gpu_import;
+
+typedef struct gpu_stream {
+    tp_stream head;
+    rt_stream native;
+    struct gpu_device *device;
+    bool follows_current_device; /* NULL/legacy/per-thread handle: needs its device current */
+    /* Records and waits on it need no guard: it names its own device, and a thread
+     * with no current context may be left to the runtime's lazy start (see
+     * gpu_lazy_start_is_harmless). Decided at creation; false only costs a guard. */
+    bool context_free;
+    /* Relay streams of this stream's relayed waits, one per device, made on first
+     * need (gpu_stream_relay): NULL, or an array of gpu.device_count. */
+    _Atomic(_Atomic(rt_stream) *) relays;
+} gpu_stream;
+
+typedef struct gpu_device {
+    int index;
+    _Atomic bool open; /* context held, priority range known, default stream set up */
+    pthread_mutex_t open_lock;
+    rt_context context;
+    int least_priority;    /* the runtime's convention: lower numbers run first, */
+    int greatest_priority; /* so greatest <= least */
+    gpu_stream default_stream;
+    gpu_event_pool pools[GPU_POOL_COUNT];
+    /* IPC: imports, retired shared native events, the UUID. Never taken on a hot
+     * path. */
+    pthread_mutex_t ipc_lock;
+    struct gpu_import *imports;
+    gpu_retired_list retired;
+    enum { GPU_UUID_UNREAD, GPU_UUID_KNOWN, GPU_UUID_UNKNOWN } uuid_state;
+    unsigned char uuid[GPU_UUID_SIZE];
+} gpu_device;
+
+/* The backend's state: set by init, read-only afterwards (the devices' own fields
+ * have their locks). */
+typedef struct gpu_backend_state {
+    const tp_host *host;
+    int device_count;
+    gpu_device *devices;
+} gpu_backend_state;
+
+extern gpu_backend_state gpu;
+extern const tp_backend gpu_table;
+
+/* "cudaEventRecord: cudaErrorIllegalAddress: an illegal memory access was encountered" */
+tp_status gpu_fail_call(const char *call, rt_error e) TP_COLD;
+
+/* Holds the device's primary context, reads its priority range and sets up its
+ * default stream; once per device, on first need. */
+tp_status gpu_device_open(gpu_device *device);
+
+/*
+ * Whether a record or wait on a thread with no current context may be left to the
+ * runtime: its lazy start then makes RT_LAZY_CONTEXT_DEVICE's primary context
+ * current, as a raw call would, and creates nothing once this backend holds that
+ * context (its device is open).
+ */
+bool gpu_lazy_start_is_harmless(void);
+
+tp_status gpu_init(const tp_host *host, char *reason, size_t reason_size);
+tp_status gpu_device_count(int *count);
+tp_status gpu_device_name(int device, char *buf, size_t size);
+tp_status gpu_device_synchronize(int device);
+
+/* ================================================================== gpu_pool.c */
+
+/* The runtime's creation flags for an event of tp `flags`. */
+unsigned gpu_native_flags(unsigned flags);
+
+/* Destroys a native event of the device without leaving a context behind on a
+ * thread that had none. */
+void gpu_destroy_native(gpu_device *device, rt_event event);
+
+/* A native event for `flags` on the device: a reached one from the pool, else a
+ * new one. */
+tp_status gpu_pool_take(gpu_device *device, unsigned flags, rt_event *out);
+
+/* Gives a native event back. `maybe_pending`: it was recorded, and the record may
+ * not be reached yet; it is handed out again only once a query says it is. */
+void gpu_pool_give(gpu_device *device, unsigned flags, rt_event event, bool maybe_pending);
+
+/* ================================================================ gpu_stream.c */
+
+static inline gpu_stream *gpu_as_stream(tp_stream *stream)
+{
+    return (gpu_stream *)stream;
+}
+
+/*
+ * Records and waits: the runtime takes an event and a stream of any device whatever
+ * device is current ("event and stream must be on the same device"; a stream may
+ * wait on an event of another device), so the stream's device is made current only
+ * for handles that mean "the current device's default stream".
+ */
+static inline rt_error gpu_stream_enter(gpu_stream *stream, rt_guard *guard)
+{
+    return rt_guard_enter(guard, stream->device->context,
+                          stream->follows_current_device ? RT_NEED_DEVICE : RT_NEED_CONTEXT);
+}
+
+/* A guard only where the mapping says the call needs one (a compile-time constant,
+ * so the hot paths that need none carry no check at all). */
+static inline rt_error gpu_guard_enter_if(bool needed, rt_guard *guard, rt_context ctx, rt_need need)
+{
+    if (!needed) {
+        rt_guard_init(guard);
+        return RT_SUCCESS;
+    }
+    return rt_guard_enter(guard, ctx, need);
+}
+
+tp_status gpu_stream_create(int device, int priority, tp_stream **out);
+tp_status gpu_stream_from_native(int device, void *native, tp_stream **out);
+tp_status gpu_stream_default(int device, tp_stream **out);
+tp_status gpu_stream_destroy(tp_stream *stream);
+tp_status gpu_stream_query(tp_stream *stream, bool *idle);
+tp_status gpu_stream_synchronize(tp_stream *stream);
+tp_status gpu_stream_launch_host_fn(tp_stream *stream, void (*fn)(void *), void *arg);
+void *gpu_stream_native(tp_stream *stream);
+
+/*
+ * A native stream of `device` that serves `stream` alone (made on first need,
+ * destroyed with `stream`): work put on it is ordered after nothing but what the
+ * caller puts there, so a wait relayed through it adds no order between streams
+ * that no event asked for (rule 12).
+ */
+tp_status gpu_stream_relay(gpu_stream *stream, gpu_device *device, rt_stream *out);
+
+/* ================================================================= gpu_event.c */
+
+typedef struct gpu_event {
+    tp_event head;
+    /* NULL until the first record (or export). Replaced, never cleared, by a record
+     * on HIP when the previous record is pending (never for an interprocess event);
+     * taken out by destroy. */
+    _Atomic(rt_event) native;
+    /* Set once the native event's own state is the answer: after the first record,
+     * or once the native event is shared (another process may record it). Until
+     * then query, synchronize, wait and elapsed answer "never recorded" without
+     * asking the runtime. */
+    atomic_bool recorded;
+} gpu_event;
+
+static inline gpu_event *gpu_as_event(tp_event *event)
+{
+    return (gpu_event *)event;
+}
+
+static inline gpu_device *gpu_event_device(const gpu_event *event)
+{
+    return &gpu.devices[event->head.device.index];
+}
+
+static inline bool gpu_event_recorded(gpu_event *event)
+{
+    return atomic_load_explicit(&event->recorded, memory_order_acquire);
+}
+
+/* Valid once gpu_event_recorded() said true (the release store of `recorded` comes
+ * after the native event's). */
+static inline rt_event gpu_event_native(gpu_event *event)
+{
+    return atomic_load_explicit(&event->native, memory_order_relaxed);
+}
+
+/* One record of `native` on the stream. */
+tp_status gpu_record_native(rt_event native, gpu_stream *stream);
+
+/*
+ * Records a native event from the pool and publishes it in place of `expected`.
+ * Publishing after the record means a concurrent query never sees a native event
+ * that has not been recorded for this tp event. *published false: another thread
+ * published one first (a racing record, or an export), and the fresh one went
+ * back; the caller records again. `expected`, once replaced, goes back to the pool.
+ */
+tp_status gpu_event_record_fresh(gpu_event *event, gpu_stream *stream, rt_event expected, bool *published);
+
+/* The entries of events without TP_EVENT_INTERPROCESS (gpu_backend.c picks). */
+tp_status gpu_plain_event_create(int device, unsigned flags, tp_event **out);
+tp_status gpu_plain_event_destroy(tp_event *event);
+tp_status gpu_plain_event_record(tp_event *event, tp_stream *stream);
+tp_status gpu_plain_event_query(tp_event *event, bool *done);
+tp_status gpu_plain_event_synchronize(tp_event *event);
+tp_status gpu_plain_stream_wait_event(tp_stream *stream, tp_event *event);
+/* Events with timing only, so never interprocess ones (rule 8). */
+tp_status gpu_event_elapsed(tp_event *start, tp_event *end, float *ms);
+
+/* =================================================================== gpu_ipc.c */
+
+/*
+ * The payload of an IPC handle (the core writes the header around it). All
+ * integers little-endian.
+ *   [0..8)    RT_IPC_PAYLOAD_MAGIC: a payload of this runtime's backend
+ *   [8..12)   payload version (GPU_IPC_PAYLOAD_VERSION)
+ *   [12..16)  the event's flags: TP_EVENT_INTERPROCESS, maybe TP_EVENT_BLOCKING
+ *   [16..20)  the exporter's pid
+ *   [20..24)  the exporter's device index, in its own numbering (for messages)
+ *   [24..32)  the exporter's start time
+ *   [32..48)  the device's UUID; all zero if the runtime could not tell
+ *   [48..112) the runtime's IPC event handle
+ */
+#define GPU_IPC_PAYLOAD_VERSION 1u
+#define GPU_IPC_PAYLOAD_SIZE 112u
+#define GPU_IPC_HANDLE_OFFSET 48u
+
+typedef struct gpu_ipc_payload {
+    unsigned flags;
+    tp_process_id exporter;
+    int device;
+    unsigned char uuid[GPU_UUID_SIZE];
+    rt_ipc_event_handle handle;
+} gpu_ipc_payload;
+
+/*
+ * One opened IPC handle in this process. Importing the same handle again on the
+ * same device shares it (so whatever the runtime does with a handle opened twice,
+ * each imported tp event stays valid until it is destroyed); the native event goes
+ * once the last of them is destroyed.
+ */
+typedef struct gpu_import {
+    struct gpu_import *next; /* the device's list, under its ipc_lock */
+    unsigned refs;           /* under the device's ipc_lock */
+    rt_event native;
+    tp_process_id exporter;
+    unsigned char payload[GPU_IPC_PAYLOAD_SIZE]; /* exported again as it came */
+    /* query looks at the exporter at most once a period; once it is known gone,
+     * it stays gone. */
+    _Atomic uint64_t next_liveness_check_ns;
+    atomic_bool exporter_gone;
+    atomic_bool recorded_here; /* a tp event of this process recorded it */
+} gpu_import;
+
+void gpu_payload_encode(const gpu_ipc_payload *p, unsigned char *out);
+
+/* The payload's fields, or TP_ERR_INVALID_ARGUMENT for one this backend did not
+ * write. Says nothing yet about whether its exporter still runs. */
+tp_status gpu_payload_decode(const unsigned char *payload, size_t length, gpu_ipc_payload *p);
+
+/* The device's UUID, read once; all zero (and false) if the runtime cannot tell. */
+bool gpu_device_uuid(gpu_device *device, unsigned char uuid[GPU_UUID_SIZE]);
+
+/* Refuses an import on a device that is not the GPU the event lives on, where
+ * both UUIDs are known. */
+tp_status gpu_check_same_gpu(gpu_device *device, const gpu_ipc_payload *p);
+
+/*
+ * Gives up a shared native event (exported from here, or an opened handle) that no
+ * tp event uses any more; with a record still pending it is kept until the record
+ * is reached (rule 9). `exporter`: of an imported one, else NULL.
+ */
+void gpu_retire_shared_native(gpu_device *device, rt_event native, const tp_process_id *exporter);
+
+/* The opened handle for `payload` on the device: the one already open here, or
+ * newly opened. gpu_import_release drops one hold on it. */
+tp_status gpu_import_acquire(gpu_device *device, const gpu_ipc_payload *p, const unsigned char *payload,
+                             gpu_import **out);
+void gpu_import_release(gpu_device *device, gpu_import *import);
+
+/* Whether the process that exported an imported event still runs; once it is
+ * known gone it stays gone. The throttled form looks at /proc at most once a
+ * TP_LIVENESS_PERIOD_NS (query may be called in a loop). */
+bool gpu_import_exporter_alive(gpu_import *import);
+bool gpu_import_exporter_alive_throttled(gpu_import *import);
+
+/* TP_ERR_BACKEND: the import's exporter exited before reaching the record. */
+tp_status gpu_exporter_exited(const gpu_import *import, const char *operation);
+
+/* ============================================================= gpu_ipc_event.c */
+
+/* The entries of events with TP_EVENT_INTERPROCESS, imported ones included. */
+tp_status gpu_ipc_event_create(int device, unsigned flags, tp_event **out);
+tp_status gpu_ipc_event_destroy(tp_event *event);
+tp_status gpu_ipc_event_record(tp_event *event, tp_stream *stream);
+tp_status gpu_ipc_event_query(tp_event *event, bool *done);
+tp_status gpu_ipc_event_synchronize(tp_event *event);
+tp_status gpu_ipc_stream_wait_event(tp_stream *stream, tp_event *event);
+tp_status gpu_event_ipc_export(tp_event *event, unsigned char *payload, size_t *length);
+tp_status gpu_event_ipc_import(int device, const unsigned char *payload, size_t length, tp_event **out);
+
+/* ================================================================ gpu_sample.c */
+
+tp_status gpu_native_sample(int device, tp_native_op op, uint64_t *samples_ns, size_t count);
+
+#endif /* TPEVENT_BACKENDS_GPU_INTERNAL_H */

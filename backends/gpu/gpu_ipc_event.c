@@ -1,0 +1,366 @@
+/*
+ * The entries of interprocess events (TP_EVENT_INTERPROCESS, rule 8), exported
+ * from here or imported. They sit on the plain events' record (gpu_event.c) and on
+ * gpu_ipc.c; what differs from a plain event:
+ *  - the native event, once exported or imported, is "shared": another process may
+ *    record it, so its own state answers query and synchronize, it is never
+ *    replaced (not even on HIP with a record pending), and it is retired, never
+ *    pooled, when the event goes;
+ *  - an imported event's pending record may never be reached if its exporter died:
+ *    query and synchronize look (gpu_import_exporter_alive) and fail then;
+ *  - synchronize polls where the runtime would spin or wait for good;
+ *  - a stream of another device waits through a relay (CUDA 13 crashes otherwise).
+ */
+#include "backends/gpu/gpu_internal.h"
+#include "backends/common/clock.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct gpu_ipc_event {
+    gpu_event base;
+    /* The native event is known to another process (exported, or imported). */
+    atomic_bool shared;
+    /* Imported events only: the opened handle, which owns the native event. Set
+     * before the event is handed out, never changed. */
+    gpu_import *import;
+} gpu_ipc_event;
+
+static inline gpu_ipc_event *as_ipc_event(tp_event *event)
+{
+    return (gpu_ipc_event *)event;
+}
+
+static gpu_ipc_event *ipc_event_new(int index, unsigned flags)
+{
+    gpu_ipc_event *event = malloc(sizeof *event);
+    if (!event)
+        return NULL;
+    event->base.head = (tp_event){&gpu_table, {RT_DEVICE_TYPE, index}, flags};
+    atomic_init(&event->base.native, NULL);
+    atomic_init(&event->base.recorded, false);
+    atomic_init(&event->shared, false);
+    event->import = NULL;
+    return event;
+}
+
+tp_status gpu_ipc_event_create(int index, unsigned flags, tp_event **out)
+{
+    gpu_ipc_event *event = ipc_event_new(index, flags);
+    if (!event)
+        return gpu.host->fail(TP_ERR_OUT_OF_MEMORY, "tp_event_create: out of memory");
+    *out = &event->base.head;
+    return TP_OK;
+}
+
+tp_status gpu_ipc_event_destroy(tp_event *base)
+{
+    gpu_ipc_event *event = as_ipc_event(base);
+    gpu_device *device = gpu_event_device(&event->base);
+    rt_event native = atomic_load_explicit(&event->base.native, memory_order_relaxed);
+    if (event->import)
+        gpu_import_release(device, event->import);
+    else if (native && atomic_load_explicit(&event->shared, memory_order_acquire))
+        gpu_retire_shared_native(device, native, NULL);
+    else if (native)
+        gpu_pool_give(device, base->flags, native, true);
+    free(event);
+    return TP_OK;
+}
+
+/* In place, always: the native event is never replaced (another process may hold
+ * it, or will), so it is recorded again as CUDA would. Only the first record of an
+ * event never exported makes one. */
+tp_status gpu_ipc_event_record(tp_event *base, tp_stream *stream_base)
+{
+    gpu_ipc_event *event = as_ipc_event(base);
+    gpu_stream *stream = gpu_as_stream(stream_base);
+    for (;;) {
+        rt_event native = atomic_load_explicit(&event->base.native, memory_order_acquire);
+        if (native) {
+            if (event->import)
+                atomic_store_explicit(&event->import->recorded_here, true, memory_order_relaxed);
+            tp_status status = gpu_record_native(native, stream);
+            if (status == TP_OK)
+                atomic_store_explicit(&event->base.recorded, true, memory_order_release);
+            return status;
+        }
+        bool published;
+        tp_status status = gpu_event_record_fresh(&event->base, stream, NULL, &published);
+        if (status != TP_OK || published)
+            return status; /* else an export made the native event first: record that */
+    }
+}
+
+/* Query of an imported event whose record is not reached: a record the exporter
+ * will never reach, if it is gone. */
+TP_COLD static tp_status import_query_pending(gpu_import *import, bool *done)
+{
+    if (gpu_import_exporter_alive_throttled(import)) {
+        *done = false;
+        return TP_OK;
+    }
+    /* A record reached just before the exporter went still counts. */
+    if (rt_event_query(import->native) == RT_SUCCESS) {
+        *done = true;
+        return TP_OK;
+    }
+    return gpu_exporter_exited(import, "tp_event_query");
+}
+
+tp_status gpu_ipc_event_query(tp_event *base, bool *done)
+{
+    gpu_ipc_event *event = as_ipc_event(base);
+    if (!gpu_event_recorded(&event->base)) {
+        *done = true; /* rule 4 */
+        return TP_OK;
+    }
+    rt_guard guard;
+    rt_error e = gpu_guard_enter_if(RT_QUERY_NEEDS_CONTEXT, &guard, gpu_event_device(&event->base)->context,
+                                    RT_NEED_CONTEXT);
+    if (e != RT_SUCCESS)
+        return gpu_fail_call(RT_CALL("SetDevice"), e);
+    e = rt_event_query(gpu_event_native(&event->base));
+    rt_guard_leave(&guard);
+    if (e == RT_SUCCESS || (e == RT_ERROR_NOT_READY && !event->import)) {
+        *done = e == RT_SUCCESS;
+        return TP_OK;
+    }
+    if (e == RT_ERROR_NOT_READY)
+        return import_query_pending(event->import, done);
+    if (event->import && !gpu_import_exporter_alive(event->import))
+        return gpu_exporter_exited(event->import, "tp_event_query");
+    return gpu_fail_call(RT_CALL("EventQuery"), e);
+}
+
+/*
+ * Synchronize by polling the runtime, for interprocess events that must sleep or
+ * must notice a dead exporter:
+ *  - TP_EVENT_BLOCKING (exported, imported, or local): sleeps from the start,
+ *    between queries POLL_PAUSE_FIRST_NS doubling to POLL_PAUSE_MAX_NS, since the
+ *    runtime ignores its blocking-sync flag for these events. A wait of 200 ms
+ *    costs about 200 queries and sleeps: well under 1% of a CPU. A record is seen
+ *    at most POLL_PAUSE_MAX_NS late.
+ *  - imported without TP_EVENT_BLOCKING: spins for POLL_SPIN_NS first, as the
+ *    runtime would, so a record reached soon is seen at once; then sleeps as above.
+ * An imported event's exporter is looked at every TP_LIVENESS_PERIOD_NS: once it is
+ * gone, the pending record will never be reached (the runtime would wait forever),
+ * so synchronize fails.
+ */
+#define POLL_SPIN_NS 50000u
+#define POLL_PAUSE_FIRST_NS 20000u
+#define POLL_PAUSE_MAX_NS 1000000u
+
+static tp_status synchronize_polling(gpu_ipc_event *event)
+{
+    gpu_import *import = event->import;
+    rt_event native = gpu_event_native(&event->base);
+    rt_guard guard;
+    rt_error e = gpu_guard_enter_if(RT_QUERY_NEEDS_CONTEXT, &guard, gpu_event_device(&event->base)->context,
+                                    RT_NEED_CONTEXT);
+    if (e != RT_SUCCESS)
+        return gpu_fail_call(RT_CALL("SetDevice"), e);
+    uint64_t now = tp_now_ns();
+    uint64_t spin_until = (event->base.head.flags & TP_EVENT_BLOCKING) ? now : now + POLL_SPIN_NS;
+    uint64_t next_liveness_check = now; /* an exporter already gone fails at once */
+    uint64_t pause = POLL_PAUSE_FIRST_NS;
+    tp_status status = TP_OK;
+    for (;;) {
+        e = rt_event_query(native);
+        if (e == RT_SUCCESS)
+            break;
+        if (e != RT_ERROR_NOT_READY) {
+            status = import && !gpu_import_exporter_alive(import) ? gpu_exporter_exited(import, "tp_event_synchronize")
+                                                                  : gpu_fail_call(RT_CALL("EventQuery"), e);
+            break;
+        }
+        now = tp_now_ns();
+        if (import && now >= next_liveness_check) {
+            if (!gpu_import_exporter_alive(import)) {
+                /* A record reached just before the exporter went still counts. */
+                if (rt_event_query(native) != RT_SUCCESS)
+                    status = gpu_exporter_exited(import, "tp_event_synchronize");
+                break;
+            }
+            next_liveness_check = now + TP_LIVENESS_PERIOD_NS;
+        }
+        if (now < spin_until)
+            continue;
+        tp_sleep_ns(pause);
+        pause = pause * 2 < POLL_PAUSE_MAX_NS ? pause * 2 : POLL_PAUSE_MAX_NS;
+    }
+    rt_guard_leave(&guard);
+    return status;
+}
+
+tp_status gpu_ipc_event_synchronize(tp_event *base)
+{
+    gpu_ipc_event *event = as_ipc_event(base);
+    if (!gpu_event_recorded(&event->base))
+        return TP_OK; /* rule 5 */
+    if (event->import || (base->flags & TP_EVENT_BLOCKING))
+        return synchronize_polling(event);
+    return gpu_plain_event_synchronize(base);
+}
+
+/*
+ * A stream of one device waiting on an interprocess event of another: CUDA 13
+ * crashes in cuStreamWaitEvent on that (seen on two H200s; same-device waits and
+ * cross-device waits on ordinary events work). So the wait is relayed: on the
+ * event's device, the waiting stream's own relay stream (gpu_stream_relay) waits
+ * on the event, which takes the snapshot of its latest record now (rule 6), and
+ * records an ordinary pooled event, which the waiting stream then waits on. The
+ * relay serves that one stream, so a relayed wait is ordered only after the
+ * stream's earlier relayed waits, which the stream waits for anyway: no order
+ * between streams that no event asked for (rule 12).
+ */
+static tp_status relay_wait(gpu_stream *stream, gpu_ipc_event *event)
+{
+    gpu_device *device = gpu_event_device(&event->base);
+    rt_stream relay;
+    tp_status status = gpu_stream_relay(stream, device, &relay);
+    if (status != TP_OK)
+        return status;
+    rt_event marker;
+    status = gpu_pool_take(device, TP_EVENT_DEFAULT, &marker);
+    if (status != TP_OK)
+        return status;
+    rt_guard guard;
+    const char *call = RT_CALL("SetDevice");
+    rt_error e = rt_guard_enter(&guard, device->context, RT_NEED_DEVICE);
+    if (e == RT_SUCCESS) {
+        call = RT_CALL("StreamWaitEvent");
+        e = rt_stream_wait_event(relay, gpu_event_native(&event->base));
+        if (e == RT_SUCCESS) {
+            call = RT_CALL("EventRecord");
+            e = rt_event_record(marker, relay);
+        }
+        rt_guard_leave(&guard);
+    }
+    if (e == RT_SUCCESS) {
+        call = RT_CALL("StreamWaitEvent");
+        e = gpu_stream_enter(stream, &guard);
+        if (e == RT_SUCCESS) {
+            e = rt_stream_wait_event(stream->native, marker);
+            rt_guard_leave(&guard);
+        }
+    }
+    gpu_pool_give(device, TP_EVENT_DEFAULT, marker, true);
+    return e == RT_SUCCESS ? TP_OK : gpu_fail_call(call, e);
+}
+
+tp_status gpu_ipc_stream_wait_event(tp_stream *stream_base, tp_event *event_base)
+{
+    gpu_ipc_event *event = as_ipc_event(event_base);
+    if (!gpu_event_recorded(&event->base))
+        return TP_OK; /* rule 6: nothing to wait for */
+    if (event_base->device.index != stream_base->device.index)
+        return relay_wait(gpu_as_stream(stream_base), event);
+    return gpu_plain_stream_wait_event(stream_base, event_base);
+}
+
+/* ---------------------------------------------------------------- export */
+
+/*
+ * The event's native event for export: made now if it has none, and marked
+ * shared. From then on another process may record it, so its own state answers
+ * query and synchronize (`recorded`).
+ */
+static tp_status share_native(gpu_ipc_event *event, rt_event *out)
+{
+    gpu_device *device = gpu_event_device(&event->base);
+    rt_event native = atomic_load_explicit(&event->base.native, memory_order_acquire);
+    if (native == NULL) {
+        rt_event fresh;
+        tp_status status = gpu_pool_take(device, event->base.head.flags, &fresh);
+        if (status != TP_OK)
+            return status;
+        if (atomic_compare_exchange_strong_explicit(&event->base.native, &native, fresh, memory_order_acq_rel,
+                                                    memory_order_acquire))
+            native = fresh;
+        else
+            gpu_pool_give(device, event->base.head.flags, fresh, false); /* a record published one first */
+    }
+    atomic_store_explicit(&event->shared, true, memory_order_release);
+    atomic_store_explicit(&event->base.recorded, true, memory_order_release);
+    *out = native;
+    return TP_OK;
+}
+
+tp_status gpu_event_ipc_export(tp_event *base, unsigned char *payload, size_t *length)
+{
+    gpu_ipc_event *event = as_ipc_event(base);
+    if (event->import) {
+        /* Passed on as it came: a third process imports the first one's event. */
+        memcpy(payload, event->import->payload, GPU_IPC_PAYLOAD_SIZE);
+        *length = GPU_IPC_PAYLOAD_SIZE;
+        return TP_OK;
+    }
+    gpu_device *device = gpu_event_device(&event->base);
+    gpu_ipc_payload p = {.flags = base->flags & (TP_EVENT_INTERPROCESS | TP_EVENT_BLOCKING), .device = device->index};
+    if (!tp_process_self(&p.exporter))
+        return gpu.host->fail(TP_ERR_BACKEND, "tp_event_ipc_handle: cannot read this process's start time from /proc");
+    tp_status status = gpu_device_open(device);
+    if (status != TP_OK)
+        return status;
+    rt_event native;
+    status = share_native(event, &native);
+    if (status != TP_OK)
+        return status;
+    rt_guard guard;
+    rt_error e = rt_guard_enter(&guard, device->context, RT_NEED_DEVICE);
+    if (e != RT_SUCCESS)
+        return gpu_fail_call(RT_CALL("SetDevice"), e);
+    (void)gpu_device_uuid(device, p.uuid);
+    e = rt_ipc_get_event_handle(&p.handle, native);
+    rt_guard_leave(&guard);
+    if (e != RT_SUCCESS)
+        return gpu_fail_call(RT_CALL("IpcGetEventHandle"), e);
+    gpu_payload_encode(&p, payload);
+    *length = GPU_IPC_PAYLOAD_SIZE;
+    return TP_OK;
+}
+
+/* ---------------------------------------------------------------- import */
+
+tp_status gpu_event_ipc_import(int index, const unsigned char *payload, size_t length, tp_event **out)
+{
+    static const char who[] = "tp_event_from_ipc_handle";
+    gpu_ipc_payload p = {.flags = 0};
+    tp_status status = gpu_payload_decode(payload, length, &p);
+    if (status != TP_OK)
+        return status;
+    /* Checked before the runtime sees the handle: it opens a dead process's handle
+     * as if nothing were wrong, and fails on one of this process's own. */
+    if (!tp_process_is(&p.exporter))
+        return gpu.host->fail(TP_ERR_INVALID_ARGUMENT, "%s: the exporting process (pid %d) is gone", who,
+                              (int)p.exporter.pid);
+    if (p.exporter.pid == (int32_t)getpid())
+        return gpu.host->fail(TP_ERR_INVALID_ARGUMENT,
+                              "%s: the handle was exported by this process (pid %d), and %s cannot open an event's "
+                              "handle in the process that exported it: use the exported event itself",
+                              who, (int)p.exporter.pid, RT_BACKEND_NAME);
+    gpu_device *device = &gpu.devices[index];
+    status = gpu_device_open(device);
+    if (status != TP_OK)
+        return status;
+    status = gpu_check_same_gpu(device, &p);
+    if (status != TP_OK)
+        return status;
+    gpu_ipc_event *event = ipc_event_new(index, p.flags);
+    if (!event)
+        return gpu.host->fail(TP_ERR_OUT_OF_MEMORY, "%s: out of memory", who);
+    gpu_import *import = NULL;
+    status = gpu_import_acquire(device, &p, payload, &import);
+    if (status != TP_OK) {
+        free(event);
+        return status;
+    }
+    atomic_init(&event->base.native, import->native);
+    atomic_init(&event->base.recorded, true); /* the exporter may have recorded it: ask the runtime */
+    atomic_init(&event->shared, true);
+    event->import = import;
+    *out = &event->base.head;
+    return TP_OK;
+}

@@ -1,0 +1,119 @@
+/*
+ * Pools of native events per device and flag combination, so that the first
+ * record of an event rarely pays for cudaEventCreate, and a native event is handed
+ * out again only once its last record was reached.
+ */
+#include "backends/gpu/gpu_internal.h"
+
+#include <stdlib.h>
+
+/* A pool keeps at most this many native events in each of its lists; beyond that
+ * they are destroyed, so that a burst of events does not pin memory for good. */
+#define POOL_KEEP_MAX 4096
+
+/* Pending native events a pool queries, at most, before it creates a new one. */
+#define POOL_REAP_MAX 8
+
+unsigned gpu_native_flags(unsigned flags)
+{
+    unsigned native = RT_EVENT_DEFAULT;
+    if (!(flags & TP_EVENT_TIMING))
+        native |= RT_EVENT_DISABLE_TIMING;
+    if (flags & TP_EVENT_BLOCKING)
+        native |= RT_EVENT_BLOCKING_SYNC;
+    if (flags & TP_EVENT_INTERPROCESS)
+        native |= RT_EVENT_INTERPROCESS | RT_EVENT_DISABLE_TIMING;
+    return native;
+}
+
+static bool list_push(gpu_native_list *list, rt_event event)
+{
+    if (list->count == list->capacity) {
+        if (list->capacity >= POOL_KEEP_MAX)
+            return false;
+        size_t capacity = list->capacity ? list->capacity * 2 : 16;
+        rt_event *items = realloc(list->items, capacity * sizeof *items);
+        if (!items)
+            return false;
+        list->items = items;
+        list->capacity = capacity;
+    }
+    list->items[list->count++] = event;
+    return true;
+}
+
+void gpu_destroy_native(gpu_device *device, rt_event event)
+{
+    rt_guard guard;
+    if (rt_guard_enter(&guard, device->context, RT_NEED_CONTEXT_FOR_CALL) == RT_SUCCESS) {
+        (void)rt_event_destroy(event);
+        rt_guard_leave(&guard);
+    }
+}
+
+/* Moves pending native events whose record was reached to the reached list; asks
+ * about a few only, so taking one stays cheap. Called with the pool locked. */
+static void pool_reap(gpu_device *device, gpu_event_pool *pool)
+{
+    size_t asked = 0;
+    for (size_t i = 0; i < pool->pending.count && asked < POOL_REAP_MAX; asked++) {
+        rt_event event = pool->pending.items[i];
+        rt_error e = rt_event_query(event);
+        if (e == RT_ERROR_NOT_READY) {
+            i++;
+            continue;
+        }
+        pool->pending.items[i] = pool->pending.items[--pool->pending.count];
+        if (e != RT_SUCCESS || !list_push(&pool->reached, event))
+            gpu_destroy_native(device, event); /* broken, or more than the pool keeps */
+    }
+}
+
+tp_status gpu_pool_take(gpu_device *device, unsigned flags, rt_event *out)
+{
+    gpu_event_pool *pool = &device->pools[flags & TP_EVENT_FLAGS_ALL];
+    pthread_mutex_lock(&pool->lock);
+    if (pool->reached.count == 0 && pool->pending.count > 0)
+        pool_reap(device, pool);
+    bool found = pool->reached.count > 0;
+    if (found)
+        *out = pool->reached.items[--pool->reached.count];
+    pthread_mutex_unlock(&pool->lock);
+    if (found)
+        return TP_OK;
+
+    /* The event belongs to the device that is current when it is created. */
+    rt_guard guard;
+    rt_error e = rt_guard_enter(&guard, device->context, RT_NEED_DEVICE);
+    if (e != RT_SUCCESS)
+        return gpu_fail_call(RT_CALL("SetDevice"), e);
+    e = rt_event_create(out, gpu_native_flags(flags));
+    rt_guard_leave(&guard);
+    return e == RT_SUCCESS ? TP_OK : gpu_fail_call(RT_CALL("EventCreateWithFlags"), e);
+}
+
+/*
+ * Handing a maybe-pending event out before its record is reached would let the
+ * next owner's record replace one that a racing query or synchronize of the old
+ * owner, or a relayed wait, still means; and on HIP, recording a pending event is
+ * undefined. So such an event waits in the pending list until a query says it is
+ * reached.
+ */
+void gpu_pool_give(gpu_device *device, unsigned flags, rt_event event, bool maybe_pending)
+{
+    gpu_event_pool *pool = &device->pools[flags & TP_EVENT_FLAGS_ALL];
+    bool reached = true;
+    if (maybe_pending) {
+        rt_error e = rt_event_query(event);
+        if (e != RT_SUCCESS && e != RT_ERROR_NOT_READY) {
+            gpu_destroy_native(device, event);
+            return;
+        }
+        reached = e == RT_SUCCESS;
+    }
+    pthread_mutex_lock(&pool->lock);
+    bool kept = list_push(reached ? &pool->reached : &pool->pending, event);
+    pthread_mutex_unlock(&pool->lock);
+    if (!kept)
+        gpu_destroy_native(device, event); /* the runtime frees it once its record is reached */
+}

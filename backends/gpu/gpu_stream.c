@@ -1,0 +1,245 @@
+/*
+ * Streams: created (non-blocking, with a priority), wrapped from a native handle,
+ * or the device's default stream; and each stream's relay streams.
+ */
+#include "backends/gpu/gpu_internal.h"
+
+#include <stdlib.h>
+
+/*
+ * Everything but records and waits done to a stream (host functions, query,
+ * synchronize, destroy) runs with the stream's device current, as PyTorch does:
+ * for cudaLaunchHostFunc on a stream of another device than the current one, CUDA
+ * 13's driver reports "stream does not belong to the expected context" (seen under
+ * cuda-gdb). None of these is on a budgeted hot path.
+ */
+static inline rt_error stream_enter_device(gpu_stream *stream, rt_guard *guard)
+{
+    return rt_guard_enter(guard, stream->device->context, RT_NEED_DEVICE);
+}
+
+static int clamp_priority(const gpu_device *device, int priority)
+{
+    if (priority < device->greatest_priority)
+        return device->greatest_priority;
+    if (priority > device->least_priority)
+        return device->least_priority;
+    return priority;
+}
+
+/* A new wrapper of `native` on the device. */
+static gpu_stream *stream_wrap(gpu_device *device, rt_stream native, int priority, unsigned kind, bool follows)
+{
+    gpu_stream *stream = malloc(sizeof *stream);
+    if (!stream)
+        return NULL;
+    stream->head = (tp_stream){&gpu_table, {RT_DEVICE_TYPE, device->index}, priority, kind};
+    stream->native = native;
+    stream->device = device;
+    stream->follows_current_device = follows;
+    stream->context_free = !follows && gpu_lazy_start_is_harmless();
+    atomic_init(&stream->relays, NULL);
+    return stream;
+}
+
+tp_status gpu_stream_create(int index, int priority, tp_stream **out)
+{
+    gpu_device *device = &gpu.devices[index];
+    tp_status status = gpu_device_open(device);
+    if (status != TP_OK)
+        return status;
+    int clamped = clamp_priority(device, priority);
+    rt_stream native;
+    rt_guard guard;
+    rt_error e = rt_guard_enter(&guard, device->context, RT_NEED_DEVICE);
+    if (e == RT_SUCCESS) {
+        e = rt_stream_create(&native, clamped);
+        rt_guard_leave(&guard);
+    }
+    if (e != RT_SUCCESS)
+        return gpu_fail_call(RT_CALL("StreamCreateWithPriority"), e);
+    gpu_stream *stream = stream_wrap(device, native, clamped, 0, false);
+    if (!stream) {
+        if (rt_guard_enter(&guard, device->context, RT_NEED_DEVICE) == RT_SUCCESS) {
+            (void)rt_stream_destroy(native);
+            rt_guard_leave(&guard);
+        }
+        return gpu.host->fail(TP_ERR_OUT_OF_MEMORY, "tp_stream_create: out of memory");
+    }
+    *out = &stream->head;
+    return TP_OK;
+}
+
+tp_status gpu_stream_from_native(int index, void *native, tp_stream **out)
+{
+    gpu_device *device = &gpu.devices[index];
+    tp_status status = gpu_device_open(device);
+    if (status != TP_OK)
+        return status;
+    rt_stream handle = (rt_stream)native;
+    bool follows = rt_stream_follows_current_device(handle);
+    rt_guard guard;
+    rt_error e = rt_guard_enter(&guard, device->context, follows ? RT_NEED_DEVICE : RT_NEED_CONTEXT_FOR_CALL);
+    if (e != RT_SUCCESS)
+        return gpu_fail_call(RT_CALL("SetDevice"), e);
+    int owner = index, priority = 0;
+    bool owner_known = false;
+    const char *call = RT_CALL("StreamGetDevice");
+    if (!follows)
+        e = rt_stream_device(handle, &owner, &owner_known);
+    if (e == RT_SUCCESS) {
+        call = RT_CALL("StreamGetPriority");
+        e = rt_stream_priority(handle, &priority);
+    }
+    rt_guard_leave(&guard);
+    if (e != RT_SUCCESS)
+        return gpu_fail_call(call, e);
+    if (owner_known && owner != index)
+        return gpu.host->fail(TP_ERR_DEVICE_MISMATCH, "tp_stream_from_native: the native stream is of %s:%d, not %s:%d",
+                              RT_BACKEND_NAME, owner, RT_BACKEND_NAME, index);
+    gpu_stream *stream = stream_wrap(device, handle, priority, TP_STREAM_BORROWED, follows);
+    if (!stream)
+        return gpu.host->fail(TP_ERR_OUT_OF_MEMORY, "tp_stream_from_native: out of memory");
+    *out = &stream->head;
+    return TP_OK;
+}
+
+tp_status gpu_stream_default(int index, tp_stream **out)
+{
+    gpu_device *device = &gpu.devices[index];
+    tp_status status = gpu_device_open(device);
+    if (status != TP_OK)
+        return status;
+    *out = &device->default_stream.head;
+    return TP_OK;
+}
+
+/* Destroys a native stream of the device; with work pending the runtime returns at
+ * once and frees the stream when the work is done (rule 9). */
+static rt_error destroy_native_stream(gpu_device *device, rt_stream native)
+{
+    rt_guard guard;
+    rt_error e = rt_guard_enter(&guard, device->context, RT_NEED_DEVICE);
+    if (e == RT_SUCCESS) {
+        e = rt_stream_destroy(native);
+        rt_guard_leave(&guard);
+    }
+    return e;
+}
+
+static void destroy_relays(gpu_stream *stream)
+{
+    _Atomic(rt_stream) *relays = atomic_load_explicit(&stream->relays, memory_order_acquire);
+    if (!relays)
+        return;
+    for (int d = 0; d < gpu.device_count; d++) {
+        rt_stream relay = atomic_load_explicit(&relays[d], memory_order_relaxed);
+        if (relay)
+            (void)destroy_native_stream(&gpu.devices[d], relay);
+    }
+    free((void *)relays);
+}
+
+tp_status gpu_stream_destroy(tp_stream *base)
+{
+    gpu_stream *stream = gpu_as_stream(base);
+    rt_error e = RT_SUCCESS;
+    destroy_relays(stream);
+    if (!(base->kind & TP_STREAM_BORROWED))
+        e = destroy_native_stream(stream->device, stream->native);
+    free(stream);
+    return e == RT_SUCCESS ? TP_OK : gpu_fail_call(RT_CALL("StreamDestroy"), e);
+}
+
+tp_status gpu_stream_query(tp_stream *base, bool *idle)
+{
+    gpu_stream *stream = gpu_as_stream(base);
+    rt_guard guard;
+    rt_error e = stream_enter_device(stream, &guard);
+    if (TP_UNLIKELY(e != RT_SUCCESS))
+        return gpu_fail_call(RT_CALL("SetDevice"), e);
+    e = rt_stream_query(stream->native);
+    rt_guard_leave(&guard);
+    if (TP_LIKELY(e == RT_SUCCESS || e == RT_ERROR_NOT_READY)) {
+        *idle = e == RT_SUCCESS;
+        return TP_OK;
+    }
+    return gpu_fail_call(RT_CALL("StreamQuery"), e);
+}
+
+tp_status gpu_stream_synchronize(tp_stream *base)
+{
+    gpu_stream *stream = gpu_as_stream(base);
+    rt_guard guard;
+    rt_error e = stream_enter_device(stream, &guard);
+    if (TP_UNLIKELY(e != RT_SUCCESS))
+        return gpu_fail_call(RT_CALL("SetDevice"), e);
+    e = rt_stream_synchronize(stream->native);
+    rt_guard_leave(&guard);
+    return TP_LIKELY(e == RT_SUCCESS) ? TP_OK : gpu_fail_call(RT_CALL("StreamSynchronize"), e);
+}
+
+tp_status gpu_stream_launch_host_fn(tp_stream *base, void (*fn)(void *), void *arg)
+{
+    gpu_stream *stream = gpu_as_stream(base);
+    rt_guard guard;
+    rt_error e = stream_enter_device(stream, &guard);
+    if (TP_UNLIKELY(e != RT_SUCCESS))
+        return gpu_fail_call(RT_CALL("SetDevice"), e);
+    e = rt_launch_host_fn(stream->native, fn, arg);
+    rt_guard_leave(&guard);
+    return TP_LIKELY(e == RT_SUCCESS) ? TP_OK : gpu_fail_call(RT_CALL("LaunchHostFunc"), e);
+}
+
+void *gpu_stream_native(tp_stream *base)
+{
+    return (void *)gpu_as_stream(base)->native;
+}
+
+/* ---------------------------------------------------------------- relays */
+
+/* The stream's array of relays, made on first need; racing threads agree on one. */
+static _Atomic(rt_stream) *stream_relays(gpu_stream *stream)
+{
+    _Atomic(rt_stream) *relays = atomic_load_explicit(&stream->relays, memory_order_acquire);
+    if (relays)
+        return relays;
+    _Atomic(rt_stream) *fresh = calloc((size_t)gpu.device_count, sizeof *fresh);
+    if (!fresh)
+        return NULL;
+    for (int d = 0; d < gpu.device_count; d++)
+        atomic_init(&fresh[d], NULL);
+    if (atomic_compare_exchange_strong_explicit(&stream->relays, &relays, fresh, memory_order_acq_rel,
+                                                memory_order_acquire))
+        return fresh;
+    free((void *)fresh);
+    return relays;
+}
+
+tp_status gpu_stream_relay(gpu_stream *stream, gpu_device *device, rt_stream *out)
+{
+    _Atomic(rt_stream) *relays = stream_relays(stream);
+    if (!relays)
+        return gpu.host->fail(TP_ERR_OUT_OF_MEMORY, "tp_stream_wait_event: out of memory for a relay stream");
+    rt_stream relay = atomic_load_explicit(&relays[device->index], memory_order_acquire);
+    if (relay) {
+        *out = relay;
+        return TP_OK;
+    }
+    rt_guard guard;
+    rt_error e = rt_guard_enter(&guard, device->context, RT_NEED_DEVICE);
+    if (e != RT_SUCCESS)
+        return gpu_fail_call(RT_CALL("SetDevice"), e);
+    e = rt_stream_create(&relay, device->least_priority);
+    rt_guard_leave(&guard);
+    if (e != RT_SUCCESS)
+        return gpu_fail_call(RT_CALL("StreamCreateWithPriority"), e);
+    rt_stream seen = NULL;
+    if (!atomic_compare_exchange_strong_explicit(&relays[device->index], &seen, relay, memory_order_acq_rel,
+                                                 memory_order_acquire)) {
+        (void)destroy_native_stream(device, relay); /* another thread made one first */
+        relay = seen;
+    }
+    *out = relay;
+    return TP_OK;
+}
