@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Before/after on one GPU machine, in one session: builds the CUDA benchmark of
+# another source tree (the "before", e.g. `git archive <rev> | tar -x -C before`)
+# and of this one, then runs them in turns (before, after, before, after), so that
+# both tables come from the same machine minutes apart. Each table is tpevent
+# against raw cudart measured in the same process (bench/cuda), so compare the
+# ratio columns, not absolute times.
+#
+# Usage: scripts/bench-compare.sh <before-source-dir> [rounds-of-turns (default 2)]
+# Env:   OUT  folder for the logs (default /tmp);  JOBS  build parallelism (default 16)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+before_src=$(cd "$1" && pwd)
+turns="${2:-2}"
+out="${OUT:-/tmp}"
+jobs="${JOBS:-16}"
+mkdir -p "$out"
+
+build() { # source dir, build dir
+  cmake -S "$1" -B "$2" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTPEVENT_CUDA=ON -DTPEVENT_HIP=OFF \
+        -DTPEVENT_PYTHON=OFF -DBUILD_TESTING=OFF >"$2.configure.log" 2>&1 &&
+  cmake --build "$2" -j "$jobs" --target tpevent_bench_cuda tpevent_cuda >"$2.build.log" 2>&1
+}
+build "$before_src" /tmp/bench-before || { tail -20 /tmp/bench-before.build.log; exit 1; }
+build "$PWD" /tmp/bench-after || { tail -20 /tmp/bench-after.build.log; exit 1; }
+
+for turn in $(seq 1 "$turns"); do
+  for side in before after; do
+    echo "== $side (turn $turn)"
+    /tmp/bench-$side/bin/tpevent_bench_cuda | tee "$out/bench-$side-$turn.log" | sed -n '/^tpevent CUDA backend/,$p'
+  done
+done
