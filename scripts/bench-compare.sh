@@ -27,6 +27,7 @@ build "$PWD" /tmp/bench-after || { tail -20 /tmp/bench-after.build.log; exit 1; 
 for turn in $(seq 1 "$turns"); do
   for side in before after; do
     echo "== $side (turn $turn)"
-    /tmp/bench-$side/bin/tpevent_bench_cuda | tee "$out/bench-$side-$turn.log" | sed -n '/^tpevent CUDA backend/,$p'
+    /tmp/bench-$side/bin/tpevent_bench_cuda >"$out/bench-$side-$turn.log" 2>&1 || echo "(exit status $?)"
+    sed -n "/^tpevent CUDA backend/,\$p" "$out/bench-$side-$turn.log"
   done
 done
