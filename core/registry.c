@@ -8,7 +8,7 @@
  * every time it is asked. The fast path (already loaded) is one acquire load.
  */
 #include "core/internal.h"
-#include "backends/cpu/cpu_backend.h"
+#include "core/builtin_backends.h"
 
 #include <limits.h>
 #include <pthread.h>
@@ -18,20 +18,6 @@
 
 #ifndef TPEVENT_MODULE_SUFFIX
 #define TPEVENT_MODULE_SUFFIX ".so"
-#endif
-
-/* Backends linked into this library. A static build adds the GPU ones here. */
-#ifdef TPEVENT_BUILTIN_CUDA
-tp_status tp_backend_entry_cuda(uint32_t, const tp_backend **, char *, size_t);
-#define CUDA_ENTRY tp_backend_entry_cuda
-#else
-#define CUDA_ENTRY NULL
-#endif
-#ifdef TPEVENT_BUILTIN_HIP
-tp_status tp_backend_entry_hip(uint32_t, const tp_backend **, char *, size_t);
-#define HIP_ENTRY tp_backend_entry_hip
-#else
-#define HIP_ENTRY NULL
 #endif
 
 enum slot_state { SLOT_UNTRIED = 0, SLOT_READY, SLOT_UNAVAILABLE };
@@ -50,9 +36,9 @@ typedef struct backend_slot {
 } backend_slot;
 
 static backend_slot slots[TP_DEVICE_TYPE_COUNT] = {
-    [TP_DEVICE_CPU] = {.name = "cpu", .builtin_entry = tp_backend_entry_cpu},
-    [TP_DEVICE_CUDA] = {.name = "cuda", .builtin_entry = CUDA_ENTRY},
-    [TP_DEVICE_HIP] = {.name = "hip", .builtin_entry = HIP_ENTRY},
+    [TP_DEVICE_CPU] = {.name = "cpu", .builtin_entry = TP_BUILTIN_ENTRY_CPU},
+    [TP_DEVICE_CUDA] = {.name = "cuda", .builtin_entry = TP_BUILTIN_ENTRY_CUDA},
+    [TP_DEVICE_HIP] = {.name = "hip", .builtin_entry = TP_BUILTIN_ENTRY_HIP},
 };
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
