@@ -29,6 +29,8 @@
 
 #include <tpevent/tpevent.h>
 
+#include "backends/common/compiler.h" /* TP_PRINTF */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -67,11 +69,7 @@ typedef struct tp_host {
     uint32_t abi_version;
     uint32_t size;
     /* Sets the calling thread's error message (printf format) and returns status. */
-    tp_status (*fail)(tp_status status, const char *fmt, ...)
-#if defined(__GNUC__)
-        __attribute__((format(printf, 2, 3)))
-#endif
-        ;
+    tp_status (*fail)(tp_status status, const char *fmt, ...) TP_PRINTF(2, 3);
 } tp_host;
 
 /* ------------------------------------------------------------ IPC handle */

@@ -40,13 +40,8 @@ tp_status tp_event_destroy(tp_event *event)
     return event->backend->event_destroy(event);
 }
 
-/* Failure paths of the hot calls, out of line so that the calls themselves need no
- * stack frame for message buffers. */
-#if defined(__GNUC__)
-#define TP_COLD __attribute__((noinline, cold))
-#else
-#define TP_COLD
-#endif
+/* Failure paths of the hot calls, out of line (TP_COLD) so that the calls themselves
+ * need no stack frame for message buffers. */
 
 TP_COLD static tp_status record_mismatch(const tp_event *event, const tp_stream *stream)
 {

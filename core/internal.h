@@ -6,16 +6,7 @@
 #define TPEVENT_CORE_INTERNAL_H
 
 #include "core/backend.h"
-
-#if defined(__GNUC__)
-#define TP_LIKELY(x) __builtin_expect(!!(x), 1)
-#define TP_UNLIKELY(x) __builtin_expect(!!(x), 0)
-#define TP_PRINTF(f, a) __attribute__((format(printf, f, a)))
-#else
-#define TP_LIKELY(x) (x)
-#define TP_UNLIKELY(x) (x)
-#define TP_PRINTF(f, a)
-#endif
+#include "backends/common/compiler.h" /* TP_LIKELY, TP_UNLIKELY, TP_COLD, TP_PRINTF */
 
 /* ------------------------------------------------------------- error.c */
 

@@ -101,10 +101,7 @@ static void start_slot(backend_slot *slot, tp_device_type type)
 
 /* First use of a backend: loads it. Kept out of line so that the fast path of
  * started_slot is a load and a compare. */
-#if defined(__GNUC__)
-__attribute__((noinline, cold))
-#endif
-static void start_slot_once(backend_slot *slot, tp_device_type type)
+TP_COLD static void start_slot_once(backend_slot *slot, tp_device_type type)
 {
     pthread_mutex_lock(&registry_lock);
     if (atomic_load_explicit(&slot->state, memory_order_relaxed) == SLOT_UNTRIED)
