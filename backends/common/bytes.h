@@ -9,6 +9,17 @@
 
 #include <stdint.h>
 
+static inline void tp_put_u16(unsigned char *p, uint16_t v)
+{
+    p[0] = (unsigned char)v;
+    p[1] = (unsigned char)(v >> 8);
+}
+
+static inline uint16_t tp_get_u16(const unsigned char *p)
+{
+    return (uint16_t)(p[0] | p[1] << 8);
+}
+
 static inline void tp_put_u32(unsigned char *p, uint32_t v)
 {
     for (int i = 0; i < 4; i++)
