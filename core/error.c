@@ -60,6 +60,11 @@ tp_status tp_fail(tp_status status, const char *fmt, ...)
     return status;
 }
 
+TP_COLD tp_status tp_unsupported(const tp_backend *backend, const char *operation)
+{
+    return tp_fail(TP_ERR_UNSUPPORTED, "the %s backend does not support %s", backend->name, operation);
+}
+
 const tp_host tp_core_host = {
     .abi_version = TP_BACKEND_ABI_VERSION,
     .size = sizeof(tp_host),

@@ -5,11 +5,6 @@
  */
 #include "core/internal.h"
 
-static tp_status unsupported(const tp_backend *backend, const char *operation)
-{
-    return tp_fail(TP_ERR_UNSUPPORTED, "the %s backend does not support %s", backend->name, operation);
-}
-
 static bool same_device(tp_device a, tp_device b)
 {
     return a.type == b.type && a.index == b.index;
@@ -120,7 +115,7 @@ tp_status tp_event_elapsed_time(tp_event *start, tp_event *end, float *ms)
     if (TP_UNLIKELY(!(start->flags & end->flags & TP_EVENT_TIMING) || start->backend != end->backend))
         return elapsed_refused(start, end);
     if (!start->backend->event_elapsed)
-        return unsupported(start->backend, "tp_event_elapsed_time");
+        return tp_unsupported(start->backend, "tp_event_elapsed_time");
     return start->backend->event_elapsed(start, end, ms);
 }
 
@@ -147,7 +142,7 @@ tp_status tp_event_ipc_handle(tp_event *event, tp_ipc_handle *handle)
     if (!(event->flags & TP_EVENT_INTERPROCESS))
         return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_event_ipc_handle: the event was created without TP_EVENT_INTERPROCESS");
     if (!event->backend->event_ipc_export)
-        return unsupported(event->backend, "IPC handles");
+        return tp_unsupported(event->backend, "IPC handles");
     tp_ipc_handle sealed = {{0}};
     size_t length = 0;
     tp_status status = event->backend->event_ipc_export(event, sealed.bytes + TP_IPC_HEADER_SIZE, &length);
@@ -183,6 +178,6 @@ tp_status tp_event_from_ipc_handle(tp_event **out, const char *device_str, const
                        tp_device_str(handle_device, text), tp_device_str(device, wanted));
     }
     if (!backend->event_ipc_import)
-        return unsupported(backend, "IPC handles");
+        return tp_unsupported(backend, "IPC handles");
     return backend->event_ipc_import(device.index, handle->bytes + TP_IPC_HEADER_SIZE, length, out);
 }

@@ -13,6 +13,10 @@
 /* Sets the calling thread's message (tp_last_error) and returns status. */
 tp_status tp_fail(tp_status status, const char *fmt, ...) TP_PRINTF(2, 3);
 
+/* TP_ERR_UNSUPPORTED for a NULL table entry: "the <backend> backend does not
+ * support <operation>". */
+tp_status tp_unsupported(const tp_backend *backend, const char *operation);
+
 /* The services handed to every backend at init. */
 extern const tp_host tp_core_host;
 

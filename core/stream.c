@@ -14,11 +14,6 @@
  */
 static _Thread_local tp_stream *thread_current_stream[TP_DEVICE_TYPE_COUNT][TP_MAX_DEVICES];
 
-static tp_status unsupported(const tp_backend *backend, const char *operation)
-{
-    return tp_fail(TP_ERR_UNSUPPORTED, "the %s backend does not support %s", backend->name, operation);
-}
-
 tp_status tp_stream_current_of(tp_device device, const tp_backend *backend, tp_stream **out)
 {
     tp_stream **slot = &thread_current_stream[device.type][device.index];
@@ -54,7 +49,7 @@ tp_status tp_stream_from_native(tp_stream **out, const char *device_str, void *n
     if (status != TP_OK)
         return status;
     if (!backend->stream_from_native)
-        return unsupported(backend, "tp_stream_from_native");
+        return tp_unsupported(backend, "tp_stream_from_native");
     return backend->stream_from_native(device.index, native, out);
 }
 
@@ -112,7 +107,7 @@ tp_status tp_stream_query(tp_stream *stream, bool *idle)
     if (TP_UNLIKELY(!stream || !idle))
         return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_stream_query: %s is NULL", stream ? "idle" : "stream");
     if (!stream->backend->stream_query)
-        return unsupported(stream->backend, "tp_stream_query");
+        return tp_unsupported(stream->backend, "tp_stream_query");
     return stream->backend->stream_query(stream, idle);
 }
 
@@ -121,7 +116,7 @@ tp_status tp_stream_synchronize(tp_stream *stream)
     if (!stream)
         return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_stream_synchronize: stream is NULL");
     if (!stream->backend->stream_synchronize)
-        return unsupported(stream->backend, "tp_stream_synchronize");
+        return tp_unsupported(stream->backend, "tp_stream_synchronize");
     return stream->backend->stream_synchronize(stream);
 }
 
@@ -175,7 +170,7 @@ tp_status tp_stream_launch_host_fn(tp_stream *stream, void (*fn)(void *), void *
     if (!stream || !fn)
         return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_stream_launch_host_fn: %s is NULL", stream ? "fn" : "stream");
     if (!stream->backend->stream_launch_host_fn)
-        return unsupported(stream->backend, "tp_stream_launch_host_fn");
+        return tp_unsupported(stream->backend, "tp_stream_launch_host_fn");
     return stream->backend->stream_launch_host_fn(stream, fn, arg);
 }
 
@@ -184,7 +179,7 @@ tp_status tp_stream_native(tp_stream *stream, void **native)
     if (!stream || !native)
         return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_stream_native: %s is NULL", stream ? "native" : "stream");
     if (!stream->backend->stream_native)
-        return unsupported(stream->backend, "tp_stream_native");
+        return tp_unsupported(stream->backend, "tp_stream_native");
     *native = stream->backend->stream_native(stream);
     return TP_OK;
 }
