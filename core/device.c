@@ -8,16 +8,34 @@
  */
 #include "core/internal.h"
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#define CPU_NAME "cpu"
+#define CUDA_NAME "cuda"
+#define HIP_NAME "hip"
+
 static const char *const type_names[TP_DEVICE_TYPE_COUNT] = {
-    [TP_DEVICE_CPU] = "cpu",
-    [TP_DEVICE_CUDA] = "cuda",
-    [TP_DEVICE_HIP] = "hip",
+    [TP_DEVICE_CPU] = CPU_NAME,
+    [TP_DEVICE_CUDA] = CUDA_NAME,
+    [TP_DEVICE_HIP] = HIP_NAME,
 };
+
+/*
+ * TP_DEVICE_STRING_MAX holds the longest string tp_device_str can write: a type name
+ * (or "?"), ':' and any int, whatever index it is given (tp_device_format only ever
+ * writes indices below TP_MAX_DEVICES).
+ */
+#define LONGEST_INDEX ":-2147483648"
+_Static_assert(INT_MIN == -2147483647 - 1, "LONGEST_INDEX is INT_MIN's text");
+_Static_assert(sizeof CPU_NAME - 1 + sizeof LONGEST_INDEX <= TP_DEVICE_STRING_MAX &&
+                   sizeof CUDA_NAME - 1 + sizeof LONGEST_INDEX <= TP_DEVICE_STRING_MAX &&
+                   sizeof HIP_NAME - 1 + sizeof LONGEST_INDEX <= TP_DEVICE_STRING_MAX &&
+                   sizeof "?" - 1 + sizeof LONGEST_INDEX <= TP_DEVICE_STRING_MAX,
+               "TP_DEVICE_STRING_MAX is too small for a device string tp_device_str writes");
 
 /* The order in which the default device is chosen when TPEVENT_DEVICE is unset. */
 static const tp_device_type default_preference[TP_DEVICE_TYPE_COUNT] = {
@@ -30,19 +48,19 @@ const char *tp_device_type_name(tp_device_type type)
     return type_names[type];
 }
 
-const char *tp_device_str(tp_device device, char buf[static 24])
+const char *tp_device_str(tp_device device, char buf[static TP_DEVICE_STRING_MAX])
 {
     const char *name = tp_device_type_name(device.type);
     if (device.index == TP_DEVICE_INDEX_CURRENT)
-        snprintf(buf, 24, "%s", name ? name : "?");
+        snprintf(buf, TP_DEVICE_STRING_MAX, "%s", name ? name : "?");
     else
-        snprintf(buf, 24, "%s:%d", name ? name : "?", device.index);
+        snprintf(buf, TP_DEVICE_STRING_MAX, "%s:%d", name ? name : "?", device.index);
     return buf;
 }
 
 tp_status tp_device_format(tp_device device, char *buf, size_t size)
 {
-    char text[24];
+    char text[TP_DEVICE_STRING_MAX];
     if (!buf || size == 0)
         return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_device_format: buf is NULL or size is 0");
     if (!tp_device_type_name(device.type))
@@ -139,7 +157,7 @@ tp_status tp_device_parse(const char *str, tp_device *out)
 
 static tp_status check_index(tp_device device, const char *str, int count)
 {
-    char text[24];
+    char text[TP_DEVICE_STRING_MAX];
     if (device.index < count)
         return TP_OK;
     return tp_fail(TP_ERR_INVALID_DEVICE, "device index %d out of range in \"%s\": %s has %d device%s",

@@ -40,14 +40,14 @@ tp_status tp_event_destroy(tp_event *event)
 
 TP_COLD static tp_status record_mismatch(const tp_event *event, const tp_stream *stream)
 {
-    char event_device[24], stream_device[24];
+    char event_device[TP_DEVICE_STRING_MAX], stream_device[TP_DEVICE_STRING_MAX];
     return tp_fail(TP_ERR_DEVICE_MISMATCH, "tp_event_record: event of %s recorded on a stream of %s",
                    tp_device_str(event->device, event_device), tp_device_str(stream->device, stream_device));
 }
 
 TP_COLD static tp_status wait_across_backends(const tp_event *event, const tp_stream *stream)
 {
-    char event_device[24], stream_device[24];
+    char event_device[TP_DEVICE_STRING_MAX], stream_device[TP_DEVICE_STRING_MAX];
     return tp_fail(TP_ERR_UNSUPPORTED,
                    "tp_event_wait: a stream of %s cannot wait on an event of %s yet (cross-backend waits)",
                    tp_device_str(stream->device, stream_device), tp_device_str(event->device, event_device));
@@ -60,7 +60,7 @@ TP_COLD static tp_status elapsed_refused(const tp_event *start, const tp_event *
                        "tp_event_elapsed_time: the %s event was created without TP_EVENT_TIMING",
                        (start->flags & TP_EVENT_TIMING) ? "end" : "start");
     /* Events of two backends share no clock yet; that is a device mismatch. */
-    char start_device[24], end_device[24];
+    char start_device[TP_DEVICE_STRING_MAX], end_device[TP_DEVICE_STRING_MAX];
     return tp_fail(TP_ERR_DEVICE_MISMATCH, "tp_event_elapsed_time: start is of %s, end of %s",
                    tp_device_str(start->device, start_device), tp_device_str(end->device, end_device));
 }
@@ -168,12 +168,12 @@ tp_status tp_event_from_ipc_handle(tp_event **out, const char *device_str, const
     /* The handle knows its device; a device string, when given, must agree with it. */
     tp_device device;
     const tp_backend *backend;
-    char text[24];
+    char text[TP_DEVICE_STRING_MAX];
     status = tp_device_resolve(device_str ? device_str : tp_device_str(handle_device, text), &device, &backend);
     if (status != TP_OK)
         return status;
     if (device.type != handle_device.type) {
-        char wanted[24];
+        char wanted[TP_DEVICE_STRING_MAX];
         return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_event_from_ipc_handle: the handle is of an event of %s, not of %s",
                        tp_device_str(handle_device, text), tp_device_str(device, wanted));
     }

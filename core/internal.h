@@ -35,7 +35,7 @@ tp_status tp_backend_acquire(tp_device_type type, const tp_backend **out, int *d
 tp_status tp_device_resolve(const char *str, tp_device *device, const tp_backend **backend);
 
 /* "cuda:1" into a caller buffer; for messages. */
-const char *tp_device_str(tp_device device, char buf[static 24]);
+const char *tp_device_str(tp_device device, char buf[static TP_DEVICE_STRING_MAX]);
 
 /* ------------------------------------------------------------ stream.c */
 

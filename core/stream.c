@@ -58,7 +58,7 @@ tp_status tp_stream_destroy(tp_stream *stream)
     if (!stream)
         return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_stream_destroy: stream is NULL");
     if (stream->kind & TP_STREAM_DEFAULT) {
-        char text[24];
+        char text[TP_DEVICE_STRING_MAX];
         return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_stream_destroy: the default stream of %s cannot be destroyed",
                        tp_device_str(stream->device, text));
     }

@@ -135,7 +135,7 @@ static bool open_default_targets(bench_target *targets, size_t *count)
             return false;
         }
         for (int index = 0; index < devices && *count < BENCH_MAX_DEVICES; index++) {
-            char device[TOOL_DEVICE_STRING_SIZE];
+            char device[TP_DEVICE_STRING_MAX];
             snprintf(device, sizeof device, "%s:%d", type, index);
             if (!bench_target_open(&targets[*count], device)) {
                 fprintf(stderr, "tpevent bench: %s\n", targets[*count].error);

@@ -107,7 +107,7 @@ int tool_devices_main(int argc, char **argv)
     printf("\n%-8s %16s  %s\n", "device", "timer resolution", "name");
     for (int type = 0; type < TP_DEVICE_TYPE_COUNT; type++) {
         for (int index = 0; index < device_counts[type]; index++) {
-            char device[TOOL_DEVICE_STRING_SIZE];
+            char device[TP_DEVICE_STRING_MAX];
             snprintf(device, sizeof device, "%s:%d", tp_device_type_name((tp_device_type)type),
                      index);
             all_well = print_device_row(device) && all_well;

@@ -32,12 +32,11 @@ tp_native_op bench_op_native(bench_op op);
 /* The runtime call's name without its prefix ("EventRecord" for cudaEventRecord). */
 const char *bench_op_native_call(bench_op op);
 
-#define TOOL_DEVICE_STRING_SIZE 16
 #define TOOL_ERROR_SIZE 512
 
 /* One device and what timing its calls needs: two streams and three events. */
 typedef struct bench_target {
-    char device[TOOL_DEVICE_STRING_SIZE]; /* resolved: "cuda:0", never "cuda" */
+    char device[TP_DEVICE_STRING_MAX]; /* resolved: "cuda:0", never "cuda" */
     tp_device_type type;
     tp_stream *stream;
     tp_stream *waiting_stream;

@@ -21,7 +21,7 @@ typedef struct op_result {
 } op_result;
 
 typedef struct device_result {
-    char device[TOOL_DEVICE_STRING_SIZE];
+    char device[TP_DEVICE_STRING_MAX];
     char name[TOOL_DEVICE_NAME_SIZE];
     bool has_name;
     op_result ops[BENCH_OP_COUNT];

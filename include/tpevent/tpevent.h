@@ -105,7 +105,15 @@ TP_API const char *tp_device_type_name(tp_device_type type);
  */
 TP_API tp_status tp_device_parse(const char *str, tp_device *out);
 
-/* Writes "cuda:1" into buf (at least 16 bytes is always enough). */
+/*
+ * The size of a buffer that holds any device string tpevent writes, its NUL
+ * included: what tp_device_format writes ("cuda:63") and the device strings in
+ * tp_last_error()'s messages, with room for longer type names to come.
+ */
+#define TP_DEVICE_STRING_MAX 32
+
+/* Writes "cuda:1" into buf; TP_DEVICE_STRING_MAX bytes are always enough. A buf too
+ * small for the string is TP_ERR_INVALID_ARGUMENT, and buf is left as it was. */
 TP_API tp_status tp_device_format(tp_device device, char *buf, size_t size);
 
 /*

@@ -54,7 +54,7 @@ int tppy_one_optional_arg(PyObject *const *args, Py_ssize_t nargs, PyObject *kwn
 
 PyObject *tppy_device_name(tp_device device)
 {
-    char text[32];
+    char text[TP_DEVICE_STRING_MAX];
     tp_status status = tp_device_format(device, text, sizeof text);
     if (status != TP_OK)
         return tppy_raise(status);

@@ -464,7 +464,7 @@ static PyObject *event_repr(tppy_event *self)
 {
     tp_device device;
     unsigned flags;
-    char device_text[32];
+    char device_text[TP_DEVICE_STRING_MAX];
     if (tp_event_device(self->event, &device) != TP_OK || tp_event_flags(self->event, &flags) != TP_OK ||
         tp_device_format(device, device_text, sizeof device_text) != TP_OK)
         return PyUnicode_FromFormat("<%s at %p>", Py_TYPE(self)->tp_name, (void *)self);

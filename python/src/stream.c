@@ -369,7 +369,7 @@ PyDoc_STRVAR(stream_enter_doc,
 static PyObject *stream_enter(tppy_stream *self, PyObject *unused)
 {
     (void)unused;
-    char device_text[32];
+    char device_text[TP_DEVICE_STRING_MAX];
     tp_status status = tp_device_format(self->device, device_text, sizeof device_text);
     if (status != TP_OK)
         return tppy_raise(status);
@@ -547,7 +547,7 @@ static Py_hash_t stream_hash(tppy_stream *self)
 
 static PyObject *stream_repr(tppy_stream *self)
 {
-    char device_text[32];
+    char device_text[TP_DEVICE_STRING_MAX];
     if (tp_device_format(self->device, device_text, sizeof device_text) != TP_OK)
         return PyUnicode_FromFormat("<%s at %p>", Py_TYPE(self)->tp_name, (void *)self);
     return PyUnicode_FromFormat("<%s device='%s' native_handle=%p>", Py_TYPE(self)->tp_name, device_text,

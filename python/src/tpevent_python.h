@@ -26,7 +26,7 @@
 
 /* Room for any device string the binding makes itself ("cuda:63"). */
 typedef struct tppy_device_text {
-    char text[32];
+    char text[TP_DEVICE_STRING_MAX];
 } tppy_device_text;
 
 typedef struct {
