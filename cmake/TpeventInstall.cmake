@@ -2,6 +2,7 @@
 # use it: the CMake package (find_package(tpevent)) and tpevent.pc.
 #
 #   include/tpevent/tpevent.h
+#   include/tpevent/tpevent_diagnostics.h   the bench baseline; not part of the stable API
 #   lib/libtpevent.so.0.1.0 (+ .so.0.1, .so)   or lib/libtpevent.a with TPEVENT_STATIC
 #   lib/libtpevent-cuda.so, libtpevent-hip.so  next to the core, which looks there first
 #   lib/cmake/tpevent/                       tpeventConfig.cmake, version, targets
@@ -74,6 +75,7 @@ install(TARGETS tpevent EXPORT tpeventTargets
   ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}"
   RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
 install(FILES "${PROJECT_SOURCE_DIR}/include/tpevent/tpevent.h"
+              "${PROJECT_SOURCE_DIR}/include/tpevent/tpevent_diagnostics.h"
         DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}/tpevent")
 
 # The modules go next to libtpevent.so: the core looks in its own folder first, so an

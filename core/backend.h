@@ -28,6 +28,7 @@
 #define TPEVENT_CORE_BACKEND_H
 
 #include <tpevent/tpevent.h>
+#include <tpevent/tpevent_diagnostics.h> /* tp_native_op, for native_sample */
 
 #include "backends/common/compiler.h" /* TP_PRINTF */
 

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <tpevent/tpevent.h>
+#include <tpevent/tpevent_diagnostics.h> /* tp_native_sample: the baseline column */
 
 #include "baseline.h"
 #include "measure.h"

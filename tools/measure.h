@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include <tpevent/tpevent.h>
+#include <tpevent/tpevent_diagnostics.h> /* tp_native_op */
 
 typedef enum bench_op {
     BENCH_RECORD = 0,         /* tp_event_record, event without timing, idle stream */

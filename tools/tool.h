@@ -1,6 +1,7 @@
 /*
  * The tpevent command-line tool: shared pieces of its subcommands.
- * Written on the public API only (tpevent/tpevent.h).
+ * Written on the public API only (tpevent/tpevent.h), and for bench's baseline
+ * column on tp_native_sample (tpevent/tpevent_diagnostics.h).
  */
 #ifndef TPEVENT_TOOL_TOOL_H
 #define TPEVENT_TOOL_TOOL_H

@@ -13,6 +13,9 @@
  *
  * The semantic rules every backend honours are numbered as in DESIGN.md and quoted
  * where they apply.
+ *
+ * This header is the whole stable API. <tpevent/tpevent_diagnostics.h> holds what
+ * only the tpevent tool's benchmark uses (tp_native_sample), outside of it.
  */
 #ifndef TPEVENT_TPEVENT_H
 #define TPEVENT_TPEVENT_H
@@ -286,29 +289,6 @@ typedef struct tp_ipc_handle {
 TP_API tp_status tp_event_ipc_handle(tp_event *event, tp_ipc_handle *handle);
 TP_API tp_status tp_event_from_ipc_handle(tp_event **out, const char *device,
                                           const tp_ipc_handle *handle);
-
-/* ------------------------------------------------------------ baselines */
-
-/*
- * The raw runtime's own calls, timed by the backend that wraps them, so that a
- * benchmark can put tpevent's cost next to the floor in the same run (the tpevent
- * tool's `bench`). Each sample is one call (or one create+destroy pair) in ns.
- * Backends without a runtime underneath (the CPU) answer TP_ERR_UNSUPPORTED.
- */
-typedef enum tp_native_op {
-    TP_NATIVE_RECORD = 0,         /* cudaEventRecord, event without timing */
-    TP_NATIVE_RECORD_TIMING,      /* cudaEventRecord, event with timing */
-    TP_NATIVE_QUERY,              /* cudaEventQuery of a completed event */
-    TP_NATIVE_SYNCHRONIZE,        /* cudaEventSynchronize of a completed event */
-    TP_NATIVE_STREAM_WAIT,        /* cudaStreamWaitEvent */
-    TP_NATIVE_ELAPSED,            /* cudaEventElapsedTime of two completed events */
-    TP_NATIVE_CREATE_DESTROY,     /* cudaEventCreateWithFlags + cudaEventDestroy */
-    TP_NATIVE_RECORD_SYNCHRONIZE, /* record on an idle stream, then synchronize */
-} tp_native_op;
-#define TP_NATIVE_OP_COUNT (TP_NATIVE_RECORD_SYNCHRONIZE + 1)
-
-TP_API tp_status tp_native_sample(const char *device, tp_native_op op, uint64_t *samples_ns,
-                                  size_t count);
 
 #ifdef __cplusplus
 }

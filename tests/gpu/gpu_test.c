@@ -23,6 +23,8 @@
 
 #include "support.h"
 
+#include <tpevent/tpevent_diagnostics.h>
+
 #if !defined(GPU_BACKEND) || !defined(GPU_ERROR_PREFIX) || !defined(GPU_MODULE_PATH)
 #error "GPU_BACKEND, GPU_ERROR_PREFIX and GPU_MODULE_PATH are set by tests/gpu/CMakeLists.txt"
 #endif

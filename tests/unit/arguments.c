@@ -2,6 +2,8 @@
  * stream, IPC on an event not made for it, what the CPU backend does not offer. */
 #include "check.h"
 
+#include <tpevent/tpevent_diagnostics.h>
+
 static const char device[] = "cpu:0";
 
 static void check_flags_refused(unsigned flags)

@@ -6,6 +6,8 @@
  */
 #include "check.h"
 
+#include <tpevent/tpevent_diagnostics.h>
+
 #define CHECK_REFUSES_NULL(call)                                                     \
     do {                                                                             \
         CHECK_STATUS(call, TP_ERR_INVALID_ARGUMENT);                                 \

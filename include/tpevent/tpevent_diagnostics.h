@@ -1,0 +1,46 @@
+/*
+ * tpevent diagnostics: what the `tpevent bench` tool needs of the library for its
+ * baseline column, and nothing a program that uses events needs.
+ *
+ * NOT PART OF THE STABLE API. What is declared here may change or go in any
+ * release, minor or patch, without notice; the library keeps exporting the symbols
+ * only for the tool (and benchmarks) of the same release. Programs should include
+ * <tpevent/tpevent.h> alone.
+ */
+#ifndef TPEVENT_TPEVENT_DIAGNOSTICS_H
+#define TPEVENT_TPEVENT_DIAGNOSTICS_H
+
+#include <tpevent/tpevent.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------ baselines */
+
+/*
+ * The raw runtime's own calls, timed by the backend that wraps them, so that a
+ * benchmark can put tpevent's cost next to the floor in the same run (the tpevent
+ * tool's `bench`). Each sample is one call (or one create+destroy pair) in ns.
+ * Backends without a runtime underneath (the CPU) answer TP_ERR_UNSUPPORTED.
+ */
+typedef enum tp_native_op {
+    TP_NATIVE_RECORD = 0,         /* cudaEventRecord, event without timing */
+    TP_NATIVE_RECORD_TIMING,      /* cudaEventRecord, event with timing */
+    TP_NATIVE_QUERY,              /* cudaEventQuery of a completed event */
+    TP_NATIVE_SYNCHRONIZE,        /* cudaEventSynchronize of a completed event */
+    TP_NATIVE_STREAM_WAIT,        /* cudaStreamWaitEvent */
+    TP_NATIVE_ELAPSED,            /* cudaEventElapsedTime of two completed events */
+    TP_NATIVE_CREATE_DESTROY,     /* cudaEventCreateWithFlags + cudaEventDestroy */
+    TP_NATIVE_RECORD_SYNCHRONIZE, /* record on an idle stream, then synchronize */
+} tp_native_op;
+#define TP_NATIVE_OP_COUNT (TP_NATIVE_RECORD_SYNCHRONIZE + 1)
+
+TP_API tp_status tp_native_sample(const char *device, tp_native_op op, uint64_t *samples_ns,
+                                  size_t count);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TPEVENT_TPEVENT_DIAGNOSTICS_H */
