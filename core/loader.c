@@ -21,6 +21,7 @@
  * TPEVENT_PROBE_TIMEOUT_MS (default 30000) and then killed and reported.
  */
 #include "core/internal.h"
+#include "backends/common/clock.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -29,7 +30,6 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,7 +159,7 @@ static int wait_for_probe(pid_t pid, long timeout_ms, bool *timed_out)
             *timed_out = true;
             kill(pid, SIGKILL);
         }
-        nanosleep(&(struct timespec){0, 5 * 1000 * 1000}, NULL);
+        tp_sleep_ns(5 * 1000 * 1000);
     }
 }
 
