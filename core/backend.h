@@ -197,7 +197,8 @@ struct tp_backend {
                                   tp_event **out);
 
     /* Optional: times the runtime's own call for `op` `count` times on the device,
-     * one sample per call in ns, for benchmarks (tp_native_sample). */
+     * one sample per call in ns, for benchmarks (tp_native_sample, declared in
+     * tpevent_diagnostics.h, outside the stable API). */
     tp_status (*native_sample)(int device, tp_native_op op, uint64_t *samples_ns,
                                size_t count);
 
@@ -207,9 +208,11 @@ struct tp_backend {
 };
 
 /*
- * The one symbol a backend module exports. `core_abi` is the ABI the core speaks.
- * A module that cannot speak it returns TP_ERR_BACKEND_UNAVAILABLE with a reason;
- * the core also checks the table's abi_version and size itself.
+ * The one symbol a backend module exports (a backend built into the core has an
+ * entry of the same shape instead, declared in core/builtin_backends.h). `core_abi`
+ * is the ABI the core speaks. A module that cannot speak it returns
+ * TP_ERR_BACKEND_UNAVAILABLE with a reason; the core also checks the table's
+ * abi_version and size itself.
  */
 #define TP_BACKEND_ENTRY_SYMBOL "tpevent_backend_entry"
 typedef tp_status (*tp_backend_entry_fn)(uint32_t core_abi, const tp_backend **out,

@@ -1,6 +1,6 @@
 /*
  * What the core's files share with each other. Not installed; backends see only
- * core/backend.h.
+ * core/backend.h (and core/builtin_backends.h, which declares their entries).
  */
 #ifndef TPEVENT_CORE_INTERNAL_H
 #define TPEVENT_CORE_INTERNAL_H
@@ -58,10 +58,14 @@ tp_status tp_ipc_open(const tp_ipc_handle *handle, tp_device *device, size_t *pa
 tp_status tp_module_load(const char *path, tp_device_type type, const tp_backend **out,
                          void **dl_handle, char *reason, size_t reason_size);
 
-/* Finds "libtpevent-<name>.so": next to the core library, then in each folder of
- * TPEVENT_BACKEND_PATH (':'-separated). Returns false if no file exists; `path` then
- * says where it looked. */
-bool tp_module_find(const char *name, char *path, size_t path_size);
+/* Finds the module file `file`, a whole file name ("libtpevent-cuda.so", as the
+ * registry builds it from the backend's name and TPEVENT_MODULE_SUFFIX): in the folder
+ * of the core library itself, then in each folder of TPEVENT_BACKEND_PATH
+ * (':'-separated, empty entries skipped), in that order. The first file that exists
+ * is the answer, whether it loads or not (tp_module_load reports a broken one), and
+ * its path goes into `path`. Returns false if no folder has it; `path` then says
+ * where it looked. */
+bool tp_module_find(const char *file, char *path, size_t path_size);
 
 /* Checks a table a backend handed over (ABI, size, type, mandatory entries). */
 tp_status tp_backend_check_table(const tp_backend *table, tp_device_type type, char *reason,
