@@ -1,23 +1,19 @@
 /*
- * The GPU backend: one implementation (the files of backends/gpu, see gpu_internal.h)
- * compiled once per runtime, with TPEVENT_GPU_CUDA or TPEVENT_GPU_HIP selecting the
- * mapping (runtime_cuda.h, runtime_hip.h). Each build has its own entry, not exported, so that a static
- * build can link both into one library; a module adds gpu_module_entry.c, which
- * exports the loader's entry symbol and forwards to it.
+ * The GPU backend: one implementation (the files of backends/gpu, see
+ * gpu_internal.h) compiled once per runtime, with TPEVENT_GPU_CUDA or
+ * TPEVENT_GPU_HIP selecting the mapping (runtime_cuda.h, runtime_hip.h). Each build
+ * has its own entry (core/builtin_backends.h), not exported, so that a static build
+ * can link both into one library; a module adds gpu_module_entry.c, which exports
+ * the loader's entry symbol and forwards to it.
  */
 #ifndef TPEVENT_BACKENDS_GPU_GPU_BACKEND_H
 #define TPEVENT_BACKENDS_GPU_GPU_BACKEND_H
 
-#include "core/backend.h"
+#include "core/builtin_backends.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-tp_status tp_backend_entry_cuda(uint32_t core_abi, const tp_backend **out, char *reason,
-                                size_t reason_size);
-tp_status tp_backend_entry_hip(uint32_t core_abi, const tp_backend **out, char *reason,
-                               size_t reason_size);
 
 /* The entry of the runtime this file is compiled for. */
 #if defined(TPEVENT_GPU_CUDA)
