@@ -9,6 +9,13 @@
 
 #include <stdio.h>
 
+static const tp_backend gpu_table;
+
+static tp_status init(const tp_host *host, char *reason, size_t reason_size)
+{
+    return gpu_init(&gpu_table, host, reason, reason_size);
+}
+
 static inline bool is_interprocess(const tp_event *event)
 {
     return (event->flags & TP_EVENT_INTERPROCESS) != 0;
@@ -56,12 +63,12 @@ static tp_status stream_wait_event(tp_stream *stream, tp_event *event)
     return gpu_plain_stream_wait_event(stream, event);
 }
 
-const tp_backend gpu_table = {
+static const tp_backend gpu_table = {
     .abi_version = TP_BACKEND_ABI_VERSION,
     .size = sizeof(tp_backend),
     .name = RT_BACKEND_NAME,
     .type = RT_DEVICE_TYPE,
-    .init = gpu_init,
+    .init = init,
     .device_count = gpu_device_count,
     .device_name = gpu_device_name,
     .device_synchronize = gpu_device_synchronize,

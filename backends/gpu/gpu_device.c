@@ -53,7 +53,7 @@ tp_status gpu_device_open(gpu_device *device)
             device->least_priority = least;
             device->greatest_priority = greatest;
             device->default_stream = (gpu_stream){
-                .head = {.backend = &gpu_table,
+                .head = {.backend = gpu.table,
                          .device = {RT_DEVICE_TYPE, device->index},
                          .priority = default_priority,
                          .kind = TP_STREAM_DEFAULT},
@@ -82,7 +82,7 @@ bool gpu_lazy_start_is_harmless(void)
 #endif
 }
 
-tp_status gpu_init(const tp_host *host, char *reason, size_t reason_size)
+tp_status gpu_init(const tp_backend *table, const tp_host *host, char *reason, size_t reason_size)
 {
     if (!host || host->abi_version != TP_BACKEND_ABI_VERSION || host->size < sizeof *host || !host->fail) {
         snprintf(reason, reason_size, "the core's services are not those of backend ABI %u",
@@ -123,6 +123,7 @@ tp_status gpu_init(const tp_host *host, char *reason, size_t reason_size)
     }
     /* Lives as long as the process: tearing devices down at exit would pull
      * streams and contexts from under other libraries still using them. */
+    gpu.table = table;
     gpu.host = host;
     gpu.device_count = count;
     gpu.devices = devices;

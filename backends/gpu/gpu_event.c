@@ -79,7 +79,7 @@ tp_status gpu_plain_event_create(int index, unsigned flags, tp_event **out)
     gpu_event *event = event_struct_take();
     if (TP_UNLIKELY(!event))
         return gpu.host->fail(TP_ERR_OUT_OF_MEMORY, "tp_event_create: out of memory");
-    event->head = (tp_event){&gpu_table, {RT_DEVICE_TYPE, index}, flags};
+    event->head = (tp_event){gpu.table, {RT_DEVICE_TYPE, index}, flags};
     atomic_init(&event->native, NULL);
     atomic_init(&event->recorded, false);
     *out = &event->head;

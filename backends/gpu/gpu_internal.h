@@ -84,7 +84,6 @@
 #include <stdint.h>
 
 #define gpu GPU_SYMBOL(state)
-#define gpu_table GPU_SYMBOL(table)
 #define gpu_fail_call GPU_SYMBOL(fail_call)
 #define gpu_device_open GPU_SYMBOL(device_open)
 #define gpu_lazy_start_is_harmless GPU_SYMBOL(lazy_start_is_harmless)
@@ -205,13 +204,13 @@ typedef struct gpu_device {
 /* The backend's state: set by init, read-only afterwards (the devices' own fields
  * have their locks). */
 typedef struct gpu_backend_state {
+    const tp_backend *table; /* gpu_backend.c's: every handle points at it */
     const tp_host *host;
     int device_count;
     gpu_device *devices;
 } gpu_backend_state;
 
 extern gpu_backend_state gpu;
-extern const tp_backend gpu_table;
 
 /* "cudaEventRecord: cudaErrorIllegalAddress: an illegal memory access was encountered" */
 tp_status gpu_fail_call(const char *call, rt_error e) TP_COLD;
@@ -228,7 +227,8 @@ tp_status gpu_device_open(gpu_device *device);
  */
 bool gpu_lazy_start_is_harmless(void);
 
-tp_status gpu_init(const tp_host *host, char *reason, size_t reason_size);
+/* The table's init: `table` is the one the handles will point at. */
+tp_status gpu_init(const tp_backend *table, const tp_host *host, char *reason, size_t reason_size);
 tp_status gpu_device_count(int *count);
 tp_status gpu_device_name(int device, char *buf, size_t size);
 tp_status gpu_device_synchronize(int device);
