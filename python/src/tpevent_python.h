@@ -141,4 +141,8 @@ PyObject *tppy_current_stream(const char *device, PyTypeObject *wrapper_type);
  * for as long as it stays current there. */
 int tppy_set_current_stream(tppy_stream *stream);
 
+/* The list of streams that `with stream:` blocks of this thread replaced, innermost
+ * last (a borrowed reference, NULL with an exception set). */
+PyObject *tppy_thread_stream_stack(void);
+
 #endif /* TPEVENT_PYTHON_H */
