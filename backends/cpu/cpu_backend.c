@@ -1,11 +1,12 @@
 /*
- * The CPU backend's table, its devices, init and shutdown. What the backend
+ * The CPU backend's table, its devices and init. What the backend
  * promises is in cpu_backend.h; how its objects live is in cpu_internal.h.
  *
  * Module state: the core's services (handed to init) and the devices. Both are
  * process-wide by nature: device_count and friends take no handle to keep them in.
- * The devices are a fixed array rather than an allocation so that a worker
- * still draining a destroyed stream after shutdown finds its device's lock alive.
+ * The devices are a fixed array rather than an allocation: nothing frees them, so
+ * that a worker still draining a destroyed stream always finds its device's lock
+ * alive, and default streams (never destroyed) live as long as the process.
  */
 #include "backends/cpu/cpu_internal.h"
 
@@ -88,19 +89,6 @@ static tp_status cpu_device_name(int device, char *buf, size_t size)
     return TP_OK;
 }
 
-/*
- * Frees the default streams after letting their workers drain and exit, so that
- * leak checkers are quiet at exit. Streams the application did not destroy are its
- * own leak and stay; workers of destroyed streams still draining finish on their
- * own (the devices stay valid for them). Device locks are not destroyed for the
- * same reason.
- */
-static void cpu_shutdown(void)
-{
-    for (int i = 0; i < cpu.device_count; i++)
-        tp_cpu_device_release_default(&cpu.devices[i]);
-}
-
 const tp_backend tp_cpu_backend_table = {
     .abi_version = TP_BACKEND_ABI_VERSION,
     .size = sizeof(tp_backend),
@@ -128,7 +116,6 @@ const tp_backend tp_cpu_backend_table = {
     .event_ipc_export = tp_cpu_event_ipc_export,
     .event_ipc_import = tp_cpu_event_ipc_import,
     .native_sample = NULL, /* no runtime underneath to compare with */
-    .shutdown = cpu_shutdown,
 };
 
 tp_status tp_backend_entry_cpu(uint32_t core_abi, const tp_backend **out, char *reason, size_t reason_size)

@@ -161,9 +161,8 @@ void tp_cpu_queue_unref(cpu_queue *queue);
 tp_status tp_cpu_queue_open_handle(cpu_queue *queue, const char *operation);
 
 /* Drops a handle; the last one lets the worker exit once the FIFO is drained.
- * `join`: wait for the worker to exit (shutdown, default streams only). Does not
- * drop the handle's reference. */
-void tp_cpu_queue_close_handle(cpu_queue *queue, bool join);
+ * Never blocks. Does not drop the handle's reference. */
+void tp_cpu_queue_close_handle(cpu_queue *queue);
 
 /*
  * Pushing a task is two steps so that a record can learn its task's sequence
@@ -269,9 +268,6 @@ tp_status tp_cpu_stream_synchronize(tp_stream *stream);
 tp_status tp_cpu_stream_launch_host_fn(tp_stream *stream, void (*fn)(void *), void *arg);
 void *tp_cpu_stream_native(tp_stream *stream);
 tp_status tp_cpu_device_synchronize(int device);
-
-/* Frees the default streams (shutdown). */
-void tp_cpu_device_release_default(cpu_device *device);
 
 /* ----------------------------------------------------------------- helpers */
 

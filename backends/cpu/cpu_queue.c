@@ -126,21 +126,17 @@ tp_status tp_cpu_queue_open_handle(cpu_queue *queue, const char *operation)
     return TP_OK;
 }
 
-void tp_cpu_queue_close_handle(cpu_queue *queue, bool join)
+void tp_cpu_queue_close_handle(cpu_queue *queue)
 {
     pthread_mutex_lock(&queue->lock);
     bool last = --queue->handles == 0;
     bool has_worker = queue->worker_started;
-    pthread_t worker = queue->worker;
     if (last && queue->worker_idle)
         pthread_cond_signal(&queue->work_ready);
     pthread_mutex_unlock(&queue->lock);
-    if (!last)
-        return;
-    if (!has_worker)
+    /* With a worker, the worker unlinks the queue once it has drained it. */
+    if (last && !has_worker)
         tp_cpu_device_unlink(queue); /* nothing was ever pushed: no work to wait for */
-    else if (join)
-        pthread_join(worker, NULL);
 }
 
 /* ------------------------------------------------------------------ worker */
@@ -200,13 +196,9 @@ static void *worker_main(void *arg)
         if (queue->sleepers > 0)
             pthread_cond_broadcast(&queue->progress);
     }
-    /* A default stream's worker is joined by shutdown; any other has nobody to
-     * join it. */
-    bool joined = (queue->own.head.kind & TP_STREAM_DEFAULT) != 0;
     pthread_mutex_unlock(&queue->lock);
     tp_cpu_device_unlink(queue);
-    if (!joined)
-        pthread_detach(pthread_self());
+    pthread_detach(pthread_self()); /* nobody joins a worker */
     tp_cpu_queue_unref(queue); /* the worker's reference; may free the queue */
     return NULL;
 }

@@ -78,21 +78,12 @@ tp_status tp_cpu_stream_default(int index, tp_stream **out)
                                                     memory_order_acq_rel, memory_order_acquire)) {
             queue = created;
         } else {
-            tp_cpu_queue_close_handle(created, false);
+            tp_cpu_queue_close_handle(created);
             tp_cpu_queue_unref(created);
         }
     }
     *out = &queue->own.head;
     return TP_OK;
-}
-
-void tp_cpu_device_release_default(cpu_device *device)
-{
-    cpu_queue *queue = atomic_exchange_explicit(&device->default_queue, NULL, memory_order_acq_rel);
-    if (!queue)
-        return;
-    tp_cpu_queue_close_handle(queue, true);
-    tp_cpu_queue_unref(queue);
 }
 
 tp_status tp_cpu_stream_destroy(tp_stream *stream)
@@ -101,7 +92,7 @@ tp_status tp_cpu_stream_destroy(tp_stream *stream)
     cpu_queue *queue = handle->queue;
     /* Never blocks: pending work runs on, and the worker and the snapshots hold
      * the queue until it is done (rule 9). */
-    tp_cpu_queue_close_handle(queue, false);
+    tp_cpu_queue_close_handle(queue);
     if (handle != &queue->own)
         free(handle); /* a borrowed wrapper; the owner's handle lives in the queue */
     tp_cpu_queue_unref(queue);
