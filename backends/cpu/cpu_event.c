@@ -204,7 +204,7 @@ tp_status tp_cpu_event_record(tp_event *handle, tp_stream *stream)
      * this thread. (Work another thread submits meanwhile is not ordered before
      * this record anyway: rule 12.) */
     if (tp_cpu_queue_reached(queue, submitted)) {
-        replace_record(event, NULL, 0, timing ? tp_cpu_now_ns() : 0, 0);
+        replace_record(event, NULL, 0, timing ? tp_now_ns() : 0, 0);
         return TP_OK;
     }
 

@@ -32,12 +32,13 @@
 #ifndef TPEVENT_BACKENDS_CPU_INTERNAL_H
 #define TPEVENT_BACKENDS_CPU_INTERNAL_H
 
+#include "backends/common/clock.h"
+#include "backends/common/compiler.h"
 #include "backends/cpu/cpu_backend.h"
 
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
-#include <time.h>
 
 typedef struct cpu_device cpu_device;
 typedef struct cpu_queue cpu_queue;
@@ -268,27 +269,5 @@ tp_status tp_cpu_stream_synchronize(tp_stream *stream);
 tp_status tp_cpu_stream_launch_host_fn(tp_stream *stream, void (*fn)(void *), void *arg);
 void *tp_cpu_stream_native(tp_stream *stream);
 tp_status tp_cpu_device_synchronize(int device);
-
-/* ----------------------------------------------------------------- helpers */
-
-static inline uint64_t tp_cpu_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* Tells the core this thread is spinning: saves power and lets a sibling
- * hyperthread (maybe the worker we wait for) run. */
-static inline void tp_cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__) || defined(__arm__)
-    __asm__ __volatile__("yield");
-#else
-    atomic_signal_fence(memory_order_seq_cst);
-#endif
-}
 
 #endif /* TPEVENT_BACKENDS_CPU_INTERNAL_H */

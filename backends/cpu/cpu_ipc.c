@@ -30,10 +30,10 @@
  *
  * Death. A process that exits with records pending leaves its channel pending for
  * good. Waiters look at the channel's owner (pid and start time, through /proc)
- * every CPU_IPC_LIVENESS_NS while they wait, and fail once it is gone, so nobody
- * hangs on a dead process. The region's lock is a robust mutex: a process killed
- * while holding it does not block the others; every write made under it leaves the
- * region consistent at each step.
+ * every TP_LIVENESS_PERIOD_NS (20 ms) while they wait, and fail once it is gone,
+ * so nobody hangs on a dead process. The region's lock is a robust mutex: a
+ * process killed while holding it does not block the others; every write made
+ * under it leaves the region consistent at each step.
  *
  * Limits: processes must share a PID namespace (the pid in the handle is looked up
  * in /proc) and must not be forked from a process holding the event without exec
@@ -41,6 +41,7 @@
  * records of one event pending at once.
  */
 #include "backends/cpu/cpu_internal.h"
+#include "backends/common/bytes.h"
 #include "backends/common/process.h"
 
 #include <errno.h>
@@ -69,11 +70,6 @@
  * little-endian. */
 #define CPU_IPC_PAYLOAD_VERSION 1u
 #define CPU_IPC_PAYLOAD_SIZE 32u
-
-/* How often a waiter looks whether the process it waits for still exists: the
- * bound on how long a waiter may wait for a dead process, at the cost of a read
- * of /proc per period. */
-#define CPU_IPC_LIVENESS_NS 20000000u
 
 #define TICKET_CHANNEL_SHIFT 56
 #define TICKET_COUNT_MASK ((UINT64_C(1) << TICKET_CHANNEL_SHIFT) - 1)
@@ -112,53 +108,16 @@ typedef struct cpu_ipc_region {
 
 _Static_assert(sizeof(cpu_ipc_region) <= CPU_IPC_REGION_SIZE, "the shared state must fit its region");
 
-typedef struct process_id {
-    int32_t pid;
-    uint64_t start_time; /* clock ticks after boot, from /proc/<pid>/stat */
-} process_id;
-
 /* One process's hold on a region: the event's handle and its wait tasks share it. */
 struct cpu_ipc {
     atomic_uint refs;
     int fd; /* kept open so that this process can export the event too */
     cpu_ipc_region *region;
-    process_id self;
+    tp_process_id self;
     /* query looks at a pending record's process at most once a period. */
     _Atomic uint64_t next_liveness_check_ns;
     _Atomic uint64_t dead_ticket; /* a pending record whose process is known gone */
 };
-
-/* --------------------------------------------------------------- bytes */
-
-static void put_u32(unsigned char *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static void put_u64(unsigned char *p, uint64_t v)
-{
-    put_u32(p, (uint32_t)v);
-    put_u32(p + 4, (uint32_t)(v >> 32));
-}
-
-static uint32_t get_u32(const unsigned char *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t get_u64(const unsigned char *p)
-{
-    return (uint64_t)get_u32(p) | (uint64_t)get_u32(p + 4) << 32;
-}
-
-/* ----------------------------------------------------------- processes */
-
-static bool self_identity(process_id *self)
-{
-    self->pid = (int32_t)getpid();
-    return tp_process_running(self->pid, &self->start_time);
-}
 
 /* ---------------------------------------------------------- the region */
 
@@ -198,7 +157,7 @@ static bool ticket_reached(cpu_ipc_region *region, uint64_t ticket)
            atomic_load_explicit(&channel->reached, memory_order_acquire) >= (ticket & TICKET_COUNT_MASK);
 }
 
-static bool channel_owned_by(cpu_ipc_channel *channel, const process_id *process, uint64_t stream)
+static bool channel_owned_by(cpu_ipc_channel *channel, const tp_process_id *process, uint64_t stream)
 {
     return atomic_load_explicit(&channel->pid, memory_order_relaxed) == process->pid &&
            atomic_load_explicit(&channel->start_time, memory_order_relaxed) == process->start_time &&
@@ -259,12 +218,12 @@ static uint64_t random_token(void)
     if (getrandom(&token, sizeof token, GRND_NONBLOCK) != (ssize_t)sizeof token) {
         /* Entropy not ready this early in boot: the token guards against stale
          * handles, not against an adversary, so a weaker one will do. */
-        token = tp_cpu_now_ns() * UINT64_C(0x9e3779b97f4a7c15) ^ (uint64_t)getpid() << 32 ^ (uintptr_t)&token;
+        token = tp_now_ns() * UINT64_C(0x9e3779b97f4a7c15) ^ (uint64_t)getpid() << 32 ^ (uintptr_t)&token;
     }
     return token ? token : 1;
 }
 
-static tp_status ipc_wrap(int fd, cpu_ipc_region *region, const process_id *self, const char *operation,
+static tp_status ipc_wrap(int fd, cpu_ipc_region *region, const tp_process_id *self, const char *operation,
                           cpu_ipc **out)
 {
     cpu_ipc *ipc = calloc(1, sizeof *ipc);
@@ -303,8 +262,8 @@ static int init_region_lock(cpu_ipc_region *region)
 static tp_status region_create(unsigned flags, const char *operation, cpu_ipc **out)
 {
     const tp_host *host = tp_cpu_host();
-    process_id self;
-    if (!self_identity(&self))
+    tp_process_id self;
+    if (!tp_process_self(&self))
         return host->fail(TP_ERR_BACKEND, "%s: cannot read this process's start time from /proc/self/stat",
                           operation);
     int fd = memfd_create(CPU_IPC_MEMFD_NAME, MFD_CLOEXEC | MFD_ALLOW_SEALING);
@@ -477,15 +436,16 @@ static int32_t dead_recorder(cpu_ipc *ipc, uint64_t ticket)
     cpu_ipc_channel *channel = ticket_channel(ipc->region, ticket);
     if (!channel)
         return 0;
-    int32_t pid = atomic_load_explicit(&channel->pid, memory_order_relaxed);
-    uint64_t start_time = atomic_load_explicit(&channel->start_time, memory_order_relaxed);
-    if (pid == ipc->self.pid && start_time == ipc->self.start_time)
+    tp_process_id recorder = {
+        .pid = atomic_load_explicit(&channel->pid, memory_order_relaxed),
+        .start_time = atomic_load_explicit(&channel->start_time, memory_order_relaxed),
+    };
+    if (recorder.pid == ipc->self.pid && recorder.start_time == ipc->self.start_time)
         return 0;
-    uint64_t running_since;
-    if (tp_process_running(pid, &running_since) && running_since == start_time)
+    if (tp_process_is(&recorder))
         return 0;
     /* It may have reached the record just before it went. */
-    return ticket_reached(ipc->region, ticket) ? 0 : (pid > 0 ? pid : -1);
+    return ticket_reached(ipc->region, ticket) ? 0 : (recorder.pid > 0 ? recorder.pid : -1);
 }
 
 static tp_status recorder_died(const char *operation, int32_t pid)
@@ -495,16 +455,15 @@ static tp_status recorder_died(const char *operation, int32_t pid)
                                operation, (int)pid);
 }
 
-static bool spin_until_reached(cpu_ipc_region *region, uint64_t ticket)
+typedef struct ticket_mark {
+    cpu_ipc_region *region;
+    uint64_t ticket;
+} ticket_mark;
+
+static bool mark_reached(const void *arg)
 {
-    uint64_t deadline = tp_cpu_now_ns() + TP_CPU_SPIN_NS;
-    for (unsigned spins = 1;; spins++) {
-        if (ticket_reached(region, ticket))
-            return true;
-        tp_cpu_relax();
-        if (spins % 64 == 0 && tp_cpu_now_ns() >= deadline)
-            return false;
-    }
+    const ticket_mark *mark = arg;
+    return ticket_reached(mark->region, mark->ticket);
 }
 
 tp_status tp_cpu_ipc_wait(cpu_ipc *ipc, uint64_t ticket, enum cpu_wait_mode mode, const char *operation)
@@ -512,7 +471,7 @@ tp_status tp_cpu_ipc_wait(cpu_ipc *ipc, uint64_t ticket, enum cpu_wait_mode mode
     cpu_ipc_region *region = ipc->region;
     if (ticket_reached(region, ticket))
         return TP_OK;
-    if (mode == CPU_WAIT_SPIN_THEN_SLEEP && spin_until_reached(region, ticket))
+    if (mode == CPU_WAIT_SPIN_THEN_SLEEP && tp_spin_until(mark_reached, &(ticket_mark){region, ticket}, TP_CPU_SPIN_NS))
         return TP_OK;
     /* A channel changes hands only once its records are reached: owned by this
      * thread's stream and still pending, the record comes after this very task. */
@@ -524,14 +483,14 @@ tp_status tp_cpu_ipc_wait(cpu_ipc *ipc, uint64_t ticket, enum cpu_wait_mode mode
                                    operation, own->device->index);
     uint64_t next_check = 0;
     for (;;) {
-        uint64_t now = tp_cpu_now_ns();
+        uint64_t now = tp_now_ns();
         if (now >= next_check) {
             int32_t pid = dead_recorder(ipc, ticket);
             if (pid != 0) {
                 atomic_store_explicit(&ipc->dead_ticket, ticket, memory_order_relaxed);
                 return recorder_died(operation, pid);
             }
-            next_check = now + CPU_IPC_LIVENESS_NS;
+            next_check = now + TP_LIVENESS_PERIOD_NS;
         }
         /* Announce the sleep before the last look (seq_cst, against
          * tp_cpu_ipc_publish): a publisher either sees us and wakes us, or bumped
@@ -540,7 +499,7 @@ tp_status tp_cpu_ipc_wait(cpu_ipc *ipc, uint64_t ticket, enum cpu_wait_mode mode
         uint32_t seen = atomic_load_explicit(&region->progress, memory_order_seq_cst);
         bool reached = ticket_reached(region, ticket);
         if (!reached)
-            futex_wait_for(&region->progress, seen, CPU_IPC_LIVENESS_NS);
+            futex_wait_for(&region->progress, seen, TP_LIVENESS_PERIOD_NS);
         atomic_fetch_sub_explicit(&region->waiters, 1, memory_order_seq_cst);
         if (reached || ticket_reached(region, ticket))
             return TP_OK;
@@ -555,15 +514,8 @@ tp_status tp_cpu_ipc_query(cpu_ipc *ipc, uint64_t ticket, bool *done)
     }
     /* A look at /proc costs microseconds; a query costs nanoseconds. Look once a
      * period, and remember a death once seen. */
-    bool look = atomic_load_explicit(&ipc->dead_ticket, memory_order_relaxed) == ticket;
-    if (!look) {
-        uint64_t now = tp_cpu_now_ns();
-        uint64_t next = atomic_load_explicit(&ipc->next_liveness_check_ns, memory_order_relaxed);
-        look = now >= next && atomic_compare_exchange_strong_explicit(&ipc->next_liveness_check_ns, &next,
-                                                                      now + CPU_IPC_LIVENESS_NS,
-                                                                      memory_order_relaxed, memory_order_relaxed);
-    }
-    if (look) {
+    if (atomic_load_explicit(&ipc->dead_ticket, memory_order_relaxed) == ticket ||
+        tp_liveness_due(&ipc->next_liveness_check_ns, tp_now_ns())) {
         int32_t pid = dead_recorder(ipc, ticket);
         if (pid != 0) {
             atomic_store_explicit(&ipc->dead_ticket, ticket, memory_order_relaxed);
@@ -591,12 +543,12 @@ tp_status tp_cpu_event_ipc_export(tp_event *handle, unsigned char *payload, size
     tp_status status = tp_cpu_ipc_attach((cpu_event *)handle, "event_ipc_export", &ipc);
     if (status != TP_OK)
         return status;
-    put_u32(payload, CPU_IPC_PAYLOAD_VERSION);
-    put_u32(payload + 4, CPU_IPC_REGION_SIZE);
-    put_u32(payload + 8, (uint32_t)ipc->self.pid);
-    put_u32(payload + 12, (uint32_t)ipc->fd);
-    put_u64(payload + 16, ipc->self.start_time);
-    put_u64(payload + 24, ipc->region->token);
+    tp_put_u32(payload, CPU_IPC_PAYLOAD_VERSION);
+    tp_put_u32(payload + 4, CPU_IPC_REGION_SIZE);
+    tp_put_u32(payload + 8, (uint32_t)ipc->self.pid);
+    tp_put_u32(payload + 12, (uint32_t)ipc->fd);
+    tp_put_u64(payload + 16, ipc->self.start_time);
+    tp_put_u64(payload + 24, ipc->region->token);
     *length = CPU_IPC_PAYLOAD_SIZE;
     return TP_OK;
 }
@@ -689,20 +641,20 @@ tp_status tp_cpu_event_ipc_import(int device, const unsigned char *payload, size
     if (length != CPU_IPC_PAYLOAD_SIZE)
         return host->fail(TP_ERR_INVALID_ARGUMENT, "%s: a cpu handle's payload has %u bytes, this one %zu", who,
                           CPU_IPC_PAYLOAD_SIZE, length);
-    uint32_t version = get_u32(payload);
+    uint32_t version = tp_get_u32(payload);
     if (version != CPU_IPC_PAYLOAD_VERSION)
         return host->fail(TP_ERR_INVALID_ARGUMENT, "%s: cpu handle payload version %u, this library reads %u",
                           who, (unsigned)version, CPU_IPC_PAYLOAD_VERSION);
-    uint32_t size = get_u32(payload + 4);
+    uint32_t size = tp_get_u32(payload + 4);
     if (size != CPU_IPC_REGION_SIZE)
         return host->fail(TP_ERR_INVALID_ARGUMENT,
                           "%s: the handle's event keeps %u bytes of shared state, this library %u (another "
                           "build of tpevent?)",
                           who, (unsigned)size, CPU_IPC_REGION_SIZE);
-    int32_t pid = (int32_t)get_u32(payload + 8);
-    int32_t fd = (int32_t)get_u32(payload + 12);
-    uint64_t start_time = get_u64(payload + 16);
-    uint64_t token = get_u64(payload + 24);
+    int32_t pid = (int32_t)tp_get_u32(payload + 8);
+    int32_t fd = (int32_t)tp_get_u32(payload + 12);
+    uint64_t start_time = tp_get_u64(payload + 16);
+    uint64_t token = tp_get_u64(payload + 24);
     if (pid <= 0 || fd < 0 || token == 0)
         return host->fail(TP_ERR_INVALID_ARGUMENT, "%s: the handle names pid %d, descriptor %d, token %s: not a "
                           "handle this library wrote", who, (int)pid, (int)fd, token ? "set" : "zero");
@@ -714,8 +666,8 @@ tp_status tp_cpu_event_ipc_import(int device, const unsigned char *payload, size
                           "%s: the exporting process (pid %d) has exited; its pid now belongs to another process",
                           who, (int)pid);
 
-    process_id self;
-    if (!self_identity(&self))
+    tp_process_id self;
+    if (!tp_process_self(&self))
         return host->fail(TP_ERR_BACKEND, "%s: cannot read this process's start time from /proc/self/stat", who);
     int mine = -1;
     cpu_ipc_region *region = NULL;

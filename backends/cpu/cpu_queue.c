@@ -148,7 +148,7 @@ static void run_task(const cpu_task *task)
         task->u.host_fn.fn(task->u.host_fn.arg);
         break;
     case CPU_TASK_RECORD:
-        tp_cpu_event_stamp(task->u.record.event, task->u.record.version, tp_cpu_now_ns());
+        tp_cpu_event_stamp(task->u.record.event, task->u.record.version, tp_now_ns());
         tp_cpu_event_unref(task->u.record.event);
         break;
     case CPU_TASK_WAIT:
@@ -273,24 +273,22 @@ void tp_cpu_queue_end_submit(cpu_queue *queue, const cpu_task *task)
 
 /* ----------------------------------------------------------------- waiting */
 
-static bool spin_until_reached(cpu_queue *queue, uint64_t seq)
+typedef struct queue_mark {
+    cpu_queue *queue;
+    uint64_t seq;
+} queue_mark;
+
+static bool mark_reached(const void *arg)
 {
-    uint64_t deadline = tp_cpu_now_ns() + TP_CPU_SPIN_NS;
-    for (unsigned spins = 1;; spins++) {
-        if (tp_cpu_queue_reached(queue, seq))
-            return true;
-        tp_cpu_relax();
-        /* A clock read costs about as much as 20 pauses; look at it rarely. */
-        if (spins % 64 == 0 && tp_cpu_now_ns() >= deadline)
-            return false;
-    }
+    const queue_mark *mark = arg;
+    return tp_cpu_queue_reached(mark->queue, mark->seq);
 }
 
 tp_status tp_cpu_queue_wait(cpu_queue *queue, uint64_t seq, enum cpu_wait_mode mode, const char *operation)
 {
     if (tp_cpu_queue_reached(queue, seq))
         return TP_OK;
-    if (mode == CPU_WAIT_SPIN_THEN_SLEEP && spin_until_reached(queue, seq))
+    if (mode == CPU_WAIT_SPIN_THEN_SLEEP && tp_spin_until(mark_reached, &(queue_mark){queue, seq}, TP_CPU_SPIN_NS))
         return TP_OK;
     pthread_mutex_lock(&queue->lock);
     /* Once its work is done the worker never moves `completed` again, so `worker`
