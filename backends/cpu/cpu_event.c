@@ -90,19 +90,27 @@ static snapshot take_snapshot(cpu_event *event)
     return pending;
 }
 
-void tp_cpu_event_stamp(cpu_event *event, uint64_t version, uint64_t now)
+/* A timing event's record on a busy stream, reached: stamps the time if the
+ * record is still the event's latest, then drops the task's reference. */
+static void record_task(void *arg, cpu_word version)
 {
-    /* An interprocess event's record task carries the record's ticket: reaching
-     * it is news for the other processes (such events have no timing). */
-    cpu_ipc *ipc = atomic_load_explicit(&event->ipc, memory_order_acquire);
-    if (ipc) {
-        tp_cpu_ipc_publish(ipc, version);
-        return;
-    }
+    cpu_event *event = arg;
+    uint64_t now = tp_now_ns();
     event_lock(event);
-    if (event->version == version)
+    if (event->version == version.u64)
         event->time_ns = now;
     event_unlock(event);
+    tp_cpu_event_unref(event);
+}
+
+/* A stream's wait for another queue's record: drops the task's reference on the
+ * source once it is reached. */
+static void wait_task(void *source, cpu_word seq)
+{
+    /* Cannot fail: the source is another queue (a wait on the same queue is
+     * dropped at submission), so this worker is not the one it waits for. */
+    (void)tp_cpu_queue_wait(source, seq.u64, CPU_WAIT_SLEEP, "stream_wait_event");
+    tp_cpu_queue_unref(source);
 }
 
 /* ------------------------------------------------------------------ entries */
@@ -179,14 +187,15 @@ static tp_status record_shared(cpu_event *event, cpu_queue *queue)
         return status;
     status = tp_cpu_ipc_record_pending(ipc, queue, &ticket);
     if (status != TP_OK) {
-        pthread_mutex_unlock(&queue->lock); /* begin_submit's; nothing was pushed */
+        tp_cpu_queue_cancel_submit(queue);
         return status;
     }
     uint64_t seq = tp_cpu_queue_next_seq(queue);
-    event_ref(event);        /* the task's */
+    tp_cpu_ipc_ref(ipc);     /* the task's */
     tp_cpu_queue_ref(queue); /* the snapshot's */
     replace_record(event, queue, seq, 0, ticket);
-    cpu_task task = {.kind = CPU_TASK_RECORD, .u.record = {.event = event, .version = ticket}};
+    /* Reaching it is news for the other processes (such events have no timing). */
+    cpu_task task = {.run = tp_cpu_ipc_publish_task, .arg = ipc, .word.u64 = ticket};
     tp_cpu_queue_end_submit(queue, &task);
     return TP_OK;
 }
@@ -227,7 +236,7 @@ tp_status tp_cpu_event_record(tp_event *handle, tp_stream *stream)
      * queue's lock is held; that is safe, since freeing a queue takes no lock, and
      * the old source cannot be this queue (the new snapshot holds a reference). */
     uint64_t version = replace_record(event, queue, seq, 0, 0);
-    cpu_task task = {.kind = CPU_TASK_RECORD, .u.record = {.event = event, .version = version}};
+    cpu_task task = {.run = record_task, .arg = event, .word.u64 = version};
     tp_cpu_queue_end_submit(queue, &task);
     return TP_OK;
 }
@@ -280,15 +289,12 @@ static tp_status wait_for_snapshot(cpu_queue *queue, snapshot pending)
         tp_cpu_queue_unref(pending.source);
         return TP_OK;
     }
-    tp_status status = tp_cpu_queue_begin_submit(queue, "stream_wait_event");
-    if (status != TP_OK) {
-        tp_cpu_queue_unref(pending.source);
-        return status;
-    }
     /* The task takes over the snapshot's reference. */
-    cpu_task task = {.kind = CPU_TASK_WAIT, .u.wait = {.source = pending.source, .seq = pending.seq}};
-    tp_cpu_queue_end_submit(queue, &task);
-    return TP_OK;
+    cpu_task task = {.run = wait_task, .arg = pending.source, .word.u64 = pending.seq};
+    tp_status status = tp_cpu_queue_submit(queue, &task, "stream_wait_event");
+    if (status != TP_OK)
+        tp_cpu_queue_unref(pending.source);
+    return status;
 }
 
 /* Versioned as any wait (rule 6): the task waits for the ticket latest now. */
@@ -302,13 +308,12 @@ static tp_status wait_shared(cpu_queue *queue, cpu_event *event, cpu_ipc *ipc)
         return wait_for_snapshot(queue, mine);
     if (tp_cpu_ipc_recorded_on(ipc, latest, queue))
         return TP_OK; /* recorded on this stream by another handle: the FIFO orders it */
-    tp_status status = tp_cpu_queue_begin_submit(queue, "stream_wait_event");
-    if (status != TP_OK)
-        return status;
     tp_cpu_ipc_ref(ipc); /* the task's */
-    cpu_task task = {.kind = CPU_TASK_SHARED_WAIT, .u.shared_wait = {.ipc = ipc, .ticket = latest}};
-    tp_cpu_queue_end_submit(queue, &task);
-    return TP_OK;
+    cpu_task task = {.run = tp_cpu_ipc_wait_task, .arg = ipc, .word.u64 = latest};
+    tp_status status = tp_cpu_queue_submit(queue, &task, "stream_wait_event");
+    if (status != TP_OK)
+        tp_cpu_ipc_unref(ipc);
+    return status;
 }
 
 tp_status tp_cpu_stream_wait_event(tp_stream *stream, tp_event *handle)

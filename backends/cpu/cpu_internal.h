@@ -51,33 +51,20 @@ struct cpu_stream {
     cpu_queue *queue;
 };
 
-enum cpu_task_kind {
-    CPU_TASK_HOST_FN, /* run fn(arg) */
-    CPU_TASK_RECORD,  /* stamp the event's time if the record is still its latest */
-    CPU_TASK_WAIT,    /* block until another queue reaches a snapshot */
-    CPU_TASK_SHARED_WAIT, /* block until a record of an interprocess event is reached */
-};
+/* A task's second word of argument: a number (a record's version, a wait's
+ * sequence number or ticket) or a function (a host function, whose argument is
+ * the task's `arg`). Two words make every task fit the ring with no allocation. */
+typedef union cpu_word {
+    uint64_t u64;
+    void (*fn)(void *);
+} cpu_word;
 
+/* A unit of work: run(arg, word) on the stream's worker, in FIFO order. The queue
+ * knows nothing else of it; what it holds (references) run gives back. */
 typedef struct cpu_task {
-    enum cpu_task_kind kind;
-    union {
-        struct {
-            void (*fn)(void *);
-            void *arg;
-        } host_fn;
-        struct {
-            cpu_event *event; /* holds a reference */
-            uint64_t version; /* interprocess events: the record's ticket */
-        } record;
-        struct {
-            cpu_queue *source; /* holds a reference */
-            uint64_t seq;
-        } wait;
-        struct {
-            cpu_ipc *ipc; /* holds a reference */
-            uint64_t ticket;
-        } shared_wait;
-    } u;
+    void (*run)(void *arg, cpu_word word);
+    void *arg;
+    cpu_word word;
 } cpu_task;
 
 struct cpu_queue {
@@ -170,11 +157,15 @@ void tp_cpu_queue_close_handle(cpu_queue *queue);
  * number, under the queue's lock, before the task is visible:
  *   begin: locks, makes room, starts the worker; on failure unlocks and fails;
  *   tp_cpu_queue_next_seq: the number the pushed task will get;
- *   end: pushes, publishes `submitted`, wakes the worker, unlocks.
+ *   end: pushes, publishes `submitted`, wakes the worker, unlocks;
+ *   or cancel: unlocks, pushing nothing.
+ * tp_cpu_queue_submit does begin and end at once.
  */
 tp_status tp_cpu_queue_begin_submit(cpu_queue *queue, const char *operation);
 uint64_t tp_cpu_queue_next_seq(cpu_queue *queue);
 void tp_cpu_queue_end_submit(cpu_queue *queue, const cpu_task *task);
+void tp_cpu_queue_cancel_submit(cpu_queue *queue);
+tp_status tp_cpu_queue_submit(cpu_queue *queue, const cpu_task *task, const char *operation);
 
 enum cpu_wait_mode {
     CPU_WAIT_SLEEP,            /* sleep at once */
@@ -202,9 +193,6 @@ static inline bool tp_cpu_queue_reached(cpu_queue *queue, uint64_t seq)
 /* ------------------------------------------------------------- cpu_event.c */
 
 void tp_cpu_event_unref(cpu_event *event);
-
-/* The worker reached a record task: stamp `now` if `version` is still the latest. */
-void tp_cpu_event_stamp(cpu_event *event, uint64_t version, uint64_t now);
 
 /* The backend's entries (table in cpu_backend.c). */
 tp_status tp_cpu_event_create(int device, unsigned flags, tp_event **out);
@@ -237,9 +225,10 @@ bool tp_cpu_ipc_reached(cpu_ipc *ipc, uint64_t ticket);
 tp_status tp_cpu_ipc_record_reached(cpu_ipc *ipc, cpu_queue *queue, bool *recorded, uint64_t *ticket);
 
 /* A record on a busy stream, under the queue's lock (so that a stream's tickets
- * follow its FIFO); its task calls tp_cpu_ipc_publish when the worker gets there. */
+ * follow its FIFO); its task, tp_cpu_ipc_publish_task(ipc, ticket) holding a
+ * reference on ipc, tells the other processes when the worker gets there. */
 tp_status tp_cpu_ipc_record_pending(cpu_ipc *ipc, cpu_queue *queue, uint64_t *ticket);
-void tp_cpu_ipc_publish(cpu_ipc *ipc, uint64_t ticket);
+void tp_cpu_ipc_publish_task(void *ipc, cpu_word ticket);
 
 /* The record was made by this process on this stream. */
 bool tp_cpu_ipc_recorded_on(cpu_ipc *ipc, uint64_t ticket, const cpu_queue *queue);
@@ -251,8 +240,9 @@ tp_status tp_cpu_ipc_wait(cpu_ipc *ipc, uint64_t ticket, enum cpu_wait_mode mode
 /* Never blocks; TP_ERR_BACKEND if the process that made the pending record exited. */
 tp_status tp_cpu_ipc_query(cpu_ipc *ipc, uint64_t ticket, bool *done);
 
-/* A CPU_TASK_SHARED_WAIT on a worker: waits, then drops the task's reference. */
-void tp_cpu_ipc_wait_task(cpu_ipc *ipc, uint64_t ticket);
+/* A stream's wait for a record of an interprocess event, as a task holding a
+ * reference on ipc: waits, then drops the reference. */
+void tp_cpu_ipc_wait_task(void *ipc, cpu_word ticket);
 
 /* The backend's entries (table in cpu_backend.c). */
 tp_status tp_cpu_event_ipc_export(tp_event *event, unsigned char *payload, size_t *length);

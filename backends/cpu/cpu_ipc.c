@@ -403,7 +403,7 @@ tp_status tp_cpu_ipc_record_pending(cpu_ipc *ipc, cpu_queue *queue, uint64_t *ti
     return TP_OK;
 }
 
-void tp_cpu_ipc_publish(cpu_ipc *ipc, uint64_t ticket)
+static void publish(cpu_ipc *ipc, uint64_t ticket)
 {
     cpu_ipc_region *region = ipc->region;
     cpu_ipc_channel *channel = ticket_channel(region, ticket);
@@ -419,6 +419,12 @@ void tp_cpu_ipc_publish(cpu_ipc *ipc, uint64_t ticket)
     atomic_fetch_add_explicit(&region->progress, 1, memory_order_seq_cst);
     if (atomic_load_explicit(&region->waiters, memory_order_seq_cst) > 0)
         futex_wake_all(&region->progress);
+}
+
+void tp_cpu_ipc_publish_task(void *ipc, cpu_word ticket)
+{
+    publish(ipc, ticket.u64);
+    tp_cpu_ipc_unref(ipc);
 }
 
 bool tp_cpu_ipc_recorded_on(cpu_ipc *ipc, uint64_t ticket, const cpu_queue *queue)
@@ -493,7 +499,7 @@ tp_status tp_cpu_ipc_wait(cpu_ipc *ipc, uint64_t ticket, enum cpu_wait_mode mode
             next_check = now + TP_LIVENESS_PERIOD_NS;
         }
         /* Announce the sleep before the last look (seq_cst, against
-         * tp_cpu_ipc_publish): a publisher either sees us and wakes us, or bumped
+         * publish): a publisher either sees us and wakes us, or bumped
          * `progress` before we read it, so that its record is visible below. */
         atomic_fetch_add_explicit(&region->waiters, 1, memory_order_seq_cst);
         uint32_t seen = atomic_load_explicit(&region->progress, memory_order_seq_cst);
@@ -526,12 +532,12 @@ tp_status tp_cpu_ipc_query(cpu_ipc *ipc, uint64_t ticket, bool *done)
     return TP_OK;
 }
 
-void tp_cpu_ipc_wait_task(cpu_ipc *ipc, uint64_t ticket)
+void tp_cpu_ipc_wait_task(void *ipc, cpu_word ticket)
 {
     /* A worker has nobody to report to. If the recording process died, the wait
      * gives up and the stream goes on; the event's next query or synchronize
      * reports the death. */
-    (void)tp_cpu_ipc_wait(ipc, ticket, CPU_WAIT_SLEEP, "stream_wait_event");
+    (void)tp_cpu_ipc_wait(ipc, ticket.u64, CPU_WAIT_SLEEP, "stream_wait_event");
     tp_cpu_ipc_unref(ipc);
 }
 

@@ -141,28 +141,6 @@ void tp_cpu_queue_close_handle(cpu_queue *queue)
 
 /* ------------------------------------------------------------------ worker */
 
-static void run_task(const cpu_task *task)
-{
-    switch (task->kind) {
-    case CPU_TASK_HOST_FN:
-        task->u.host_fn.fn(task->u.host_fn.arg);
-        break;
-    case CPU_TASK_RECORD:
-        tp_cpu_event_stamp(task->u.record.event, task->u.record.version, tp_now_ns());
-        tp_cpu_event_unref(task->u.record.event);
-        break;
-    case CPU_TASK_WAIT:
-        /* Cannot fail: the source is another queue (a wait on the same queue is
-         * dropped at submission), so this worker is not the one it waits for. */
-        (void)tp_cpu_queue_wait(task->u.wait.source, task->u.wait.seq, CPU_WAIT_SLEEP, "stream_wait_event");
-        tp_cpu_queue_unref(task->u.wait.source);
-        break;
-    case CPU_TASK_SHARED_WAIT:
-        tp_cpu_ipc_wait_task(task->u.shared_wait.ipc, task->u.shared_wait.ticket);
-        break;
-    }
-}
-
 _Thread_local cpu_queue *tp_cpu_current_worker;
 
 static void *worker_main(void *arg)
@@ -188,7 +166,7 @@ static void *worker_main(void *arg)
         queue->count--;
         pthread_mutex_unlock(&queue->lock);
 
-        run_task(&task);
+        task.run(task.arg, task.word);
 
         pthread_mutex_lock(&queue->lock);
         uint64_t done = atomic_load_explicit(&queue->completed, memory_order_relaxed) + 1;
@@ -269,6 +247,19 @@ void tp_cpu_queue_end_submit(cpu_queue *queue, const cpu_task *task)
     if (queue->worker_idle)
         pthread_cond_signal(&queue->work_ready);
     pthread_mutex_unlock(&queue->lock);
+}
+
+void tp_cpu_queue_cancel_submit(cpu_queue *queue)
+{
+    pthread_mutex_unlock(&queue->lock);
+}
+
+tp_status tp_cpu_queue_submit(cpu_queue *queue, const cpu_task *task, const char *operation)
+{
+    tp_status status = tp_cpu_queue_begin_submit(queue, operation);
+    if (status == TP_OK)
+        tp_cpu_queue_end_submit(queue, task);
+    return status;
 }
 
 /* ----------------------------------------------------------------- waiting */

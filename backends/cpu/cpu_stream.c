@@ -113,15 +113,15 @@ tp_status tp_cpu_stream_synchronize(tp_stream *stream)
     return tp_cpu_queue_wait(queue, submitted, CPU_WAIT_SPIN_THEN_SLEEP, "stream_synchronize");
 }
 
+static void host_fn_task(void *arg, cpu_word fn)
+{
+    fn.fn(arg);
+}
+
 tp_status tp_cpu_stream_launch_host_fn(tp_stream *stream, void (*fn)(void *), void *arg)
 {
-    cpu_queue *queue = queue_of(stream);
-    tp_status status = tp_cpu_queue_begin_submit(queue, "stream_launch_host_fn");
-    if (status != TP_OK)
-        return status;
-    cpu_task task = {.kind = CPU_TASK_HOST_FN, .u.host_fn = {.fn = fn, .arg = arg}};
-    tp_cpu_queue_end_submit(queue, &task);
-    return TP_OK;
+    cpu_task task = {.run = host_fn_task, .arg = arg, .word.fn = fn};
+    return tp_cpu_queue_submit(queue_of(stream), &task, "stream_launch_host_fn");
 }
 
 void *tp_cpu_stream_native(tp_stream *stream)
