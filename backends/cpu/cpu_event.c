@@ -122,7 +122,7 @@ tp_status tp_cpu_event_create(int device, unsigned flags, tp_event **out)
         return tp_cpu_host()->fail(TP_ERR_OUT_OF_MEMORY, "event_create: out of memory for an event of cpu:%d",
                                    device);
     event->head = (tp_event){
-        .backend = &tp_cpu_backend_table,
+        .backend = tp_cpu_table(),
         .device = {.type = TP_DEVICE_CPU, .index = device},
         .flags = flags,
     };

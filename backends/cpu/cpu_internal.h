@@ -124,15 +124,21 @@ struct cpu_device {
     _Atomic(cpu_queue *) default_queue; /* created on first use */
 };
 
-/* ------------------------------------------------------------ cpu_backend.c */
+/* ------------------------------------------------------------- cpu_device.c */
 
-extern const tp_backend tp_cpu_backend_table;
+/* Called by init (cpu_backend.c) before anything else: the core's services, the
+ * backend's table and TPEVENT_CPU_DEVICES devices. */
+tp_status tp_cpu_module_init(const tp_host *host, const tp_backend *table, char *reason, size_t reason_size);
 
 /* The core's services, as handed to init. */
 const tp_host *tp_cpu_host(void);
 
-/* The device of an index the core has checked. */
+/* The backend's table, which every head points at. */
+const tp_backend *tp_cpu_table(void);
+
+/* The device of an index the core has checked; how many there are. */
 cpu_device *tp_cpu_device(int index);
+int tp_cpu_device_count(void);
 
 /* ------------------------------------------------------------- cpu_queue.c */
 
@@ -181,9 +187,6 @@ tp_status tp_cpu_queue_wait(cpu_queue *queue, uint64_t seq, enum cpu_wait_mode m
  * wait that cannot look at a queue (an interprocess event's) see that it would
  * wait for its own thread. */
 extern _Thread_local cpu_queue *tp_cpu_current_worker;
-
-/* Removes the queue from its device's list (its work is all done for good). */
-void tp_cpu_device_unlink(cpu_queue *queue);
 
 static inline bool tp_cpu_queue_reached(cpu_queue *queue, uint64_t seq)
 {

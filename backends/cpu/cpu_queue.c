@@ -32,7 +32,7 @@ static void device_link(cpu_device *device, cpu_queue *queue)
     pthread_mutex_unlock(&device->lock);
 }
 
-void tp_cpu_device_unlink(cpu_queue *queue)
+static void device_unlink(cpu_queue *queue)
 {
     cpu_device *device = queue->device;
     pthread_mutex_lock(&device->lock);
@@ -73,7 +73,7 @@ tp_status tp_cpu_queue_create(cpu_device *device, int priority, unsigned kind, c
                                    strerror(err));
     }
     queue->own.head = (tp_stream){
-        .backend = &tp_cpu_backend_table,
+        .backend = tp_cpu_table(),
         .device = {.type = TP_DEVICE_CPU, .index = device->index},
         .priority = priority,
         .kind = kind,
@@ -136,7 +136,7 @@ void tp_cpu_queue_close_handle(cpu_queue *queue)
     pthread_mutex_unlock(&queue->lock);
     /* With a worker, the worker unlinks the queue once it has drained it. */
     if (last && !has_worker)
-        tp_cpu_device_unlink(queue); /* nothing was ever pushed: no work to wait for */
+        device_unlink(queue); /* nothing was ever pushed: no work to wait for */
 }
 
 /* ------------------------------------------------------------------ worker */
@@ -175,7 +175,7 @@ static void *worker_main(void *arg)
             pthread_cond_broadcast(&queue->progress);
     }
     pthread_mutex_unlock(&queue->lock);
-    tp_cpu_device_unlink(queue);
+    device_unlink(queue);
     pthread_detach(pthread_self()); /* nobody joins a worker */
     tp_cpu_queue_unref(queue); /* the worker's reference; may free the queue */
     return NULL;

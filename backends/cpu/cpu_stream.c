@@ -36,7 +36,7 @@ tp_status tp_cpu_stream_from_native(int device, void *native, tp_stream **out)
     cpu_stream *target = native;
     if (!target)
         return tp_cpu_host()->fail(TP_ERR_INVALID_ARGUMENT, "stream_from_native: native is NULL");
-    if (target->head.backend != &tp_cpu_backend_table)
+    if (target->head.backend != tp_cpu_table())
         return tp_cpu_host()->fail(TP_ERR_INVALID_ARGUMENT, "stream_from_native: %p is not a cpu stream", native);
     if (target->head.device.index != device)
         return tp_cpu_host()->fail(TP_ERR_DEVICE_MISMATCH,
@@ -52,7 +52,7 @@ tp_status tp_cpu_stream_from_native(int device, void *native, tp_stream **out)
         return status;
     }
     wrapper->head = (tp_stream){
-        .backend = &tp_cpu_backend_table,
+        .backend = tp_cpu_table(),
         .device = queue->own.head.device,
         .priority = queue->own.head.priority,
         .kind = TP_STREAM_BORROWED,
