@@ -28,6 +28,15 @@ static tp_status cpu_device_name(int device, char *buf, size_t size)
     return TP_OK;
 }
 
+/* An interprocess event is made by its own layer (cpu_ipc_event.c), which gives
+ * it the entries it does its own way; the table's other event entries serve both. */
+static tp_status cpu_event_create(int device, unsigned flags, tp_event **out)
+{
+    if (flags & TP_EVENT_INTERPROCESS)
+        return tp_cpu_ipc_event_create(device, flags, out);
+    return tp_cpu_event_create(device, flags, out);
+}
+
 static const tp_backend cpu_table = {
     .abi_version = TP_BACKEND_ABI_VERSION,
     .size = sizeof(tp_backend),
@@ -46,7 +55,7 @@ static const tp_backend cpu_table = {
     .stream_wait_event = tp_cpu_stream_wait_event,
     .stream_launch_host_fn = tp_cpu_stream_launch_host_fn,
     .stream_native = tp_cpu_stream_native,
-    .event_create = tp_cpu_event_create,
+    .event_create = cpu_event_create,
     .event_destroy = tp_cpu_event_destroy,
     .event_record = tp_cpu_event_record,
     .event_query = tp_cpu_event_query,

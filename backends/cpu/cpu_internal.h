@@ -34,6 +34,7 @@
 
 #include "backends/common/clock.h"
 #include "backends/common/compiler.h"
+#include "backends/common/process.h"
 #include "backends/cpu/cpu_backend.h"
 
 #include <pthread.h>
@@ -45,6 +46,7 @@ typedef struct cpu_queue cpu_queue;
 typedef struct cpu_stream cpu_stream;
 typedef struct cpu_event cpu_event;
 typedef struct cpu_ipc cpu_ipc;
+typedef struct cpu_event_ops cpu_event_ops;
 
 struct cpu_stream {
     tp_stream head;
@@ -101,6 +103,10 @@ struct cpu_event {
     tp_event head;
     atomic_uint refs;
     atomic_bool locked; /* a spinlock: held for a few stores, never across a call */
+    /* NULL for a plain event; set at creation by the layer that made the event
+     * otherwise (interprocess events, cpu_ipc_event.c), which then does the
+     * entries its own way. */
+    const cpu_event_ops *ops;
 
     /* Under `locked`. The latest record (rule 3): `source` and `seq` while it may
      * still be pending (source holds a reference; NULL once known reached, which
@@ -110,10 +116,7 @@ struct cpu_event {
     cpu_queue *source;
     uint64_t seq;
     uint64_t time_ns;
-    uint64_t ticket; /* interprocess events: the shared ticket of that record */
-
-    /* Interprocess events: the shared record state, once attached; set once. */
-    _Atomic(cpu_ipc *) ipc;
+    uint64_t tag; /* what the layer above calls that record (an interprocess ticket); 0 if none */
 };
 
 struct cpu_device {
@@ -195,9 +198,45 @@ static inline bool tp_cpu_queue_reached(cpu_queue *queue, uint64_t seq)
 
 /* ------------------------------------------------------------- cpu_event.c */
 
+/* What an event made by a layer above does instead of the plain entries. The
+ * entries check `ops` first and call these; `mode` is from TP_EVENT_BLOCKING. */
+struct cpu_event_ops {
+    tp_status (*record)(cpu_event *event, cpu_queue *queue);
+    tp_status (*query)(cpu_event *event, bool *done);
+    tp_status (*synchronize)(cpu_event *event, enum cpu_wait_mode mode);
+    tp_status (*wait)(cpu_queue *queue, cpu_event *event); /* stream_wait_event */
+    void (*release)(cpu_event *event); /* the last reference is gone: free it all */
+};
+
+/* An event's head, ops and one reference; the rest must be zero (calloc). */
+void tp_cpu_event_init(cpu_event *event, int device, unsigned flags, const cpu_event_ops *ops);
+void tp_cpu_event_ref(cpu_event *event);
 void tp_cpu_event_unref(cpu_event *event);
 
-/* The backend's entries (table in cpu_backend.c). */
+/* The latest record if it may still be pending, with a reference of the caller's
+ * own on `source` (a record replacing it meanwhile must not free the queue);
+ * source NULL if never recorded or reached. */
+typedef struct cpu_snapshot {
+    cpu_queue *source;
+    uint64_t seq;
+    uint64_t tag;
+} cpu_snapshot;
+
+cpu_snapshot tp_cpu_event_snapshot(cpu_event *event);
+
+/* Block the calling thread until the snapshot is reached; make `queue`'s later
+ * work wait for it. Both take over the snapshot's reference. */
+tp_status tp_cpu_snapshot_synchronize(cpu_snapshot pending, enum cpu_wait_mode mode);
+tp_status tp_cpu_snapshot_wait(cpu_queue *queue, cpu_snapshot pending);
+
+/* Makes (source, seq) the latest record, named `tag`; returns its version.
+ * `source` NULL: reached already, at `now`. The caller gives the snapshot a
+ * reference on source. May be called under source's lock (begin_submit). */
+uint64_t tp_cpu_event_replace_record(cpu_event *event, cpu_queue *source, uint64_t seq, uint64_t now,
+                                     uint64_t tag);
+
+/* The backend's entries (table in cpu_backend.c); tp_cpu_event_create makes
+ * plain events only. */
 tp_status tp_cpu_event_create(int device, unsigned flags, tp_event **out);
 tp_status tp_cpu_event_destroy(tp_event *event);
 tp_status tp_cpu_event_record(tp_event *event, tp_stream *stream);
@@ -209,15 +248,34 @@ tp_status tp_cpu_stream_wait_event(tp_stream *stream, tp_event *event);
 /* --------------------------------------------------------------- cpu_ipc.c */
 
 /*
- * An interprocess event's records live in memory shared between processes; a
- * record there is known by its ticket (never 0). Tickets are exact: a ticket is
- * reached when its own record is, whatever was recorded after it (rule 6).
+ * The record state of an interprocess event, in memory shared between
+ * processes; a record there is known by its ticket (never 0). Tickets are exact:
+ * a ticket is reached when its own record is, whatever was recorded after it
+ * (rule 6). Streams appear here only as who records (their address) and who
+ * would wait for itself (tp_cpu_current_worker).
  */
 
-/* The event's shared state, made now if it has none yet. */
-tp_status tp_cpu_ipc_attach(cpu_event *event, const char *operation, cpu_ipc **out);
+/* The size of the shared region; handles carry it, to tell another build's. */
+#define CPU_IPC_REGION_SIZE 4096u
+
+/* How another process finds the region: what a handle's payload says. */
+typedef struct cpu_ipc_name {
+    tp_process_id holder; /* a process holding the region */
+    int32_t fd;           /* its descriptor of it */
+    uint64_t token;       /* what the region must hold */
+} cpu_ipc_name;
+
+/* A new region, held by this process alone, for an event made with `flags`. */
+tp_status tp_cpu_ipc_create(unsigned flags, const char *operation, cpu_ipc **out);
+/* Opens the region a handle names; the payload itself is checked already. */
+tp_status tp_cpu_ipc_open(const cpu_ipc_name *name, const char *operation, cpu_ipc **out);
 void tp_cpu_ipc_ref(cpu_ipc *ipc);
 void tp_cpu_ipc_unref(cpu_ipc *ipc);
+
+/* How this process names the region to others. */
+cpu_ipc_name tp_cpu_ipc_name_of(const cpu_ipc *ipc);
+/* The creator's TP_EVENT_BLOCKING, which importers take on. */
+unsigned tp_cpu_ipc_flags(const cpu_ipc *ipc);
 
 /* The ticket of the latest record, by any process; 0 if never recorded. */
 uint64_t tp_cpu_ipc_latest(cpu_ipc *ipc);
@@ -247,7 +305,11 @@ tp_status tp_cpu_ipc_query(cpu_ipc *ipc, uint64_t ticket, bool *done);
  * reference on ipc: waits, then drops the reference. */
 void tp_cpu_ipc_wait_task(void *ipc, cpu_word ticket);
 
-/* The backend's entries (table in cpu_backend.c). */
+/* --------------------------------------------------------- cpu_ipc_event.c */
+
+/* The backend's entries for interprocess events (table in cpu_backend.c):
+ * creation of an event with TP_EVENT_INTERPROCESS, export and import. */
+tp_status tp_cpu_ipc_event_create(int device, unsigned flags, tp_event **out);
 tp_status tp_cpu_event_ipc_export(tp_event *event, unsigned char *payload, size_t *length);
 tp_status tp_cpu_event_ipc_import(int device, const unsigned char *payload, size_t length, tp_event **out);
 
