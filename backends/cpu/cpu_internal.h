@@ -1,6 +1,33 @@
 /*
  * What the CPU backend's files share. Not installed.
  *
+ * Layers, bottom to top. A file calls functions of the files below it only:
+ *
+ *   file               what it is                                 may call
+ *   cpu_device.c       module state: the core's services, the     -
+ *                      table's address, the virtual devices
+ *   cpu_queue.c        a stream's FIFO, its worker, waiting on    device
+ *                      it; a task is run(arg, word), nothing more
+ *   cpu_stream.c       the stream entries, device_synchronize     queue, device
+ *   cpu_event.c        events: snapshots of records, their        queue, device
+ *                      record and wait tasks
+ *   cpu_ipc_region.c   interprocess state, where it lives: the    device
+ *                      memfd, opening it through /proc, lifetime
+ *   cpu_ipc.c          interprocess state, the records in it:     ipc_region, queue,
+ *                      channels, tickets, their tasks, liveness   device
+ *   cpu_ipc_event.c    interprocess events: their entries         ipc, ipc_region,
+ *                      (cpu_event_ops), export and import         event, queue, device
+ *   cpu_backend.c      the table, wiring the entries of all;      all of them
+ *                      init
+ *
+ * Calls go up only through function pointers the upper layer handed down: the
+ * queue runs the tasks it is given (record_task and wait_task of cpu_event.c,
+ * the publish and wait tasks of cpu_ipc.c, host functions through cpu_stream.c),
+ * the event entries call the cpu_event_ops of an event made above (interprocess
+ * events, cpu_ipc_event.c), and cpu_device.c hands out the table cpu_backend.c
+ * gave it at init. cpu_ipc.h (the region's layout) is for the two
+ * cpu_ipc_region.c and cpu_ipc.c alone.
+ *
  * Objects and who keeps them alive (rule 9):
  *
  *   cpu_stream  what a tp_stream* points at: the head and the queue it feeds. The
@@ -11,10 +38,13 @@
  *               it runs, one per event snapshot or wait task that points at it.
  *               `handles` counts the handles alone: the worker exits once it is
  *               zero and the FIFO is empty.
- *   cpu_event   reference counted: one for the user, one per pending record task.
+ *   cpu_event   reference counted: one for the user, one per pending record task
+ *               (timing events'). An interprocess event is a cpu_event inside a
+ *               larger struct of cpu_ipc_event.c, freed by its ops' release.
  *   cpu_ipc     an interprocess event's shared record state (cpu_ipc.c), attached
  *               at the event's first record or export (rule 2), or at import.
- *               Reference counted: one for the event, one per wait task on it.
+ *               Reference counted: one for the event, one per record or wait task
+ *               on it.
  *
  * Sequence numbers. `submitted` counts tasks ever pushed, `completed` tasks ever
  * finished; both only grow and completed <= submitted. Task n (from 1) is done when

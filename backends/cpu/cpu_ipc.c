@@ -146,7 +146,7 @@ bool tp_cpu_ipc_reached(cpu_ipc *ipc, uint64_t ticket)
     return ticket_reached(ipc->region, ticket);
 }
 
-static tp_status all_channels_busy(const char *operation)
+static TP_COLD tp_status all_channels_busy(const char *operation)
 {
     return tp_cpu_host()->fail(TP_ERR_BACKEND,
                                "%s: records of this interprocess event are pending on %u streams already, "
@@ -154,7 +154,7 @@ static tp_status all_channels_busy(const char *operation)
                                operation, CPU_IPC_CHANNELS);
 }
 
-static tp_status lock_failed(const char *operation)
+static TP_COLD tp_status lock_failed(const char *operation)
 {
     return tp_cpu_host()->fail(TP_ERR_BACKEND, "%s: the interprocess event's shared lock is unusable", operation);
 }
@@ -253,7 +253,7 @@ static int32_t dead_recorder(cpu_ipc *ipc, uint64_t ticket)
     return ticket_reached(ipc->region, ticket) ? 0 : (recorder.pid > 0 ? recorder.pid : -1);
 }
 
-static tp_status recorder_died(const char *operation, int32_t pid)
+static TP_COLD tp_status recorder_died(const char *operation, int32_t pid)
 {
     return tp_cpu_host()->fail(TP_ERR_BACKEND,
                                "%s: the process (pid %d) that recorded the event exited before reaching it",
