@@ -297,9 +297,9 @@ tp_status tp_cpu_ipc_wait(cpu_ipc *ipc, uint64_t ticket, enum cpu_wait_mode mode
             }
             next_check = now + TP_LIVENESS_PERIOD_NS;
         }
-        /* Announce the sleep before the last look (seq_cst, against
-         * publish): a publisher either sees us and wakes us, or bumped
-         * `progress` before we read it, so that its record is visible below. */
+        /* Announce the sleep before the last look (seq_cst, against publish):
+         * a publisher either sees us and wakes us, or bumped `progress` before
+         * we read it, so that its record is visible below. */
         atomic_fetch_add_explicit(&region->waiters, 1, memory_order_seq_cst);
         uint32_t seen = atomic_load_explicit(&region->progress, memory_order_seq_cst);
         bool reached = ticket_reached(region, ticket);
