@@ -20,19 +20,15 @@
 
 static struct {
     const tp_host *host;
-    const tp_backend *table;
     int device_count;
     cpu_device devices[TP_MAX_DEVICES];
 } cpu;
 
+const tp_backend *tp_cpu_table_pointer;
+
 const tp_host *tp_cpu_host(void)
 {
     return cpu.host;
-}
-
-const tp_backend *tp_cpu_table(void)
-{
-    return cpu.table;
 }
 
 cpu_device *tp_cpu_device(int index)
@@ -83,7 +79,7 @@ tp_status tp_cpu_module_init(const tp_host *host, const tp_backend *table, char 
         atomic_init(&device->default_queue, NULL);
     }
     cpu.host = host;
-    cpu.table = table;
+    tp_cpu_table_pointer = table;
     cpu.device_count = count;
     return TP_OK;
 }

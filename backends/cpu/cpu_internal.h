@@ -166,8 +166,15 @@ tp_status tp_cpu_module_init(const tp_host *host, const tp_backend *table, char 
 /* The core's services, as handed to init. */
 const tp_host *tp_cpu_host(void);
 
-/* The backend's table, which every head points at. */
-const tp_backend *tp_cpu_table(void);
+/* The backend's table, which every head points at: the table cpu_backend.c
+ * handed to tp_cpu_module_init. A variable, so that creating a handle costs a
+ * load and no call. */
+extern const tp_backend *tp_cpu_table_pointer;
+
+static inline const tp_backend *tp_cpu_table(void)
+{
+    return tp_cpu_table_pointer;
+}
 
 /* The device of an index the core has checked; how many there are. */
 cpu_device *tp_cpu_device(int index);
