@@ -7,11 +7,9 @@
  * needed at all because a record replaces the snapshot and drops the reference on
  * the old source queue while another thread may be reading it.
  *
- * Interprocess events keep their latest record in shared memory too (cpu_ipc.c),
- * as a ticket that any process can look at. The local snapshot stays: when the
- * latest record is one this handle made, waits go through its stream as for any
- * event (a host function waiting for its own stream is refused as usual); a
- * record made elsewhere is waited for through the shared state.
+ * An event with `ops` (an interprocess event, cpu_ipc_event.c) does its records,
+ * queries, synchronizes, waits and release its own way, built from the snapshot
+ * functions below; this file knows nothing else of it.
  */
 #include "backends/cpu/cpu_internal.h"
 
@@ -37,7 +35,7 @@ static void event_unlock(cpu_event *event)
     atomic_store_explicit(&event->locked, false, memory_order_release);
 }
 
-static void event_ref(cpu_event *event)
+void tp_cpu_event_ref(cpu_event *event)
 {
     atomic_fetch_add_explicit(&event->refs, 1, memory_order_relaxed);
 }
@@ -48,10 +46,10 @@ void tp_cpu_event_unref(cpu_event *event)
         return;
     if (event->source)
         tp_cpu_queue_unref(event->source);
-    cpu_ipc *ipc = atomic_load_explicit(&event->ipc, memory_order_relaxed);
-    if (ipc)
-        tp_cpu_ipc_unref(ipc);
-    free(event);
+    if (event->ops)
+        event->ops->release(event);
+    else
+        free(event);
 }
 
 /*
@@ -68,20 +66,11 @@ static cpu_queue *forget_reached_locked(cpu_event *event)
     return source;
 }
 
-/* The latest record if it may still be pending, with a reference of the caller's
- * own (a record replacing it meanwhile must not free the queue); source NULL if
- * never recorded or reached. */
-typedef struct snapshot {
-    cpu_queue *source;
-    uint64_t seq;
-    uint64_t ticket; /* interprocess events: the record's shared ticket */
-} snapshot;
-
-static snapshot take_snapshot(cpu_event *event)
+static cpu_snapshot take_snapshot(cpu_event *event)
 {
     event_lock(event);
     cpu_queue *release = forget_reached_locked(event);
-    snapshot pending = {event->source, event->seq, event->ticket};
+    cpu_snapshot pending = {event->source, event->seq, event->tag};
     if (pending.source)
         tp_cpu_queue_ref(pending.source);
     event_unlock(event);
@@ -90,22 +79,47 @@ static snapshot take_snapshot(cpu_event *event)
     return pending;
 }
 
-void tp_cpu_event_stamp(cpu_event *event, uint64_t version, uint64_t now)
+cpu_snapshot tp_cpu_event_snapshot(cpu_event *event)
 {
-    /* An interprocess event's record task carries the record's ticket: reaching
-     * it is news for the other processes (such events have no timing). */
-    cpu_ipc *ipc = atomic_load_explicit(&event->ipc, memory_order_acquire);
-    if (ipc) {
-        tp_cpu_ipc_publish(ipc, version);
-        return;
-    }
+    return take_snapshot(event);
+}
+
+/* A timing event's record on a busy stream, reached: stamps the time if the
+ * record is still the event's latest, then drops the task's reference. */
+static void record_task(void *arg, cpu_word version)
+{
+    cpu_event *event = arg;
+    uint64_t now = tp_now_ns();
     event_lock(event);
-    if (event->version == version)
+    if (event->version == version.u64)
         event->time_ns = now;
     event_unlock(event);
+    tp_cpu_event_unref(event);
+}
+
+/* A stream's wait for another queue's record: drops the task's reference on the
+ * source once it is reached. */
+static void wait_task(void *source, cpu_word seq)
+{
+    /* Cannot fail: the source is another queue (a wait on the same queue is
+     * dropped at submission), so this worker is not the one it waits for. */
+    (void)tp_cpu_queue_wait(source, seq.u64, CPU_WAIT_SLEEP, "stream_wait_event");
+    tp_cpu_queue_unref(source);
 }
 
 /* ------------------------------------------------------------------ entries */
+
+void tp_cpu_event_init(cpu_event *event, int device, unsigned flags, const cpu_event_ops *ops)
+{
+    event->head = (tp_event){
+        .backend = tp_cpu_table(),
+        .device = {.type = TP_DEVICE_CPU, .index = device},
+        .flags = flags,
+    };
+    event->ops = ops;
+    atomic_init(&event->refs, 1);
+    atomic_init(&event->locked, false);
+}
 
 tp_status tp_cpu_event_create(int device, unsigned flags, tp_event **out)
 {
@@ -113,14 +127,7 @@ tp_status tp_cpu_event_create(int device, unsigned flags, tp_event **out)
     if (!event)
         return tp_cpu_host()->fail(TP_ERR_OUT_OF_MEMORY, "event_create: out of memory for an event of cpu:%d",
                                    device);
-    event->head = (tp_event){
-        .backend = &tp_cpu_backend_table,
-        .device = {.type = TP_DEVICE_CPU, .index = device},
-        .flags = flags,
-    };
-    atomic_init(&event->refs, 1);
-    atomic_init(&event->locked, false);
-    atomic_init(&event->ipc, NULL);
+    tp_cpu_event_init(event, device, flags, NULL);
     *out = &event->head;
     return TP_OK;
 }
@@ -133,9 +140,8 @@ tp_status tp_cpu_event_destroy(tp_event *handle)
 }
 
 /* Replaces the latest record; returns the version it got. `source` NULL: reached
- * already, at `now`. `ticket`: the record's shared ticket, 0 for a local event.
- * Drops the old source's reference (after unlocking). */
-static uint64_t replace_record(cpu_event *event, cpu_queue *source, uint64_t seq, uint64_t now, uint64_t ticket)
+ * already, at `now`. Drops the old source's reference (after unlocking). */
+static uint64_t replace_record(cpu_event *event, cpu_queue *source, uint64_t seq, uint64_t now, uint64_t tag)
 {
     event_lock(event);
     cpu_queue *old = event->source;
@@ -144,59 +150,24 @@ static uint64_t replace_record(cpu_event *event, cpu_queue *source, uint64_t seq
     event->source = source;
     event->seq = seq;
     event->time_ns = now;
-    event->ticket = ticket;
+    event->tag = tag;
     event_unlock(event);
     if (old)
         tp_cpu_queue_unref(old);
     return version;
 }
 
-/*
- * An interprocess event: the record goes into the shared state as well, and a
- * record on a busy stream always gets a task, which tells the other processes
- * when the stream has got there.
- */
-static tp_status record_shared(cpu_event *event, cpu_queue *queue)
+uint64_t tp_cpu_event_replace_record(cpu_event *event, cpu_queue *source, uint64_t seq, uint64_t now, uint64_t tag)
 {
-    cpu_ipc *ipc;
-    tp_status status = tp_cpu_ipc_attach(event, "event_record", &ipc);
-    if (status != TP_OK)
-        return status;
-    uint64_t ticket;
-    uint64_t submitted = atomic_load_explicit(&queue->submitted, memory_order_acquire);
-    if (tp_cpu_queue_reached(queue, submitted)) {
-        bool recorded;
-        status = tp_cpu_ipc_record_reached(ipc, queue, &recorded, &ticket);
-        if (status != TP_OK)
-            return status;
-        if (recorded) {
-            replace_record(event, NULL, 0, 0, ticket);
-            return TP_OK;
-        }
-    }
-    status = tp_cpu_queue_begin_submit(queue, "event_record");
-    if (status != TP_OK)
-        return status;
-    status = tp_cpu_ipc_record_pending(ipc, queue, &ticket);
-    if (status != TP_OK) {
-        pthread_mutex_unlock(&queue->lock); /* begin_submit's; nothing was pushed */
-        return status;
-    }
-    uint64_t seq = tp_cpu_queue_next_seq(queue);
-    event_ref(event);        /* the task's */
-    tp_cpu_queue_ref(queue); /* the snapshot's */
-    replace_record(event, queue, seq, 0, ticket);
-    cpu_task task = {.kind = CPU_TASK_RECORD, .u.record = {.event = event, .version = ticket}};
-    tp_cpu_queue_end_submit(queue, &task);
-    return TP_OK;
+    return replace_record(event, source, seq, now, tag);
 }
 
 tp_status tp_cpu_event_record(tp_event *handle, tp_stream *stream)
 {
     cpu_event *event = (cpu_event *)handle;
     cpu_queue *queue = ((cpu_stream *)stream)->queue;
-    if (event->head.flags & TP_EVENT_INTERPROCESS)
-        return record_shared(event, queue);
+    if (TP_UNLIKELY(event->ops))
+        return event->ops->record(event, queue);
     bool timing = (event->head.flags & TP_EVENT_TIMING) != 0;
     uint64_t submitted = atomic_load_explicit(&queue->submitted, memory_order_acquire);
 
@@ -204,7 +175,7 @@ tp_status tp_cpu_event_record(tp_event *handle, tp_stream *stream)
      * this thread. (Work another thread submits meanwhile is not ordered before
      * this record anyway: rule 12.) */
     if (tp_cpu_queue_reached(queue, submitted)) {
-        replace_record(event, NULL, 0, timing ? tp_cpu_now_ns() : 0, 0);
+        replace_record(event, NULL, 0, timing ? tp_now_ns() : 0, 0);
         return TP_OK;
     }
 
@@ -221,19 +192,19 @@ tp_status tp_cpu_event_record(tp_event *handle, tp_stream *stream)
     if (status != TP_OK)
         return status;
     uint64_t seq = tp_cpu_queue_next_seq(queue);
-    event_ref(event);        /* the task's */
+    tp_cpu_event_ref(event); /* the task's */
     tp_cpu_queue_ref(queue); /* the snapshot's */
     /* replace_record may drop the last reference of the old source while this
      * queue's lock is held; that is safe, since freeing a queue takes no lock, and
      * the old source cannot be this queue (the new snapshot holds a reference). */
     uint64_t version = replace_record(event, queue, seq, 0, 0);
-    cpu_task task = {.kind = CPU_TASK_RECORD, .u.record = {.event = event, .version = version}};
+    cpu_task task = {.run = record_task, .arg = event, .word.u64 = version};
     tp_cpu_queue_end_submit(queue, &task);
     return TP_OK;
 }
 
 /* Takes over the snapshot's reference. */
-static tp_status synchronize_snapshot(snapshot pending, enum cpu_wait_mode mode)
+static tp_status synchronize_snapshot(cpu_snapshot pending, enum cpu_wait_mode mode)
 {
     if (!pending.source)
         return TP_OK;
@@ -242,36 +213,22 @@ static tp_status synchronize_snapshot(snapshot pending, enum cpu_wait_mode mode)
     return status;
 }
 
-/* The handle's own snapshot if the shared latest record is the one it made;
- * otherwise drops it and says no. */
-static bool own_latest_record(cpu_event *event, uint64_t latest, snapshot *mine)
+tp_status tp_cpu_snapshot_synchronize(cpu_snapshot pending, enum cpu_wait_mode mode)
 {
-    *mine = take_snapshot(event);
-    if (mine->ticket == latest)
-        return true;
-    if (mine->source)
-        tp_cpu_queue_unref(mine->source);
-    return false;
+    return synchronize_snapshot(pending, mode);
 }
 
 tp_status tp_cpu_event_synchronize(tp_event *handle)
 {
     cpu_event *event = (cpu_event *)handle;
     enum cpu_wait_mode mode = (event->head.flags & TP_EVENT_BLOCKING) ? CPU_WAIT_SLEEP : CPU_WAIT_SPIN_THEN_SLEEP;
-    cpu_ipc *ipc = atomic_load_explicit(&event->ipc, memory_order_acquire);
-    if (!ipc)
-        return synchronize_snapshot(take_snapshot(event), mode);
-    uint64_t latest = tp_cpu_ipc_latest(ipc);
-    if (latest == 0 || tp_cpu_ipc_reached(ipc, latest))
-        return TP_OK;
-    snapshot mine;
-    if (own_latest_record(event, latest, &mine))
-        return synchronize_snapshot(mine, mode);
-    return tp_cpu_ipc_wait(ipc, latest, mode, "event_synchronize");
+    if (TP_UNLIKELY(event->ops))
+        return event->ops->synchronize(event, mode);
+    return synchronize_snapshot(take_snapshot(event), mode);
 }
 
 /* Takes over the snapshot's reference. */
-static tp_status wait_for_snapshot(cpu_queue *queue, snapshot pending)
+static tp_status wait_for_snapshot(cpu_queue *queue, cpu_snapshot pending)
 {
     if (!pending.source)
         return TP_OK; /* never recorded, or reached: nothing to wait for (rule 6) */
@@ -280,44 +237,25 @@ static tp_status wait_for_snapshot(cpu_queue *queue, snapshot pending)
         tp_cpu_queue_unref(pending.source);
         return TP_OK;
     }
-    tp_status status = tp_cpu_queue_begin_submit(queue, "stream_wait_event");
-    if (status != TP_OK) {
-        tp_cpu_queue_unref(pending.source);
-        return status;
-    }
     /* The task takes over the snapshot's reference. */
-    cpu_task task = {.kind = CPU_TASK_WAIT, .u.wait = {.source = pending.source, .seq = pending.seq}};
-    tp_cpu_queue_end_submit(queue, &task);
-    return TP_OK;
+    cpu_task task = {.run = wait_task, .arg = pending.source, .word.u64 = pending.seq};
+    tp_status status = tp_cpu_queue_submit(queue, &task, "stream_wait_event");
+    if (status != TP_OK)
+        tp_cpu_queue_unref(pending.source);
+    return status;
 }
 
-/* Versioned as any wait (rule 6): the task waits for the ticket latest now. */
-static tp_status wait_shared(cpu_queue *queue, cpu_event *event, cpu_ipc *ipc)
+tp_status tp_cpu_snapshot_wait(cpu_queue *queue, cpu_snapshot pending)
 {
-    uint64_t latest = tp_cpu_ipc_latest(ipc);
-    if (latest == 0 || tp_cpu_ipc_reached(ipc, latest))
-        return TP_OK;
-    snapshot mine;
-    if (own_latest_record(event, latest, &mine))
-        return wait_for_snapshot(queue, mine);
-    if (tp_cpu_ipc_recorded_on(ipc, latest, queue))
-        return TP_OK; /* recorded on this stream by another handle: the FIFO orders it */
-    tp_status status = tp_cpu_queue_begin_submit(queue, "stream_wait_event");
-    if (status != TP_OK)
-        return status;
-    tp_cpu_ipc_ref(ipc); /* the task's */
-    cpu_task task = {.kind = CPU_TASK_SHARED_WAIT, .u.shared_wait = {.ipc = ipc, .ticket = latest}};
-    tp_cpu_queue_end_submit(queue, &task);
-    return TP_OK;
+    return wait_for_snapshot(queue, pending);
 }
 
 tp_status tp_cpu_stream_wait_event(tp_stream *stream, tp_event *handle)
 {
     cpu_queue *queue = ((cpu_stream *)stream)->queue;
     cpu_event *event = (cpu_event *)handle;
-    cpu_ipc *ipc = atomic_load_explicit(&event->ipc, memory_order_acquire);
-    if (ipc)
-        return wait_shared(queue, event, ipc);
+    if (TP_UNLIKELY(event->ops))
+        return event->ops->wait(queue, event);
     return wait_for_snapshot(queue, take_snapshot(event));
 }
 
@@ -345,9 +283,8 @@ static record_state read_record(cpu_event *event)
 tp_status tp_cpu_event_query(tp_event *handle, bool *done)
 {
     cpu_event *event = (cpu_event *)handle;
-    cpu_ipc *ipc = atomic_load_explicit(&event->ipc, memory_order_acquire);
-    if (ipc)
-        return tp_cpu_ipc_query(ipc, tp_cpu_ipc_latest(ipc), done);
+    if (TP_UNLIKELY(event->ops))
+        return event->ops->query(event, done);
     *done = read_record(event).reached;
     return TP_OK;
 }

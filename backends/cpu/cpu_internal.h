@@ -1,6 +1,33 @@
 /*
  * What the CPU backend's files share. Not installed.
  *
+ * Layers, bottom to top. A file calls functions of the files below it only:
+ *
+ *   file               what it is                                 may call
+ *   cpu_device.c       module state: the core's services, the     -
+ *                      table's address, the virtual devices
+ *   cpu_queue.c        a stream's FIFO, its worker, waiting on    device
+ *                      it; a task is run(arg, word), nothing more
+ *   cpu_stream.c       the stream entries, device_synchronize     queue, device
+ *   cpu_event.c        events: snapshots of records, their        queue, device
+ *                      record and wait tasks
+ *   cpu_ipc_region.c   interprocess state, where it lives: the    device
+ *                      memfd, opening it through /proc, lifetime
+ *   cpu_ipc.c          interprocess state, the records in it:     ipc_region, queue,
+ *                      channels, tickets, their tasks, liveness   device
+ *   cpu_ipc_event.c    interprocess events: their entries         ipc, ipc_region,
+ *                      (cpu_event_ops), export and import         event, queue, device
+ *   cpu_backend.c      the table, wiring the entries of all;      all of them
+ *                      init
+ *
+ * Calls go up only through function pointers the upper layer handed down: the
+ * queue runs the tasks it is given (record_task and wait_task of cpu_event.c,
+ * the publish and wait tasks of cpu_ipc.c, host functions through cpu_stream.c),
+ * the event entries call the cpu_event_ops of an event made above (interprocess
+ * events, cpu_ipc_event.c), and cpu_device.c hands out the table cpu_backend.c
+ * gave it at init. cpu_ipc.h (the region's layout) is for the two
+ * cpu_ipc_region.c and cpu_ipc.c alone.
+ *
  * Objects and who keeps them alive (rule 9):
  *
  *   cpu_stream  what a tp_stream* points at: the head and the queue it feeds. The
@@ -11,10 +38,13 @@
  *               it runs, one per event snapshot or wait task that points at it.
  *               `handles` counts the handles alone: the worker exits once it is
  *               zero and the FIFO is empty.
- *   cpu_event   reference counted: one for the user, one per pending record task.
+ *   cpu_event   reference counted: one for the user, one per pending record task
+ *               (timing events'). An interprocess event is a cpu_event inside a
+ *               larger struct of cpu_ipc_event.c, freed by its ops' release.
  *   cpu_ipc     an interprocess event's shared record state (cpu_ipc.c), attached
  *               at the event's first record or export (rule 2), or at import.
- *               Reference counted: one for the event, one per wait task on it.
+ *               Reference counted: one for the event, one per record or wait task
+ *               on it.
  *
  * Sequence numbers. `submitted` counts tasks ever pushed, `completed` tasks ever
  * finished; both only grow and completed <= submitted. Task n (from 1) is done when
@@ -32,51 +62,41 @@
 #ifndef TPEVENT_BACKENDS_CPU_INTERNAL_H
 #define TPEVENT_BACKENDS_CPU_INTERNAL_H
 
+#include "backends/common/clock.h"
+#include "backends/common/compiler.h"
+#include "backends/common/process.h"
 #include "backends/cpu/cpu_backend.h"
 
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
-#include <time.h>
 
 typedef struct cpu_device cpu_device;
 typedef struct cpu_queue cpu_queue;
 typedef struct cpu_stream cpu_stream;
 typedef struct cpu_event cpu_event;
 typedef struct cpu_ipc cpu_ipc;
+typedef struct cpu_event_ops cpu_event_ops;
 
 struct cpu_stream {
     tp_stream head;
     cpu_queue *queue;
 };
 
-enum cpu_task_kind {
-    CPU_TASK_HOST_FN, /* run fn(arg) */
-    CPU_TASK_RECORD,  /* stamp the event's time if the record is still its latest */
-    CPU_TASK_WAIT,    /* block until another queue reaches a snapshot */
-    CPU_TASK_SHARED_WAIT, /* block until a record of an interprocess event is reached */
-};
+/* A task's second word of argument: a number (a record's version, a wait's
+ * sequence number or ticket) or a function (a host function, whose argument is
+ * the task's `arg`). Two words make every task fit the ring with no allocation. */
+typedef union cpu_word {
+    uint64_t u64;
+    void (*fn)(void *);
+} cpu_word;
 
+/* A unit of work: run(arg, word) on the stream's worker, in FIFO order. The queue
+ * knows nothing else of it; what it holds (references) run gives back. */
 typedef struct cpu_task {
-    enum cpu_task_kind kind;
-    union {
-        struct {
-            void (*fn)(void *);
-            void *arg;
-        } host_fn;
-        struct {
-            cpu_event *event; /* holds a reference */
-            uint64_t version; /* interprocess events: the record's ticket */
-        } record;
-        struct {
-            cpu_queue *source; /* holds a reference */
-            uint64_t seq;
-        } wait;
-        struct {
-            cpu_ipc *ipc; /* holds a reference */
-            uint64_t ticket;
-        } shared_wait;
-    } u;
+    void (*run)(void *arg, cpu_word word);
+    void *arg;
+    cpu_word word;
 } cpu_task;
 
 struct cpu_queue {
@@ -113,6 +133,10 @@ struct cpu_event {
     tp_event head;
     atomic_uint refs;
     atomic_bool locked; /* a spinlock: held for a few stores, never across a call */
+    /* NULL for a plain event; set at creation by the layer that made the event
+     * otherwise (interprocess events, cpu_ipc_event.c), which then does the
+     * entries its own way. */
+    const cpu_event_ops *ops;
 
     /* Under `locked`. The latest record (rule 3): `source` and `seq` while it may
      * still be pending (source holds a reference; NULL once known reached, which
@@ -122,10 +146,7 @@ struct cpu_event {
     cpu_queue *source;
     uint64_t seq;
     uint64_t time_ns;
-    uint64_t ticket; /* interprocess events: the shared ticket of that record */
-
-    /* Interprocess events: the shared record state, once attached; set once. */
-    _Atomic(cpu_ipc *) ipc;
+    uint64_t tag; /* what the layer above calls that record (an interprocess ticket); 0 if none */
 };
 
 struct cpu_device {
@@ -136,15 +157,28 @@ struct cpu_device {
     _Atomic(cpu_queue *) default_queue; /* created on first use */
 };
 
-/* ------------------------------------------------------------ cpu_backend.c */
+/* ------------------------------------------------------------- cpu_device.c */
 
-extern const tp_backend tp_cpu_backend_table;
+/* Called by init (cpu_backend.c) before anything else: the core's services, the
+ * backend's table and TPEVENT_CPU_DEVICES devices. */
+tp_status tp_cpu_module_init(const tp_host *host, const tp_backend *table, char *reason, size_t reason_size);
 
 /* The core's services, as handed to init. */
 const tp_host *tp_cpu_host(void);
 
-/* The device of an index the core has checked. */
+/* The backend's table, which every head points at: the table cpu_backend.c
+ * handed to tp_cpu_module_init. A variable, so that creating a handle costs a
+ * load and no call. */
+extern const tp_backend *tp_cpu_table_pointer;
+
+static inline const tp_backend *tp_cpu_table(void)
+{
+    return tp_cpu_table_pointer;
+}
+
+/* The device of an index the core has checked; how many there are. */
 cpu_device *tp_cpu_device(int index);
+int tp_cpu_device_count(void);
 
 /* ------------------------------------------------------------- cpu_queue.c */
 
@@ -161,20 +195,23 @@ void tp_cpu_queue_unref(cpu_queue *queue);
 tp_status tp_cpu_queue_open_handle(cpu_queue *queue, const char *operation);
 
 /* Drops a handle; the last one lets the worker exit once the FIFO is drained.
- * `join`: wait for the worker to exit (shutdown, default streams only). Does not
- * drop the handle's reference. */
-void tp_cpu_queue_close_handle(cpu_queue *queue, bool join);
+ * Never blocks. Does not drop the handle's reference. */
+void tp_cpu_queue_close_handle(cpu_queue *queue);
 
 /*
  * Pushing a task is two steps so that a record can learn its task's sequence
  * number, under the queue's lock, before the task is visible:
  *   begin: locks, makes room, starts the worker; on failure unlocks and fails;
  *   tp_cpu_queue_next_seq: the number the pushed task will get;
- *   end: pushes, publishes `submitted`, wakes the worker, unlocks.
+ *   end: pushes, publishes `submitted`, wakes the worker, unlocks;
+ *   or cancel: unlocks, pushing nothing.
+ * tp_cpu_queue_submit does begin and end at once.
  */
 tp_status tp_cpu_queue_begin_submit(cpu_queue *queue, const char *operation);
 uint64_t tp_cpu_queue_next_seq(cpu_queue *queue);
 void tp_cpu_queue_end_submit(cpu_queue *queue, const cpu_task *task);
+void tp_cpu_queue_cancel_submit(cpu_queue *queue);
+tp_status tp_cpu_queue_submit(cpu_queue *queue, const cpu_task *task, const char *operation);
 
 enum cpu_wait_mode {
     CPU_WAIT_SLEEP,            /* sleep at once */
@@ -191,9 +228,6 @@ tp_status tp_cpu_queue_wait(cpu_queue *queue, uint64_t seq, enum cpu_wait_mode m
  * wait for its own thread. */
 extern _Thread_local cpu_queue *tp_cpu_current_worker;
 
-/* Removes the queue from its device's list (its work is all done for good). */
-void tp_cpu_device_unlink(cpu_queue *queue);
-
 static inline bool tp_cpu_queue_reached(cpu_queue *queue, uint64_t seq)
 {
     return atomic_load_explicit(&queue->completed, memory_order_acquire) >= seq;
@@ -201,12 +235,45 @@ static inline bool tp_cpu_queue_reached(cpu_queue *queue, uint64_t seq)
 
 /* ------------------------------------------------------------- cpu_event.c */
 
+/* What an event made by a layer above does instead of the plain entries. The
+ * entries check `ops` first and call these; `mode` is from TP_EVENT_BLOCKING. */
+struct cpu_event_ops {
+    tp_status (*record)(cpu_event *event, cpu_queue *queue);
+    tp_status (*query)(cpu_event *event, bool *done);
+    tp_status (*synchronize)(cpu_event *event, enum cpu_wait_mode mode);
+    tp_status (*wait)(cpu_queue *queue, cpu_event *event); /* stream_wait_event */
+    void (*release)(cpu_event *event); /* the last reference is gone: free it all */
+};
+
+/* An event's head, ops and one reference; the rest must be zero (calloc). */
+void tp_cpu_event_init(cpu_event *event, int device, unsigned flags, const cpu_event_ops *ops);
+void tp_cpu_event_ref(cpu_event *event);
 void tp_cpu_event_unref(cpu_event *event);
 
-/* The worker reached a record task: stamp `now` if `version` is still the latest. */
-void tp_cpu_event_stamp(cpu_event *event, uint64_t version, uint64_t now);
+/* The latest record if it may still be pending, with a reference of the caller's
+ * own on `source` (a record replacing it meanwhile must not free the queue);
+ * source NULL if never recorded or reached. */
+typedef struct cpu_snapshot {
+    cpu_queue *source;
+    uint64_t seq;
+    uint64_t tag;
+} cpu_snapshot;
 
-/* The backend's entries (table in cpu_backend.c). */
+cpu_snapshot tp_cpu_event_snapshot(cpu_event *event);
+
+/* Block the calling thread until the snapshot is reached; make `queue`'s later
+ * work wait for it. Both take over the snapshot's reference. */
+tp_status tp_cpu_snapshot_synchronize(cpu_snapshot pending, enum cpu_wait_mode mode);
+tp_status tp_cpu_snapshot_wait(cpu_queue *queue, cpu_snapshot pending);
+
+/* Makes (source, seq) the latest record, named `tag`; returns its version.
+ * `source` NULL: reached already, at `now`. The caller gives the snapshot a
+ * reference on source. May be called under source's lock (begin_submit). */
+uint64_t tp_cpu_event_replace_record(cpu_event *event, cpu_queue *source, uint64_t seq, uint64_t now,
+                                     uint64_t tag);
+
+/* The backend's entries (table in cpu_backend.c); tp_cpu_event_create makes
+ * plain events only. */
 tp_status tp_cpu_event_create(int device, unsigned flags, tp_event **out);
 tp_status tp_cpu_event_destroy(tp_event *event);
 tp_status tp_cpu_event_record(tp_event *event, tp_stream *stream);
@@ -218,15 +285,34 @@ tp_status tp_cpu_stream_wait_event(tp_stream *stream, tp_event *event);
 /* --------------------------------------------------------------- cpu_ipc.c */
 
 /*
- * An interprocess event's records live in memory shared between processes; a
- * record there is known by its ticket (never 0). Tickets are exact: a ticket is
- * reached when its own record is, whatever was recorded after it (rule 6).
+ * The record state of an interprocess event, in memory shared between
+ * processes; a record there is known by its ticket (never 0). Tickets are exact:
+ * a ticket is reached when its own record is, whatever was recorded after it
+ * (rule 6). Streams appear here only as who records (their address) and who
+ * would wait for itself (tp_cpu_current_worker).
  */
 
-/* The event's shared state, made now if it has none yet. */
-tp_status tp_cpu_ipc_attach(cpu_event *event, const char *operation, cpu_ipc **out);
+/* The size of the shared region; handles carry it, to tell another build's. */
+#define CPU_IPC_REGION_SIZE 4096u
+
+/* How another process finds the region: what a handle's payload says. */
+typedef struct cpu_ipc_name {
+    tp_process_id holder; /* a process holding the region */
+    int32_t fd;           /* its descriptor of it */
+    uint64_t token;       /* what the region must hold */
+} cpu_ipc_name;
+
+/* A new region, held by this process alone, for an event made with `flags`. */
+tp_status tp_cpu_ipc_create(unsigned flags, const char *operation, cpu_ipc **out);
+/* Opens the region a handle names; the payload itself is checked already. */
+tp_status tp_cpu_ipc_open(const cpu_ipc_name *name, const char *operation, cpu_ipc **out);
 void tp_cpu_ipc_ref(cpu_ipc *ipc);
 void tp_cpu_ipc_unref(cpu_ipc *ipc);
+
+/* How this process names the region to others. */
+cpu_ipc_name tp_cpu_ipc_name_of(const cpu_ipc *ipc);
+/* The creator's TP_EVENT_BLOCKING, which importers take on. */
+unsigned tp_cpu_ipc_flags(const cpu_ipc *ipc);
 
 /* The ticket of the latest record, by any process; 0 if never recorded. */
 uint64_t tp_cpu_ipc_latest(cpu_ipc *ipc);
@@ -237,9 +323,10 @@ bool tp_cpu_ipc_reached(cpu_ipc *ipc, uint64_t ticket);
 tp_status tp_cpu_ipc_record_reached(cpu_ipc *ipc, cpu_queue *queue, bool *recorded, uint64_t *ticket);
 
 /* A record on a busy stream, under the queue's lock (so that a stream's tickets
- * follow its FIFO); its task calls tp_cpu_ipc_publish when the worker gets there. */
+ * follow its FIFO); its task, tp_cpu_ipc_publish_task(ipc, ticket) holding a
+ * reference on ipc, tells the other processes when the worker gets there. */
 tp_status tp_cpu_ipc_record_pending(cpu_ipc *ipc, cpu_queue *queue, uint64_t *ticket);
-void tp_cpu_ipc_publish(cpu_ipc *ipc, uint64_t ticket);
+void tp_cpu_ipc_publish_task(void *ipc, cpu_word ticket);
 
 /* The record was made by this process on this stream. */
 bool tp_cpu_ipc_recorded_on(cpu_ipc *ipc, uint64_t ticket, const cpu_queue *queue);
@@ -251,10 +338,15 @@ tp_status tp_cpu_ipc_wait(cpu_ipc *ipc, uint64_t ticket, enum cpu_wait_mode mode
 /* Never blocks; TP_ERR_BACKEND if the process that made the pending record exited. */
 tp_status tp_cpu_ipc_query(cpu_ipc *ipc, uint64_t ticket, bool *done);
 
-/* A CPU_TASK_SHARED_WAIT on a worker: waits, then drops the task's reference. */
-void tp_cpu_ipc_wait_task(cpu_ipc *ipc, uint64_t ticket);
+/* A stream's wait for a record of an interprocess event, as a task holding a
+ * reference on ipc: waits, then drops the reference. */
+void tp_cpu_ipc_wait_task(void *ipc, cpu_word ticket);
 
-/* The backend's entries (table in cpu_backend.c). */
+/* --------------------------------------------------------- cpu_ipc_event.c */
+
+/* The backend's entries for interprocess events (table in cpu_backend.c):
+ * creation of an event with TP_EVENT_INTERPROCESS, export and import. */
+tp_status tp_cpu_ipc_event_create(int device, unsigned flags, tp_event **out);
 tp_status tp_cpu_event_ipc_export(tp_event *event, unsigned char *payload, size_t *length);
 tp_status tp_cpu_event_ipc_import(int device, const unsigned char *payload, size_t length, tp_event **out);
 
@@ -269,30 +361,5 @@ tp_status tp_cpu_stream_synchronize(tp_stream *stream);
 tp_status tp_cpu_stream_launch_host_fn(tp_stream *stream, void (*fn)(void *), void *arg);
 void *tp_cpu_stream_native(tp_stream *stream);
 tp_status tp_cpu_device_synchronize(int device);
-
-/* Frees the default streams (shutdown). */
-void tp_cpu_device_release_default(cpu_device *device);
-
-/* ----------------------------------------------------------------- helpers */
-
-static inline uint64_t tp_cpu_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* Tells the core this thread is spinning: saves power and lets a sibling
- * hyperthread (maybe the worker we wait for) run. */
-static inline void tp_cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__) || defined(__arm__)
-    __asm__ __volatile__("yield");
-#else
-    atomic_signal_fence(memory_order_seq_cst);
-#endif
-}
 
 #endif /* TPEVENT_BACKENDS_CPU_INTERNAL_H */

@@ -1,15 +1,7 @@
 /*
  * Interprocess events: the record state of an event that processes of one user
- * share, in a small region of shared memory.
- *
- * Where it lives. The region is a memfd: it has no name in any file system, so
- * nothing of it can be left behind however the processes end, SIGKILL included;
- * the kernel frees it with the last descriptor and mapping. Another process opens
- * it through /proc/<pid>/fd/<fd> of a process that holds it, which the kernel
- * allows to processes of the same user (the check that guards reading the other
- * process's memory). The handle's payload says which pid and descriptor, the pid's
- * start time (so that a pid reused by another process is not taken for the
- * exporter) and a random token that the region must hold.
+ * share, in a small region of shared memory (cpu_ipc_region.c says where it lives
+ * and how other processes find it; cpu_ipc.h its layout).
  *
  * Records. Any stream of any process holding the event may record it, and records
  * on different streams may be reached in any order. A record is known by its
@@ -30,135 +22,26 @@
  *
  * Death. A process that exits with records pending leaves its channel pending for
  * good. Waiters look at the channel's owner (pid and start time, through /proc)
- * every CPU_IPC_LIVENESS_NS while they wait, and fail once it is gone, so nobody
- * hangs on a dead process. The region's lock is a robust mutex: a process killed
- * while holding it does not block the others; every write made under it leaves the
- * region consistent at each step.
+ * every TP_LIVENESS_PERIOD_NS (20 ms) while they wait, and fail once it is gone,
+ * so nobody hangs on a dead process. The region's lock is a robust mutex: a
+ * process killed while holding it does not block the others; every write made
+ * under it leaves the region consistent at each step.
  *
  * Limits: processes must share a PID namespace (the pid in the handle is looked up
  * in /proc) and must not be forked from a process holding the event without exec
  * (the child would pass for its parent); CPU_IPC_CHANNELS streams at most may have
  * records of one event pending at once.
  */
-#include "backends/cpu/cpu_internal.h"
-#include "backends/common/process.h"
+#include "backends/cpu/cpu_ipc.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <linux/futex.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
-#include <sys/random.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-/* The memfd's name, as readlink shows it ("/memfd:tpevent-cpu-event (deleted)"). */
-#define CPU_IPC_MEMFD_NAME "tpevent-cpu-event"
-#define CPU_IPC_MEMFD_LINK "/memfd:" CPU_IPC_MEMFD_NAME
-
-#define CPU_IPC_MAGIC "tpevcpu" /* 8 bytes with its NUL */
-#define CPU_IPC_LAYOUT_VERSION 1u
-#define CPU_IPC_REGION_SIZE 4096u
-#define CPU_IPC_CHANNELS 64u
-
-/* Payload: u32 version, u32 region size, i32 pid, i32 fd, u64 start time, u64 token;
- * little-endian. */
-#define CPU_IPC_PAYLOAD_VERSION 1u
-#define CPU_IPC_PAYLOAD_SIZE 32u
-
-/* How often a waiter looks whether the process it waits for still exists: the
- * bound on how long a waiter may wait for a dead process, at the cost of a read
- * of /proc per period. */
-#define CPU_IPC_LIVENESS_NS 20000000u
-
 #define TICKET_CHANNEL_SHIFT 56
 #define TICKET_COUNT_MASK ((UINT64_C(1) << TICKET_CHANNEL_SHIFT) - 1)
-
-_Static_assert(ATOMIC_INT_LOCK_FREE == 2 && ATOMIC_LONG_LOCK_FREE == 2 && ATOMIC_LLONG_LOCK_FREE == 2,
-               "atomics shared between processes must be lock-free");
-_Static_assert(CPU_IPC_PAYLOAD_SIZE <= TP_IPC_PAYLOAD_MAX, "the payload must fit the handle");
-
-typedef struct cpu_ipc_channel {
-    /* The owner; written under the region's lock while nothing is pending, read
-     * anywhere. pid 0: never used. */
-    _Atomic int32_t pid;
-    _Atomic uint64_t start_time;
-    _Atomic uint64_t stream; /* the owner's cpu_queue, as a number */
-    /* `recorded` under the region's lock; `reached` by the owner's stream (or under
-     * the lock when nothing is pending). reached <= recorded. */
-    _Atomic uint64_t recorded;
-    _Atomic uint64_t reached;
-} cpu_ipc_channel;
-
-typedef struct cpu_ipc_region {
-    /* Written once by the creator, before anyone else can see the region. */
-    char magic[8];
-    uint32_t layout_version;
-    uint32_t size;
-    uint64_t token;
-    uint32_t flags; /* the creator's TP_EVENT_BLOCKING, which importers take on */
-    uint32_t reserved;
-
-    pthread_mutex_t lock; /* robust, process-shared */
-    _Atomic uint64_t latest;
-    _Atomic uint32_t progress; /* the futex word: bumped whenever a record is reached */
-    _Atomic uint32_t waiters;  /* threads about to sleep on `progress`, all processes */
-    cpu_ipc_channel channels[CPU_IPC_CHANNELS];
-} cpu_ipc_region;
-
-_Static_assert(sizeof(cpu_ipc_region) <= CPU_IPC_REGION_SIZE, "the shared state must fit its region");
-
-typedef struct process_id {
-    int32_t pid;
-    uint64_t start_time; /* clock ticks after boot, from /proc/<pid>/stat */
-} process_id;
-
-/* One process's hold on a region: the event's handle and its wait tasks share it. */
-struct cpu_ipc {
-    atomic_uint refs;
-    int fd; /* kept open so that this process can export the event too */
-    cpu_ipc_region *region;
-    process_id self;
-    /* query looks at a pending record's process at most once a period. */
-    _Atomic uint64_t next_liveness_check_ns;
-    _Atomic uint64_t dead_ticket; /* a pending record whose process is known gone */
-};
-
-/* --------------------------------------------------------------- bytes */
-
-static void put_u32(unsigned char *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static void put_u64(unsigned char *p, uint64_t v)
-{
-    put_u32(p, (uint32_t)v);
-    put_u32(p + 4, (uint32_t)(v >> 32));
-}
-
-static uint32_t get_u32(const unsigned char *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t get_u64(const unsigned char *p)
-{
-    return (uint64_t)get_u32(p) | (uint64_t)get_u32(p + 4) << 32;
-}
-
-/* ----------------------------------------------------------- processes */
-
-static bool self_identity(process_id *self)
-{
-    self->pid = (int32_t)getpid();
-    return tp_process_running(self->pid, &self->start_time);
-}
 
 /* ---------------------------------------------------------- the region */
 
@@ -198,7 +81,7 @@ static bool ticket_reached(cpu_ipc_region *region, uint64_t ticket)
            atomic_load_explicit(&channel->reached, memory_order_acquire) >= (ticket & TICKET_COUNT_MASK);
 }
 
-static bool channel_owned_by(cpu_ipc_channel *channel, const process_id *process, uint64_t stream)
+static bool channel_owned_by(cpu_ipc_channel *channel, const tp_process_id *process, uint64_t stream)
 {
     return atomic_load_explicit(&channel->pid, memory_order_relaxed) == process->pid &&
            atomic_load_explicit(&channel->start_time, memory_order_relaxed) == process->start_time &&
@@ -251,131 +134,6 @@ static void futex_wait_for(_Atomic uint32_t *word, uint32_t seen, uint64_t ns)
     syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT, seen, &timeout, NULL, 0);
 }
 
-/* ---------------------------------------------------------- lifetime */
-
-static uint64_t random_token(void)
-{
-    uint64_t token = 0;
-    if (getrandom(&token, sizeof token, GRND_NONBLOCK) != (ssize_t)sizeof token) {
-        /* Entropy not ready this early in boot: the token guards against stale
-         * handles, not against an adversary, so a weaker one will do. */
-        token = tp_cpu_now_ns() * UINT64_C(0x9e3779b97f4a7c15) ^ (uint64_t)getpid() << 32 ^ (uintptr_t)&token;
-    }
-    return token ? token : 1;
-}
-
-static tp_status ipc_wrap(int fd, cpu_ipc_region *region, const process_id *self, const char *operation,
-                          cpu_ipc **out)
-{
-    cpu_ipc *ipc = calloc(1, sizeof *ipc);
-    if (!ipc) {
-        munmap(region, CPU_IPC_REGION_SIZE);
-        close(fd);
-        return tp_cpu_host()->fail(TP_ERR_OUT_OF_MEMORY, "%s: out of memory", operation);
-    }
-    atomic_init(&ipc->refs, 1);
-    ipc->fd = fd;
-    ipc->region = region;
-    ipc->self = *self;
-    atomic_init(&ipc->next_liveness_check_ns, 0);
-    atomic_init(&ipc->dead_ticket, 0);
-    *out = ipc;
-    return TP_OK;
-}
-
-/* 0 or an errno value. */
-static int init_region_lock(cpu_ipc_region *region)
-{
-    pthread_mutexattr_t attr;
-    int err = pthread_mutexattr_init(&attr);
-    if (err != 0)
-        return err;
-    err = pthread_mutexattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
-    if (err == 0)
-        err = pthread_mutexattr_setrobust(&attr, PTHREAD_MUTEX_ROBUST);
-    if (err == 0)
-        err = pthread_mutex_init(&region->lock, &attr);
-    pthread_mutexattr_destroy(&attr);
-    return err;
-}
-
-/* A new region for an event created with `flags`, held by this process alone. */
-static tp_status region_create(unsigned flags, const char *operation, cpu_ipc **out)
-{
-    const tp_host *host = tp_cpu_host();
-    process_id self;
-    if (!self_identity(&self))
-        return host->fail(TP_ERR_BACKEND, "%s: cannot read this process's start time from /proc/self/stat",
-                          operation);
-    int fd = memfd_create(CPU_IPC_MEMFD_NAME, MFD_CLOEXEC | MFD_ALLOW_SEALING);
-    if (fd < 0)
-        return host->fail(TP_ERR_BACKEND, "%s: memfd_create for an interprocess event: %s", operation,
-                          strerror(errno));
-    /* Sealed at its size, so that no process can shrink it under the others'
-     * mappings (which would kill them with SIGBUS). */
-    if (ftruncate(fd, CPU_IPC_REGION_SIZE) != 0 ||
-        fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
-        int err = errno;
-        close(fd);
-        return host->fail(TP_ERR_BACKEND, "%s: sizing an interprocess event's shared memory: %s", operation,
-                          strerror(err));
-    }
-    cpu_ipc_region *region = mmap(NULL, CPU_IPC_REGION_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (region == MAP_FAILED) {
-        int err = errno;
-        close(fd);
-        return host->fail(TP_ERR_BACKEND, "%s: mmap of an interprocess event's shared memory: %s", operation,
-                          strerror(err));
-    }
-    /* The memfd starts zeroed: no channel used, never recorded. */
-    memcpy(region->magic, CPU_IPC_MAGIC, sizeof region->magic);
-    region->layout_version = CPU_IPC_LAYOUT_VERSION;
-    region->size = CPU_IPC_REGION_SIZE;
-    region->token = random_token();
-    region->flags = flags & TP_EVENT_BLOCKING;
-    int err = init_region_lock(region);
-    if (err != 0) {
-        munmap(region, CPU_IPC_REGION_SIZE);
-        close(fd);
-        return host->fail(TP_ERR_BACKEND, "%s: a process-shared robust mutex: %s", operation, strerror(err));
-    }
-    return ipc_wrap(fd, region, &self, operation, out);
-}
-
-void tp_cpu_ipc_ref(cpu_ipc *ipc)
-{
-    atomic_fetch_add_explicit(&ipc->refs, 1, memory_order_relaxed);
-}
-
-void tp_cpu_ipc_unref(cpu_ipc *ipc)
-{
-    if (atomic_fetch_sub_explicit(&ipc->refs, 1, memory_order_acq_rel) != 1)
-        return;
-    /* The lock is not destroyed: other processes may be using it. */
-    munmap(ipc->region, CPU_IPC_REGION_SIZE);
-    close(ipc->fd);
-    free(ipc);
-}
-
-tp_status tp_cpu_ipc_attach(cpu_event *event, const char *operation, cpu_ipc **out)
-{
-    cpu_ipc *ipc = atomic_load_explicit(&event->ipc, memory_order_acquire);
-    if (!ipc) {
-        tp_status status = region_create(event->head.flags, operation, &ipc);
-        if (status != TP_OK)
-            return status;
-        /* Two threads may attach at once: the first one's region wins. */
-        cpu_ipc *attached = NULL;
-        if (!atomic_compare_exchange_strong_explicit(&event->ipc, &attached, ipc, memory_order_acq_rel,
-                                                     memory_order_acquire)) {
-            tp_cpu_ipc_unref(ipc);
-            ipc = attached;
-        }
-    }
-    *out = ipc;
-    return TP_OK;
-}
-
 /* ------------------------------------------------------------- records */
 
 uint64_t tp_cpu_ipc_latest(cpu_ipc *ipc)
@@ -388,7 +146,7 @@ bool tp_cpu_ipc_reached(cpu_ipc *ipc, uint64_t ticket)
     return ticket_reached(ipc->region, ticket);
 }
 
-static tp_status all_channels_busy(const char *operation)
+static TP_COLD tp_status all_channels_busy(const char *operation)
 {
     return tp_cpu_host()->fail(TP_ERR_BACKEND,
                                "%s: records of this interprocess event are pending on %u streams already, "
@@ -396,7 +154,7 @@ static tp_status all_channels_busy(const char *operation)
                                operation, CPU_IPC_CHANNELS);
 }
 
-static tp_status lock_failed(const char *operation)
+static TP_COLD tp_status lock_failed(const char *operation)
 {
     return tp_cpu_host()->fail(TP_ERR_BACKEND, "%s: the interprocess event's shared lock is unusable", operation);
 }
@@ -444,7 +202,7 @@ tp_status tp_cpu_ipc_record_pending(cpu_ipc *ipc, cpu_queue *queue, uint64_t *ti
     return TP_OK;
 }
 
-void tp_cpu_ipc_publish(cpu_ipc *ipc, uint64_t ticket)
+static void publish(cpu_ipc *ipc, uint64_t ticket)
 {
     cpu_ipc_region *region = ipc->region;
     cpu_ipc_channel *channel = ticket_channel(region, ticket);
@@ -462,6 +220,12 @@ void tp_cpu_ipc_publish(cpu_ipc *ipc, uint64_t ticket)
         futex_wake_all(&region->progress);
 }
 
+void tp_cpu_ipc_publish_task(void *ipc, cpu_word ticket)
+{
+    publish(ipc, ticket.u64);
+    tp_cpu_ipc_unref(ipc);
+}
+
 bool tp_cpu_ipc_recorded_on(cpu_ipc *ipc, uint64_t ticket, const cpu_queue *queue)
 {
     cpu_ipc_channel *channel = ticket_channel(ipc->region, ticket);
@@ -477,34 +241,34 @@ static int32_t dead_recorder(cpu_ipc *ipc, uint64_t ticket)
     cpu_ipc_channel *channel = ticket_channel(ipc->region, ticket);
     if (!channel)
         return 0;
-    int32_t pid = atomic_load_explicit(&channel->pid, memory_order_relaxed);
-    uint64_t start_time = atomic_load_explicit(&channel->start_time, memory_order_relaxed);
-    if (pid == ipc->self.pid && start_time == ipc->self.start_time)
+    tp_process_id recorder = {
+        .pid = atomic_load_explicit(&channel->pid, memory_order_relaxed),
+        .start_time = atomic_load_explicit(&channel->start_time, memory_order_relaxed),
+    };
+    if (recorder.pid == ipc->self.pid && recorder.start_time == ipc->self.start_time)
         return 0;
-    uint64_t running_since;
-    if (tp_process_running(pid, &running_since) && running_since == start_time)
+    if (tp_process_is(&recorder))
         return 0;
     /* It may have reached the record just before it went. */
-    return ticket_reached(ipc->region, ticket) ? 0 : (pid > 0 ? pid : -1);
+    return ticket_reached(ipc->region, ticket) ? 0 : (recorder.pid > 0 ? recorder.pid : -1);
 }
 
-static tp_status recorder_died(const char *operation, int32_t pid)
+static TP_COLD tp_status recorder_died(const char *operation, int32_t pid)
 {
     return tp_cpu_host()->fail(TP_ERR_BACKEND,
                                "%s: the process (pid %d) that recorded the event exited before reaching it",
                                operation, (int)pid);
 }
 
-static bool spin_until_reached(cpu_ipc_region *region, uint64_t ticket)
+typedef struct ticket_mark {
+    cpu_ipc_region *region;
+    uint64_t ticket;
+} ticket_mark;
+
+static bool mark_reached(const void *arg)
 {
-    uint64_t deadline = tp_cpu_now_ns() + TP_CPU_SPIN_NS;
-    for (unsigned spins = 1;; spins++) {
-        if (ticket_reached(region, ticket))
-            return true;
-        tp_cpu_relax();
-        if (spins % 64 == 0 && tp_cpu_now_ns() >= deadline)
-            return false;
-    }
+    const ticket_mark *mark = arg;
+    return ticket_reached(mark->region, mark->ticket);
 }
 
 tp_status tp_cpu_ipc_wait(cpu_ipc *ipc, uint64_t ticket, enum cpu_wait_mode mode, const char *operation)
@@ -512,7 +276,7 @@ tp_status tp_cpu_ipc_wait(cpu_ipc *ipc, uint64_t ticket, enum cpu_wait_mode mode
     cpu_ipc_region *region = ipc->region;
     if (ticket_reached(region, ticket))
         return TP_OK;
-    if (mode == CPU_WAIT_SPIN_THEN_SLEEP && spin_until_reached(region, ticket))
+    if (mode == CPU_WAIT_SPIN_THEN_SLEEP && tp_spin_until(mark_reached, &(ticket_mark){region, ticket}, TP_CPU_SPIN_NS))
         return TP_OK;
     /* A channel changes hands only once its records are reached: owned by this
      * thread's stream and still pending, the record comes after this very task. */
@@ -524,23 +288,23 @@ tp_status tp_cpu_ipc_wait(cpu_ipc *ipc, uint64_t ticket, enum cpu_wait_mode mode
                                    operation, own->device->index);
     uint64_t next_check = 0;
     for (;;) {
-        uint64_t now = tp_cpu_now_ns();
+        uint64_t now = tp_now_ns();
         if (now >= next_check) {
             int32_t pid = dead_recorder(ipc, ticket);
             if (pid != 0) {
                 atomic_store_explicit(&ipc->dead_ticket, ticket, memory_order_relaxed);
                 return recorder_died(operation, pid);
             }
-            next_check = now + CPU_IPC_LIVENESS_NS;
+            next_check = now + TP_LIVENESS_PERIOD_NS;
         }
-        /* Announce the sleep before the last look (seq_cst, against
-         * tp_cpu_ipc_publish): a publisher either sees us and wakes us, or bumped
-         * `progress` before we read it, so that its record is visible below. */
+        /* Announce the sleep before the last look (seq_cst, against publish):
+         * a publisher either sees us and wakes us, or bumped `progress` before
+         * we read it, so that its record is visible below. */
         atomic_fetch_add_explicit(&region->waiters, 1, memory_order_seq_cst);
         uint32_t seen = atomic_load_explicit(&region->progress, memory_order_seq_cst);
         bool reached = ticket_reached(region, ticket);
         if (!reached)
-            futex_wait_for(&region->progress, seen, CPU_IPC_LIVENESS_NS);
+            futex_wait_for(&region->progress, seen, TP_LIVENESS_PERIOD_NS);
         atomic_fetch_sub_explicit(&region->waiters, 1, memory_order_seq_cst);
         if (reached || ticket_reached(region, ticket))
             return TP_OK;
@@ -555,15 +319,8 @@ tp_status tp_cpu_ipc_query(cpu_ipc *ipc, uint64_t ticket, bool *done)
     }
     /* A look at /proc costs microseconds; a query costs nanoseconds. Look once a
      * period, and remember a death once seen. */
-    bool look = atomic_load_explicit(&ipc->dead_ticket, memory_order_relaxed) == ticket;
-    if (!look) {
-        uint64_t now = tp_cpu_now_ns();
-        uint64_t next = atomic_load_explicit(&ipc->next_liveness_check_ns, memory_order_relaxed);
-        look = now >= next && atomic_compare_exchange_strong_explicit(&ipc->next_liveness_check_ns, &next,
-                                                                      now + CPU_IPC_LIVENESS_NS,
-                                                                      memory_order_relaxed, memory_order_relaxed);
-    }
-    if (look) {
+    if (atomic_load_explicit(&ipc->dead_ticket, memory_order_relaxed) == ticket ||
+        tp_liveness_due(&ipc->next_liveness_check_ns, tp_now_ns())) {
         int32_t pid = dead_recorder(ipc, ticket);
         if (pid != 0) {
             atomic_store_explicit(&ipc->dead_ticket, ticket, memory_order_relaxed);
@@ -574,165 +331,11 @@ tp_status tp_cpu_ipc_query(cpu_ipc *ipc, uint64_t ticket, bool *done)
     return TP_OK;
 }
 
-void tp_cpu_ipc_wait_task(cpu_ipc *ipc, uint64_t ticket)
+void tp_cpu_ipc_wait_task(void *ipc, cpu_word ticket)
 {
     /* A worker has nobody to report to. If the recording process died, the wait
      * gives up and the stream goes on; the event's next query or synchronize
      * reports the death. */
-    (void)tp_cpu_ipc_wait(ipc, ticket, CPU_WAIT_SLEEP, "stream_wait_event");
+    (void)tp_cpu_ipc_wait(ipc, ticket.u64, CPU_WAIT_SLEEP, "stream_wait_event");
     tp_cpu_ipc_unref(ipc);
-}
-
-/* ------------------------------------------------------------- entries */
-
-tp_status tp_cpu_event_ipc_export(tp_event *handle, unsigned char *payload, size_t *length)
-{
-    cpu_ipc *ipc;
-    tp_status status = tp_cpu_ipc_attach((cpu_event *)handle, "event_ipc_export", &ipc);
-    if (status != TP_OK)
-        return status;
-    put_u32(payload, CPU_IPC_PAYLOAD_VERSION);
-    put_u32(payload + 4, CPU_IPC_REGION_SIZE);
-    put_u32(payload + 8, (uint32_t)ipc->self.pid);
-    put_u32(payload + 12, (uint32_t)ipc->fd);
-    put_u64(payload + 16, ipc->self.start_time);
-    put_u64(payload + 24, ipc->region->token);
-    *length = CPU_IPC_PAYLOAD_SIZE;
-    return TP_OK;
-}
-
-/* Why /proc/<pid>/fd/<fd> could not be opened, as the import's error. */
-static tp_status open_failed(int err, int32_t pid, int32_t fd)
-{
-    static const char who[] = "event_ipc_import";
-    const tp_host *host = tp_cpu_host();
-    switch (err) {
-    case ENOENT:
-        return host->fail(TP_ERR_INVALID_ARGUMENT,
-                          "%s: the exporting process (pid %d) no longer holds the event's shared memory "
-                          "(descriptor %d): was the event destroyed?",
-                          who, (int)pid, (int)fd);
-    case EACCES:
-    case EPERM:
-        return host->fail(TP_ERR_INVALID_ARGUMENT,
-                          "%s: cannot open descriptor %d of pid %d: %s (cpu events can be shared between "
-                          "processes of one user only)",
-                          who, (int)fd, (int)pid, strerror(err));
-    case EMFILE:
-    case ENFILE:
-    case ENOMEM:
-        return host->fail(TP_ERR_BACKEND, "%s: opening descriptor %d of pid %d: %s", who, (int)fd, (int)pid,
-                          strerror(err));
-    default:
-        return host->fail(TP_ERR_INVALID_ARGUMENT, "%s: cannot open descriptor %d of pid %d: %s", who, (int)fd,
-                          (int)pid, strerror(err));
-    }
-}
-
-/* Opens and checks the region a payload names; the payload itself is checked. */
-static tp_status region_open(int32_t pid, int32_t fd, uint64_t token, int *out_fd, cpu_ipc_region **out)
-{
-    static const char who[] = "event_ipc_import";
-    const tp_host *host = tp_cpu_host();
-    char path[64], target[256];
-    snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)pid, (int)fd);
-
-    /* Look before opening: the descriptor may now be anything (a device, a
-     * terminal), and opening some files does things. */
-    ssize_t length = readlink(path, target, sizeof target - 1);
-    if (length < 0)
-        return open_failed(errno, pid, fd);
-    target[length] = '\0';
-    size_t prefix = strlen(CPU_IPC_MEMFD_LINK);
-    if (strncmp(target, CPU_IPC_MEMFD_LINK, prefix) != 0 || (target[prefix] != '\0' && target[prefix] != ' '))
-        return host->fail(TP_ERR_INVALID_ARGUMENT,
-                          "%s: descriptor %d of pid %d is \"%s\", not an event's shared memory", who, (int)fd,
-                          (int)pid, target);
-
-    int mine = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-    if (mine < 0)
-        return open_failed(errno, pid, fd);
-    struct stat st;
-    int seals = fcntl(mine, F_GET_SEALS);
-    if (fstat(mine, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size != (off_t)CPU_IPC_REGION_SIZE || seals < 0 ||
-        !(seals & F_SEAL_SHRINK)) {
-        close(mine);
-        return host->fail(TP_ERR_INVALID_ARGUMENT,
-                          "%s: descriptor %d of pid %d is not an event's shared memory (size or seals differ)", who,
-                          (int)fd, (int)pid);
-    }
-    cpu_ipc_region *region = mmap(NULL, CPU_IPC_REGION_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, mine, 0);
-    if (region == MAP_FAILED) {
-        int err = errno;
-        close(mine);
-        return host->fail(TP_ERR_BACKEND, "%s: mmap of the event's shared memory: %s", who, strerror(err));
-    }
-    if (memcmp(region->magic, CPU_IPC_MAGIC, sizeof region->magic) != 0 ||
-        region->layout_version != CPU_IPC_LAYOUT_VERSION || region->size != CPU_IPC_REGION_SIZE ||
-        region->token != token) {
-        munmap(region, CPU_IPC_REGION_SIZE);
-        close(mine);
-        return host->fail(TP_ERR_INVALID_ARGUMENT,
-                          "%s: the shared memory at descriptor %d of pid %d is not the handle's event (token "
-                          "differs: the event was destroyed and its descriptor reused?)",
-                          who, (int)fd, (int)pid);
-    }
-    *out_fd = mine;
-    *out = region;
-    return TP_OK;
-}
-
-tp_status tp_cpu_event_ipc_import(int device, const unsigned char *payload, size_t length, tp_event **out)
-{
-    static const char who[] = "event_ipc_import";
-    const tp_host *host = tp_cpu_host();
-    if (length != CPU_IPC_PAYLOAD_SIZE)
-        return host->fail(TP_ERR_INVALID_ARGUMENT, "%s: a cpu handle's payload has %u bytes, this one %zu", who,
-                          CPU_IPC_PAYLOAD_SIZE, length);
-    uint32_t version = get_u32(payload);
-    if (version != CPU_IPC_PAYLOAD_VERSION)
-        return host->fail(TP_ERR_INVALID_ARGUMENT, "%s: cpu handle payload version %u, this library reads %u",
-                          who, (unsigned)version, CPU_IPC_PAYLOAD_VERSION);
-    uint32_t size = get_u32(payload + 4);
-    if (size != CPU_IPC_REGION_SIZE)
-        return host->fail(TP_ERR_INVALID_ARGUMENT,
-                          "%s: the handle's event keeps %u bytes of shared state, this library %u (another "
-                          "build of tpevent?)",
-                          who, (unsigned)size, CPU_IPC_REGION_SIZE);
-    int32_t pid = (int32_t)get_u32(payload + 8);
-    int32_t fd = (int32_t)get_u32(payload + 12);
-    uint64_t start_time = get_u64(payload + 16);
-    uint64_t token = get_u64(payload + 24);
-    if (pid <= 0 || fd < 0 || token == 0)
-        return host->fail(TP_ERR_INVALID_ARGUMENT, "%s: the handle names pid %d, descriptor %d, token %s: not a "
-                          "handle this library wrote", who, (int)pid, (int)fd, token ? "set" : "zero");
-    uint64_t running_since;
-    if (!tp_process_running(pid, &running_since))
-        return host->fail(TP_ERR_INVALID_ARGUMENT, "%s: the exporting process (pid %d) has exited", who, (int)pid);
-    if (running_since != start_time)
-        return host->fail(TP_ERR_INVALID_ARGUMENT,
-                          "%s: the exporting process (pid %d) has exited; its pid now belongs to another process",
-                          who, (int)pid);
-
-    process_id self;
-    if (!self_identity(&self))
-        return host->fail(TP_ERR_BACKEND, "%s: cannot read this process's start time from /proc/self/stat", who);
-    int mine = -1;
-    cpu_ipc_region *region = NULL;
-    tp_status status = region_open(pid, fd, token, &mine, &region);
-    if (status != TP_OK)
-        return status;
-    cpu_ipc *ipc;
-    status = ipc_wrap(mine, region, &self, who, &ipc);
-    if (status != TP_OK)
-        return status;
-    tp_event *event;
-    status = tp_cpu_event_create(device, TP_EVENT_INTERPROCESS | (region->flags & TP_EVENT_BLOCKING), &event);
-    if (status != TP_OK) {
-        tp_cpu_ipc_unref(ipc);
-        return status;
-    }
-    atomic_store_explicit(&((cpu_event *)event)->ipc, ipc, memory_order_release);
-    *out = event;
-    return TP_OK;
 }

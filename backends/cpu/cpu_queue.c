@@ -32,7 +32,7 @@ static void device_link(cpu_device *device, cpu_queue *queue)
     pthread_mutex_unlock(&device->lock);
 }
 
-void tp_cpu_device_unlink(cpu_queue *queue)
+static void device_unlink(cpu_queue *queue)
 {
     cpu_device *device = queue->device;
     pthread_mutex_lock(&device->lock);
@@ -73,7 +73,7 @@ tp_status tp_cpu_queue_create(cpu_device *device, int priority, unsigned kind, c
                                    strerror(err));
     }
     queue->own.head = (tp_stream){
-        .backend = &tp_cpu_backend_table,
+        .backend = tp_cpu_table(),
         .device = {.type = TP_DEVICE_CPU, .index = device->index},
         .priority = priority,
         .kind = kind,
@@ -126,46 +126,20 @@ tp_status tp_cpu_queue_open_handle(cpu_queue *queue, const char *operation)
     return TP_OK;
 }
 
-void tp_cpu_queue_close_handle(cpu_queue *queue, bool join)
+void tp_cpu_queue_close_handle(cpu_queue *queue)
 {
     pthread_mutex_lock(&queue->lock);
     bool last = --queue->handles == 0;
     bool has_worker = queue->worker_started;
-    pthread_t worker = queue->worker;
     if (last && queue->worker_idle)
         pthread_cond_signal(&queue->work_ready);
     pthread_mutex_unlock(&queue->lock);
-    if (!last)
-        return;
-    if (!has_worker)
-        tp_cpu_device_unlink(queue); /* nothing was ever pushed: no work to wait for */
-    else if (join)
-        pthread_join(worker, NULL);
+    /* With a worker, the worker unlinks the queue once it has drained it. */
+    if (last && !has_worker)
+        device_unlink(queue); /* nothing was ever pushed: no work to wait for */
 }
 
 /* ------------------------------------------------------------------ worker */
-
-static void run_task(const cpu_task *task)
-{
-    switch (task->kind) {
-    case CPU_TASK_HOST_FN:
-        task->u.host_fn.fn(task->u.host_fn.arg);
-        break;
-    case CPU_TASK_RECORD:
-        tp_cpu_event_stamp(task->u.record.event, task->u.record.version, tp_cpu_now_ns());
-        tp_cpu_event_unref(task->u.record.event);
-        break;
-    case CPU_TASK_WAIT:
-        /* Cannot fail: the source is another queue (a wait on the same queue is
-         * dropped at submission), so this worker is not the one it waits for. */
-        (void)tp_cpu_queue_wait(task->u.wait.source, task->u.wait.seq, CPU_WAIT_SLEEP, "stream_wait_event");
-        tp_cpu_queue_unref(task->u.wait.source);
-        break;
-    case CPU_TASK_SHARED_WAIT:
-        tp_cpu_ipc_wait_task(task->u.shared_wait.ipc, task->u.shared_wait.ticket);
-        break;
-    }
-}
 
 _Thread_local cpu_queue *tp_cpu_current_worker;
 
@@ -192,7 +166,7 @@ static void *worker_main(void *arg)
         queue->count--;
         pthread_mutex_unlock(&queue->lock);
 
-        run_task(&task);
+        task.run(task.arg, task.word);
 
         pthread_mutex_lock(&queue->lock);
         uint64_t done = atomic_load_explicit(&queue->completed, memory_order_relaxed) + 1;
@@ -200,13 +174,9 @@ static void *worker_main(void *arg)
         if (queue->sleepers > 0)
             pthread_cond_broadcast(&queue->progress);
     }
-    /* A default stream's worker is joined by shutdown; any other has nobody to
-     * join it. */
-    bool joined = (queue->own.head.kind & TP_STREAM_DEFAULT) != 0;
     pthread_mutex_unlock(&queue->lock);
-    tp_cpu_device_unlink(queue);
-    if (!joined)
-        pthread_detach(pthread_self());
+    device_unlink(queue);
+    pthread_detach(pthread_self()); /* nobody joins a worker */
     tp_cpu_queue_unref(queue); /* the worker's reference; may free the queue */
     return NULL;
 }
@@ -279,26 +249,37 @@ void tp_cpu_queue_end_submit(cpu_queue *queue, const cpu_task *task)
     pthread_mutex_unlock(&queue->lock);
 }
 
+void tp_cpu_queue_cancel_submit(cpu_queue *queue)
+{
+    pthread_mutex_unlock(&queue->lock);
+}
+
+tp_status tp_cpu_queue_submit(cpu_queue *queue, const cpu_task *task, const char *operation)
+{
+    tp_status status = tp_cpu_queue_begin_submit(queue, operation);
+    if (status == TP_OK)
+        tp_cpu_queue_end_submit(queue, task);
+    return status;
+}
+
 /* ----------------------------------------------------------------- waiting */
 
-static bool spin_until_reached(cpu_queue *queue, uint64_t seq)
+typedef struct queue_mark {
+    cpu_queue *queue;
+    uint64_t seq;
+} queue_mark;
+
+static bool mark_reached(const void *arg)
 {
-    uint64_t deadline = tp_cpu_now_ns() + TP_CPU_SPIN_NS;
-    for (unsigned spins = 1;; spins++) {
-        if (tp_cpu_queue_reached(queue, seq))
-            return true;
-        tp_cpu_relax();
-        /* A clock read costs about as much as 20 pauses; look at it rarely. */
-        if (spins % 64 == 0 && tp_cpu_now_ns() >= deadline)
-            return false;
-    }
+    const queue_mark *mark = arg;
+    return tp_cpu_queue_reached(mark->queue, mark->seq);
 }
 
 tp_status tp_cpu_queue_wait(cpu_queue *queue, uint64_t seq, enum cpu_wait_mode mode, const char *operation)
 {
     if (tp_cpu_queue_reached(queue, seq))
         return TP_OK;
-    if (mode == CPU_WAIT_SPIN_THEN_SLEEP && spin_until_reached(queue, seq))
+    if (mode == CPU_WAIT_SPIN_THEN_SLEEP && tp_spin_until(mark_reached, &(queue_mark){queue, seq}, TP_CPU_SPIN_NS))
         return TP_OK;
     pthread_mutex_lock(&queue->lock);
     /* Once its work is done the worker never moves `completed` again, so `worker`

@@ -36,7 +36,7 @@ tp_status tp_cpu_stream_from_native(int device, void *native, tp_stream **out)
     cpu_stream *target = native;
     if (!target)
         return tp_cpu_host()->fail(TP_ERR_INVALID_ARGUMENT, "stream_from_native: native is NULL");
-    if (target->head.backend != &tp_cpu_backend_table)
+    if (target->head.backend != tp_cpu_table())
         return tp_cpu_host()->fail(TP_ERR_INVALID_ARGUMENT, "stream_from_native: %p is not a cpu stream", native);
     if (target->head.device.index != device)
         return tp_cpu_host()->fail(TP_ERR_DEVICE_MISMATCH,
@@ -52,7 +52,7 @@ tp_status tp_cpu_stream_from_native(int device, void *native, tp_stream **out)
         return status;
     }
     wrapper->head = (tp_stream){
-        .backend = &tp_cpu_backend_table,
+        .backend = tp_cpu_table(),
         .device = queue->own.head.device,
         .priority = queue->own.head.priority,
         .kind = TP_STREAM_BORROWED,
@@ -78,21 +78,12 @@ tp_status tp_cpu_stream_default(int index, tp_stream **out)
                                                     memory_order_acq_rel, memory_order_acquire)) {
             queue = created;
         } else {
-            tp_cpu_queue_close_handle(created, false);
+            tp_cpu_queue_close_handle(created);
             tp_cpu_queue_unref(created);
         }
     }
     *out = &queue->own.head;
     return TP_OK;
-}
-
-void tp_cpu_device_release_default(cpu_device *device)
-{
-    cpu_queue *queue = atomic_exchange_explicit(&device->default_queue, NULL, memory_order_acq_rel);
-    if (!queue)
-        return;
-    tp_cpu_queue_close_handle(queue, true);
-    tp_cpu_queue_unref(queue);
 }
 
 tp_status tp_cpu_stream_destroy(tp_stream *stream)
@@ -101,7 +92,7 @@ tp_status tp_cpu_stream_destroy(tp_stream *stream)
     cpu_queue *queue = handle->queue;
     /* Never blocks: pending work runs on, and the worker and the snapshots hold
      * the queue until it is done (rule 9). */
-    tp_cpu_queue_close_handle(queue, false);
+    tp_cpu_queue_close_handle(queue);
     if (handle != &queue->own)
         free(handle); /* a borrowed wrapper; the owner's handle lives in the queue */
     tp_cpu_queue_unref(queue);
@@ -122,15 +113,15 @@ tp_status tp_cpu_stream_synchronize(tp_stream *stream)
     return tp_cpu_queue_wait(queue, submitted, CPU_WAIT_SPIN_THEN_SLEEP, "stream_synchronize");
 }
 
+static void host_fn_task(void *arg, cpu_word fn)
+{
+    fn.fn(arg);
+}
+
 tp_status tp_cpu_stream_launch_host_fn(tp_stream *stream, void (*fn)(void *), void *arg)
 {
-    cpu_queue *queue = queue_of(stream);
-    tp_status status = tp_cpu_queue_begin_submit(queue, "stream_launch_host_fn");
-    if (status != TP_OK)
-        return status;
-    cpu_task task = {.kind = CPU_TASK_HOST_FN, .u.host_fn = {.fn = fn, .arg = arg}};
-    tp_cpu_queue_end_submit(queue, &task);
-    return TP_OK;
+    cpu_task task = {.run = host_fn_task, .arg = arg, .word.fn = fn};
+    return tp_cpu_queue_submit(queue_of(stream), &task, "stream_launch_host_fn");
 }
 
 void *tp_cpu_stream_native(tp_stream *stream)

@@ -1,0 +1,85 @@
+/*
+ * The bottom of the CPU backend: its module state. The core's services (handed
+ * to init), the backend's table (which every handle's head points at; the table
+ * itself lives at the top, in cpu_backend.c, and is handed down at init) and the
+ * virtual devices. All process-wide by nature: device_count and friends take no
+ * handle to keep them in.
+ *
+ * The devices are a fixed array rather than an allocation: nothing frees them, so
+ * that a worker still draining a destroyed stream always finds its device's lock
+ * alive, and default streams (never destroyed) live as long as the process.
+ */
+#include "backends/cpu/cpu_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CPU_DEVICES_ENV "TPEVENT_CPU_DEVICES"
+
+static struct {
+    const tp_host *host;
+    int device_count;
+    cpu_device devices[TP_MAX_DEVICES];
+} cpu;
+
+const tp_backend *tp_cpu_table_pointer;
+
+const tp_host *tp_cpu_host(void)
+{
+    return cpu.host;
+}
+
+cpu_device *tp_cpu_device(int index)
+{
+    return &cpu.devices[index];
+}
+
+int tp_cpu_device_count(void)
+{
+    return cpu.device_count;
+}
+
+/* Strict: a plain decimal from 1 to TP_MAX_DEVICES, nothing around it. */
+static bool parse_device_count(const char *text, int *count)
+{
+    if (text[0] < '1' || text[0] > '9')
+        return false;
+    char *end;
+    errno = 0;
+    long value = strtol(text, &end, 10);
+    if (errno != 0 || *end != '\0' || value < 1 || value > TP_MAX_DEVICES)
+        return false;
+    *count = (int)value;
+    return true;
+}
+
+tp_status tp_cpu_module_init(const tp_host *host, const tp_backend *table, char *reason, size_t reason_size)
+{
+    const char *env = getenv(CPU_DEVICES_ENV);
+    int count = 1;
+    if (env && !parse_device_count(env, &count)) {
+        snprintf(reason, reason_size, "%s=\"%s\": expected a whole number of virtual devices from 1 to %d",
+                 CPU_DEVICES_ENV, env, TP_MAX_DEVICES);
+        return TP_ERR_BACKEND_UNAVAILABLE;
+    }
+    for (int i = 0; i < count; i++) {
+        cpu_device *device = &cpu.devices[i];
+        int err = pthread_mutex_init(&device->lock, NULL);
+        if (err != 0) {
+            snprintf(reason, reason_size, "pthread_mutex_init: %s", strerror(err));
+            while (i-- > 0)
+                pthread_mutex_destroy(&cpu.devices[i].lock);
+            return TP_ERR_BACKEND_UNAVAILABLE;
+        }
+        device->index = i;
+        device->queues = NULL;
+        device->queue_count = 0;
+        atomic_init(&device->default_queue, NULL);
+    }
+    cpu.host = host;
+    tp_cpu_table_pointer = table;
+    cpu.device_count = count;
+    return TP_OK;
+}

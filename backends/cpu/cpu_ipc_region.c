@@ -1,0 +1,238 @@
+/*
+ * Where an interprocess event's shared record state lives, and its lifetime.
+ *
+ * The region is a memfd: it has no name in any file system, so nothing of it
+ * can be left behind however the processes end, SIGKILL included; the kernel
+ * frees it with the last descriptor and mapping. Another process opens
+ * it through /proc/<pid>/fd/<fd> of a process that holds it, which the kernel
+ * allows to processes of the same user (the check that guards reading the other
+ * process's memory). The handle's payload says which pid and descriptor, the pid's
+ * start time (so that a pid reused by another process is not taken for the
+ * exporter) and a random token that the region must hold.
+ *
+ * Opening looks before it leaps: the descriptor a handle names may by now be
+ * anything, so its link, type, size and seals are checked before it is mapped,
+ * and the region's magic, layout and token after.
+ */
+#include "backends/cpu/cpu_ipc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* The memfd's name, as readlink shows it ("/memfd:tpevent-cpu-event (deleted)"). */
+#define CPU_IPC_MEMFD_NAME "tpevent-cpu-event"
+#define CPU_IPC_MEMFD_LINK "/memfd:" CPU_IPC_MEMFD_NAME
+
+static uint64_t random_token(void)
+{
+    uint64_t token = 0;
+    if (getrandom(&token, sizeof token, GRND_NONBLOCK) != (ssize_t)sizeof token) {
+        /* Entropy not ready this early in boot: the token guards against stale
+         * handles, not against an adversary, so a weaker one will do. */
+        token = tp_now_ns() * UINT64_C(0x9e3779b97f4a7c15) ^ (uint64_t)getpid() << 32 ^ (uintptr_t)&token;
+    }
+    return token ? token : 1;
+}
+
+static tp_status ipc_wrap(int fd, cpu_ipc_region *region, const tp_process_id *self, const char *operation,
+                          cpu_ipc **out)
+{
+    cpu_ipc *ipc = calloc(1, sizeof *ipc);
+    if (!ipc) {
+        munmap(region, CPU_IPC_REGION_SIZE);
+        close(fd);
+        return tp_cpu_host()->fail(TP_ERR_OUT_OF_MEMORY, "%s: out of memory", operation);
+    }
+    atomic_init(&ipc->refs, 1);
+    ipc->fd = fd;
+    ipc->region = region;
+    ipc->self = *self;
+    atomic_init(&ipc->next_liveness_check_ns, 0);
+    atomic_init(&ipc->dead_ticket, 0);
+    *out = ipc;
+    return TP_OK;
+}
+
+/* 0 or an errno value. */
+static int init_region_lock(cpu_ipc_region *region)
+{
+    pthread_mutexattr_t attr;
+    int err = pthread_mutexattr_init(&attr);
+    if (err != 0)
+        return err;
+    err = pthread_mutexattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
+    if (err == 0)
+        err = pthread_mutexattr_setrobust(&attr, PTHREAD_MUTEX_ROBUST);
+    if (err == 0)
+        err = pthread_mutex_init(&region->lock, &attr);
+    pthread_mutexattr_destroy(&attr);
+    return err;
+}
+
+tp_status tp_cpu_ipc_create(unsigned flags, const char *operation, cpu_ipc **out)
+{
+    const tp_host *host = tp_cpu_host();
+    tp_process_id self;
+    if (!tp_process_self(&self))
+        return host->fail(TP_ERR_BACKEND, "%s: cannot read this process's start time from /proc/self/stat",
+                          operation);
+    int fd = memfd_create(CPU_IPC_MEMFD_NAME, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0)
+        return host->fail(TP_ERR_BACKEND, "%s: memfd_create for an interprocess event: %s", operation,
+                          strerror(errno));
+    /* Sealed at its size, so that no process can shrink it under the others'
+     * mappings (which would kill them with SIGBUS). */
+    if (ftruncate(fd, CPU_IPC_REGION_SIZE) != 0 ||
+        fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
+        int err = errno;
+        close(fd);
+        return host->fail(TP_ERR_BACKEND, "%s: sizing an interprocess event's shared memory: %s", operation,
+                          strerror(err));
+    }
+    cpu_ipc_region *region = mmap(NULL, CPU_IPC_REGION_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (region == MAP_FAILED) {
+        int err = errno;
+        close(fd);
+        return host->fail(TP_ERR_BACKEND, "%s: mmap of an interprocess event's shared memory: %s", operation,
+                          strerror(err));
+    }
+    /* The memfd starts zeroed: no channel used, never recorded. */
+    memcpy(region->magic, CPU_IPC_MAGIC, sizeof region->magic);
+    region->layout_version = CPU_IPC_LAYOUT_VERSION;
+    region->size = CPU_IPC_REGION_SIZE;
+    region->token = random_token();
+    region->flags = flags & TP_EVENT_BLOCKING;
+    int err = init_region_lock(region);
+    if (err != 0) {
+        munmap(region, CPU_IPC_REGION_SIZE);
+        close(fd);
+        return host->fail(TP_ERR_BACKEND, "%s: a process-shared robust mutex: %s", operation, strerror(err));
+    }
+    return ipc_wrap(fd, region, &self, operation, out);
+}
+
+void tp_cpu_ipc_ref(cpu_ipc *ipc)
+{
+    atomic_fetch_add_explicit(&ipc->refs, 1, memory_order_relaxed);
+}
+
+void tp_cpu_ipc_unref(cpu_ipc *ipc)
+{
+    if (atomic_fetch_sub_explicit(&ipc->refs, 1, memory_order_acq_rel) != 1)
+        return;
+    /* The lock is not destroyed: other processes may be using it. */
+    munmap(ipc->region, CPU_IPC_REGION_SIZE);
+    close(ipc->fd);
+    free(ipc);
+}
+
+/* Why /proc/<pid>/fd/<fd> could not be opened, as the import's error. */
+static TP_COLD tp_status open_failed(const char *who, int err, int32_t pid, int32_t fd)
+{
+    const tp_host *host = tp_cpu_host();
+    switch (err) {
+    case ENOENT:
+        return host->fail(TP_ERR_INVALID_ARGUMENT,
+                          "%s: the exporting process (pid %d) no longer holds the event's shared memory "
+                          "(descriptor %d): was the event destroyed?",
+                          who, (int)pid, (int)fd);
+    case EACCES:
+    case EPERM:
+        return host->fail(TP_ERR_INVALID_ARGUMENT,
+                          "%s: cannot open descriptor %d of pid %d: %s (cpu events can be shared between "
+                          "processes of one user only)",
+                          who, (int)fd, (int)pid, strerror(err));
+    case EMFILE:
+    case ENFILE:
+    case ENOMEM:
+        return host->fail(TP_ERR_BACKEND, "%s: opening descriptor %d of pid %d: %s", who, (int)fd, (int)pid,
+                          strerror(err));
+    default:
+        return host->fail(TP_ERR_INVALID_ARGUMENT, "%s: cannot open descriptor %d of pid %d: %s", who, (int)fd,
+                          (int)pid, strerror(err));
+    }
+}
+
+/* Opens and checks the region a payload names; the payload itself is checked. */
+static tp_status region_open(const char *who, int32_t pid, int32_t fd, uint64_t token, int *out_fd,
+                             cpu_ipc_region **out)
+{
+    const tp_host *host = tp_cpu_host();
+    char path[64], target[256];
+    snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)pid, (int)fd);
+
+    /* Look before opening: the descriptor may now be anything (a device, a
+     * terminal), and opening some files does things. */
+    ssize_t length = readlink(path, target, sizeof target - 1);
+    if (length < 0)
+        return open_failed(who, errno, pid, fd);
+    target[length] = '\0';
+    size_t prefix = strlen(CPU_IPC_MEMFD_LINK);
+    if (strncmp(target, CPU_IPC_MEMFD_LINK, prefix) != 0 || (target[prefix] != '\0' && target[prefix] != ' '))
+        return host->fail(TP_ERR_INVALID_ARGUMENT,
+                          "%s: descriptor %d of pid %d is \"%s\", not an event's shared memory", who, (int)fd,
+                          (int)pid, target);
+
+    int mine = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (mine < 0)
+        return open_failed(who, errno, pid, fd);
+    struct stat st;
+    int seals = fcntl(mine, F_GET_SEALS);
+    if (fstat(mine, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size != (off_t)CPU_IPC_REGION_SIZE || seals < 0 ||
+        !(seals & F_SEAL_SHRINK)) {
+        close(mine);
+        return host->fail(TP_ERR_INVALID_ARGUMENT,
+                          "%s: descriptor %d of pid %d is not an event's shared memory (size or seals differ)", who,
+                          (int)fd, (int)pid);
+    }
+    cpu_ipc_region *region = mmap(NULL, CPU_IPC_REGION_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, mine, 0);
+    if (region == MAP_FAILED) {
+        int err = errno;
+        close(mine);
+        return host->fail(TP_ERR_BACKEND, "%s: mmap of the event's shared memory: %s", who, strerror(err));
+    }
+    if (memcmp(region->magic, CPU_IPC_MAGIC, sizeof region->magic) != 0 ||
+        region->layout_version != CPU_IPC_LAYOUT_VERSION || region->size != CPU_IPC_REGION_SIZE ||
+        region->token != token) {
+        munmap(region, CPU_IPC_REGION_SIZE);
+        close(mine);
+        return host->fail(TP_ERR_INVALID_ARGUMENT,
+                          "%s: the shared memory at descriptor %d of pid %d is not the handle's event (token "
+                          "differs: the event was destroyed and its descriptor reused?)",
+                          who, (int)fd, (int)pid);
+    }
+    *out_fd = mine;
+    *out = region;
+    return TP_OK;
+}
+
+tp_status tp_cpu_ipc_open(const cpu_ipc_name *name, const char *operation, cpu_ipc **out)
+{
+    tp_process_id self;
+    if (!tp_process_self(&self))
+        return tp_cpu_host()->fail(TP_ERR_BACKEND, "%s: cannot read this process's start time from /proc/self/stat",
+                                   operation);
+    int fd = -1;
+    cpu_ipc_region *region = NULL;
+    tp_status status = region_open(operation, name->holder.pid, name->fd, name->token, &fd, &region);
+    if (status != TP_OK)
+        return status;
+    return ipc_wrap(fd, region, &self, operation, out);
+}
+
+cpu_ipc_name tp_cpu_ipc_name_of(const cpu_ipc *ipc)
+{
+    return (cpu_ipc_name){.holder = ipc->self, .fd = ipc->fd, .token = ipc->region->token};
+}
+
+unsigned tp_cpu_ipc_flags(const cpu_ipc *ipc)
+{
+    return ipc->region->flags;
+}
