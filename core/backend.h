@@ -201,10 +201,6 @@ struct tp_backend {
      * tpevent_diagnostics.h, outside the stable API). */
     tp_status (*native_sample)(int device, tp_native_op op, uint64_t *samples_ns,
                                size_t count);
-
-    /* Optional: release process-lifetime resources at unload (default streams,
-     * pools). Called at most once, after which no entry is called. */
-    void (*shutdown)(void);
 };
 
 /*

@@ -75,7 +75,7 @@
 #ifndef TPEVENT_BACKENDS_CPU_BACKEND_H
 #define TPEVENT_BACKENDS_CPU_BACKEND_H
 
-#include "core/backend.h"
+#include "core/builtin_backends.h" /* its entry, tp_backend_entry_cpu */
 
 #ifdef __cplusplus
 extern "C" {
@@ -85,11 +85,6 @@ extern "C" {
  * to catch a worker that is about to finish a short task without a futex round
  * trip, short enough that a thread waiting for long work costs nothing measurable. */
 #define TP_CPU_SPIN_NS 20000u
-
-/* The CPU backend's table, same shape as tp_backend_entry_fn. Refuses a core_abi
- * other than TP_BACKEND_ABI_VERSION with a reason. */
-tp_status tp_backend_entry_cpu(uint32_t core_abi, const tp_backend **out, char *reason,
-                               size_t reason_size);
 
 #ifdef __cplusplus
 }
