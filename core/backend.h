@@ -5,6 +5,10 @@
  * Model: the OpenCL ICD loader and PyTorch's DeviceGuardImplInterface. Every handle
  * the core gives out starts with a pointer to its backend's table, so the core
  * dispatches a call with one load and one indirect call: no lock, no lookup by name.
+ * A backend may give handles of different kinds tables of their own (the GPU
+ * backend's interprocess events have one); such tables share name, type and the
+ * entries that take no event, and the core tells backends apart by device type,
+ * never by comparing tables.
  *
  * Division of labour. The core has already checked, before any entry is called:
  *   - pointers the caller passed are not NULL, flags have no unknown bits;

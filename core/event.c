@@ -102,7 +102,9 @@ tp_status tp_event_wait(tp_event *event, tp_stream *stream)
         if (TP_UNLIKELY(status != TP_OK))
             return status;
     }
-    if (TP_UNLIKELY(stream->backend != event->backend))
+    /* One backend per device type; a backend may give its events of different
+     * kinds tables of their own, so the tables are not what is compared. */
+    if (TP_UNLIKELY(stream->device.type != event->device.type))
         return wait_across_backends(event, stream);
     return event->backend->stream_wait_event(stream, event);
 }
@@ -112,7 +114,7 @@ tp_status tp_event_elapsed_time(tp_event *start, tp_event *end, float *ms)
     if (TP_UNLIKELY(!start || !end || !ms))
         return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_event_elapsed_time: %s is NULL",
                        !start ? "start" : !end ? "end" : "ms");
-    if (TP_UNLIKELY(!(start->flags & end->flags & TP_EVENT_TIMING) || start->backend != end->backend))
+    if (TP_UNLIKELY(!(start->flags & end->flags & TP_EVENT_TIMING) || start->device.type != end->device.type))
         return elapsed_refused(start, end);
     if (!start->backend->event_elapsed)
         return tp_unsupported(start->backend, "tp_event_elapsed_time");

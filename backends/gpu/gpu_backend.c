@@ -1,24 +1,21 @@
 /*
- * The GPU backend's table (see gpu_internal.h for how its files fit). Events come
- * in two kinds: plain ones (gpu_event.c) and interprocess ones (gpu_ipc_event.c),
- * told apart by TP_EVENT_INTERPROCESS, which an event keeps for life; each event
- * entry here passes the call to its kind, in one branch that the hot paths of plain
- * events fall through.
+ * The GPU backend's tables (see gpu_internal.h for how its files fit). Events come
+ * in two kinds, each with a table of its own: plain ones (gpu_event.c) and
+ * interprocess ones (gpu_ipc_event.c, TP_EVENT_INTERPROCESS, which an event keeps
+ * for life). The registry knows `gpu_table`; interprocess events point at
+ * `gpu_ipc_table`, the same but for the entries that take an event, so a call on
+ * either kind is one indirect call, and the plain event's code has no IPC branch.
+ * Only creation picks the kind.
  */
 #include "backends/gpu/gpu_internal.h"
 
 #include <stdio.h>
 
-static const tp_backend gpu_table;
+static const tp_backend gpu_table, gpu_ipc_table;
 
 static tp_status init(const tp_host *host, char *reason, size_t reason_size)
 {
-    return gpu_init(&gpu_table, host, reason, reason_size);
-}
-
-static inline bool is_interprocess(const tp_event *event)
-{
-    return (event->flags & TP_EVENT_INTERPROCESS) != 0;
+    return gpu_init(&gpu_table, &gpu_ipc_table, host, reason, reason_size);
 }
 
 static tp_status event_create(int device, unsigned flags, tp_event **out)
@@ -28,68 +25,37 @@ static tp_status event_create(int device, unsigned flags, tp_event **out)
     return gpu_plain_event_create(device, flags, out);
 }
 
-static tp_status event_destroy(tp_event *event)
-{
-    if (TP_UNLIKELY(is_interprocess(event)))
-        return gpu_ipc_event_destroy(event);
-    return gpu_plain_event_destroy(event);
-}
-
-static tp_status event_record(tp_event *event, tp_stream *stream)
-{
-    if (TP_UNLIKELY(is_interprocess(event)))
-        return gpu_ipc_event_record(event, stream);
-    return gpu_plain_event_record(event, stream);
-}
-
-static tp_status event_query(tp_event *event, bool *done)
-{
-    if (TP_UNLIKELY(is_interprocess(event)))
-        return gpu_ipc_event_query(event, done);
-    return gpu_plain_event_query(event, done);
-}
-
-static tp_status event_synchronize(tp_event *event)
-{
-    if (TP_UNLIKELY(is_interprocess(event)))
-        return gpu_ipc_event_synchronize(event);
-    return gpu_plain_event_synchronize(event);
-}
-
-static tp_status stream_wait_event(tp_stream *stream, tp_event *event)
-{
-    if (TP_UNLIKELY(is_interprocess(event)))
-        return gpu_ipc_stream_wait_event(stream, event);
-    return gpu_plain_stream_wait_event(stream, event);
-}
+/* What both tables share: everything but the entries that take an event. */
+#define GPU_SHARED_ENTRIES                                                                                         \
+    .abi_version = TP_BACKEND_ABI_VERSION, .size = sizeof(tp_backend), .name = RT_BACKEND_NAME,                   \
+    .type = RT_DEVICE_TYPE, .init = init, .device_count = gpu_device_count, .device_name = gpu_device_name,         \
+    .device_synchronize = gpu_device_synchronize, .stream_create = gpu_stream_create,                               \
+    .stream_from_native = gpu_stream_from_native, .stream_default = gpu_stream_default,                             \
+    .stream_destroy = gpu_stream_destroy, .stream_query = gpu_stream_query,                                         \
+    .stream_synchronize = gpu_stream_synchronize, .stream_launch_host_fn = gpu_stream_launch_host_fn,               \
+    .stream_native = gpu_stream_native, .event_create = event_create, .event_ipc_import = gpu_event_ipc_import,     \
+    .native_sample = gpu_native_sample
 
 static const tp_backend gpu_table = {
-    .abi_version = TP_BACKEND_ABI_VERSION,
-    .size = sizeof(tp_backend),
-    .name = RT_BACKEND_NAME,
-    .type = RT_DEVICE_TYPE,
-    .init = init,
-    .device_count = gpu_device_count,
-    .device_name = gpu_device_name,
-    .device_synchronize = gpu_device_synchronize,
-    .stream_create = gpu_stream_create,
-    .stream_from_native = gpu_stream_from_native,
-    .stream_default = gpu_stream_default,
-    .stream_destroy = gpu_stream_destroy,
-    .stream_query = gpu_stream_query,
-    .stream_synchronize = gpu_stream_synchronize,
-    .stream_wait_event = stream_wait_event,
-    .stream_launch_host_fn = gpu_stream_launch_host_fn,
-    .stream_native = gpu_stream_native,
-    .event_create = event_create,
-    .event_destroy = event_destroy,
-    .event_record = event_record,
-    .event_query = event_query,
-    .event_synchronize = event_synchronize,
-    .event_elapsed = gpu_event_elapsed, /* timing events only, never interprocess (rule 8) */
+    GPU_SHARED_ENTRIES,
+    .stream_wait_event = gpu_plain_stream_wait_event,
+    .event_destroy = gpu_plain_event_destroy,
+    .event_record = gpu_plain_event_record,
+    .event_query = gpu_plain_event_query,
+    .event_synchronize = gpu_plain_event_synchronize,
+    .event_elapsed = gpu_event_elapsed,
+    .event_ipc_export = NULL, /* the core lets only interprocess events export */
+};
+
+static const tp_backend gpu_ipc_table = {
+    GPU_SHARED_ENTRIES,
+    .stream_wait_event = gpu_ipc_stream_wait_event,
+    .event_destroy = gpu_ipc_event_destroy,
+    .event_record = gpu_ipc_event_record,
+    .event_query = gpu_ipc_event_query,
+    .event_synchronize = gpu_ipc_event_synchronize,
+    .event_elapsed = gpu_event_elapsed, /* the core lets only timing events, never interprocess ones (rule 8) */
     .event_ipc_export = gpu_event_ipc_export,
-    .event_ipc_import = gpu_event_ipc_import,
-    .native_sample = gpu_native_sample,
 };
 
 tp_status GPU_ENTRY(uint32_t core_abi, const tp_backend **out, char *reason, size_t reason_size)

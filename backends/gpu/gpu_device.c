@@ -82,7 +82,8 @@ bool gpu_lazy_start_is_harmless(void)
 #endif
 }
 
-tp_status gpu_init(const tp_backend *table, const tp_host *host, char *reason, size_t reason_size)
+tp_status gpu_init(const tp_backend *table, const tp_backend *ipc_table, const tp_host *host, char *reason,
+                   size_t reason_size)
 {
     if (!host || host->abi_version != TP_BACKEND_ABI_VERSION || host->size < sizeof *host || !host->fail) {
         snprintf(reason, reason_size, "the core's services are not those of backend ABI %u",
@@ -124,6 +125,7 @@ tp_status gpu_init(const tp_backend *table, const tp_host *host, char *reason, s
     /* Lives as long as the process: tearing devices down at exit would pull
      * streams and contexts from under other libraries still using them. */
     gpu.table = table;
+    gpu.ipc_table = ipc_table;
     gpu.host = host;
     gpu.device_count = count;
     gpu.devices = devices;

@@ -204,7 +204,8 @@ typedef struct gpu_device {
 /* The backend's state: set by init, read-only afterwards (the devices' own fields
  * have their locks). */
 typedef struct gpu_backend_state {
-    const tp_backend *table; /* gpu_backend.c's: every handle points at it */
+    const tp_backend *table;     /* gpu_backend.c's: streams and plain events point at it */
+    const tp_backend *ipc_table; /* the same, with the entries of interprocess events */
     const tp_host *host;
     int device_count;
     gpu_device *devices;
@@ -227,8 +228,9 @@ tp_status gpu_device_open(gpu_device *device);
  */
 bool gpu_lazy_start_is_harmless(void);
 
-/* The table's init: `table` is the one the handles will point at. */
-tp_status gpu_init(const tp_backend *table, const tp_host *host, char *reason, size_t reason_size);
+/* The table's init, with the tables the handles will point at. */
+tp_status gpu_init(const tp_backend *table, const tp_backend *ipc_table, const tp_host *host, char *reason,
+                   size_t reason_size);
 tp_status gpu_device_count(int *count);
 tp_status gpu_device_name(int device, char *buf, size_t size);
 tp_status gpu_device_synchronize(int device);
