@@ -17,6 +17,7 @@
  *   - for stream_wait_event: stream and event belong to this backend (the device may
  *     differ: any stream, of any device, may wait on an event, rule 1);
  *   - for event_elapsed: both events belong to this backend and both have TIMING;
+ *     rule 7's order is the core's (core/elapsed.c);
  *   - for stream_destroy: the stream is not a default stream;
  *   - for event_ipc_export: the event has TP_EVENT_INTERPROCESS;
  *   - for event_ipc_import: the handle's header (magic, layout version, checksum,
@@ -41,7 +42,7 @@ extern "C" {
 #endif
 
 /* Bumped on any incompatible change of the structs below. */
-#define TP_BACKEND_ABI_VERSION 1u
+#define TP_BACKEND_ABI_VERSION 2u
 
 typedef struct tp_backend tp_backend;
 
@@ -94,6 +95,36 @@ typedef struct tp_host {
 #define TP_IPC_LAYOUT_VERSION 1u
 #define TP_IPC_HEADER_SIZE 16u
 #define TP_IPC_PAYLOAD_MAX (TP_IPC_HANDLE_SIZE - TP_IPC_HEADER_SIZE)
+
+/* ------------------------------------------------------------ snapshots */
+
+/*
+ * A snapshot names one record of one event: the record that was the event's
+ * latest when the snapshot was taken (DESIGN.md, "Snapshots"). It is a value: the
+ * core keeps it where it likes (on its stack, inside a task) and hands it back to
+ * the entries of the backend that took it. It keeps meaning the same record when
+ * the event is recorded again or destroyed, and when the stream it was recorded on
+ * is destroyed (rules 6, 9): what it needs to stay valid it holds itself, until
+ * snapshot_release. Every snapshot taken is released exactly once.
+ *
+ * The core reads `backend`, `device`, `flags` and `state`; `object` and `word` are
+ * the backend's own (the CPU backend: the source queue and the record's sequence
+ * number; the GPU backend: a native event that marks the record).
+ */
+typedef enum tp_snapshot_state {
+    TP_SNAPSHOT_NEVER_RECORDED, /* the event had no record: nothing to wait for (rules 4-6) */
+    TP_SNAPSHOT_REACHED,        /* reached already when taken: nothing is held */
+    TP_SNAPSHOT_PENDING,        /* maybe not reached yet: ask the backend */
+} tp_snapshot_state;
+
+typedef struct tp_snapshot {
+    const tp_backend *backend; /* whose entries read it (the event's table) */
+    tp_device device;          /* the event's */
+    unsigned flags;            /* the event's TP_EVENT_* */
+    tp_snapshot_state state;
+    void *object;
+    uint64_t word[2];
+} tp_snapshot;
 
 /* --------------------------------------------------------------- table */
 
@@ -181,11 +212,14 @@ struct tp_backend {
     tp_status (*event_synchronize)(tp_event *event);
 
     /*
-     * Milliseconds between the two records. Both events are of this backend and
-     * have TIMING. Checked in this order: TP_ERR_NOT_RECORDED unless both were
-     * recorded; TP_ERR_NOT_READY unless both records were reached;
-     * TP_ERR_DEVICE_MISMATCH if they are of different devices (rule 7). Must not
-     * leave the runtime's current device changed, nor create a context.
+     * Milliseconds between two reached records of events of one device (rule 7's
+     * fast path). Both events are of this backend and have TIMING; they may be of
+     * two devices. Anything but two reached records of one device (never recorded,
+     * not reached, two devices) fails with TP_ERR_NOT_READY, TP_ERR_NOT_RECORDED or
+     * TP_ERR_DEVICE_MISMATCH, no message needed: the core then finds rule 7's
+     * answer, in its order, from snapshots (core/elapsed.c). A failure of the
+     * runtime is TP_ERR_BACKEND, passed through. Must not leave the runtime's
+     * current device changed, nor create a context.
      */
     tp_status (*event_elapsed)(tp_event *start, tp_event *end, float *ms);
 
@@ -205,6 +239,53 @@ struct tp_backend {
      * tpevent_diagnostics.h, outside the stable API). */
     tp_status (*native_sample)(int device, tp_native_op op, uint64_t *samples_ns,
                                size_t count);
+
+    /*
+     * Snapshots (see tp_snapshot above): what the core builds the rules that span
+     * two events, two devices or two backends from (rules 6, 7, 13, 14). None of
+     * them is on a hot path of one backend; each may be called from any thread.
+     *
+     * snapshot_take: the event's latest record, as of the call. Never blocks; must
+     * not allocate after warm-up. A record made concurrently by another thread may
+     * or may not be the one taken (no order between the two calls); a record made
+     * after this returns never is.
+     */
+    tp_status (*snapshot_take)(tp_event *event, tp_snapshot *out);
+
+    /* Gives up what a snapshot holds. Never blocks; cannot fail. */
+    void (*snapshot_release)(tp_snapshot *snapshot);
+
+    /* *reached: the record was reached. Never blocks. Only for TP_SNAPSHOT_PENDING
+     * snapshots (the core answers the others itself). */
+    tp_status (*snapshot_query)(const tp_snapshot *snapshot, bool *reached);
+
+    /* Blocks the calling thread until the record is reached; the thread sleeps
+     * with TP_EVENT_BLOCKING (in the snapshot's flags), as event_synchronize
+     * would. Only for TP_SNAPSHOT_PENDING snapshots. */
+    tp_status (*snapshot_synchronize)(const tp_snapshot *snapshot);
+
+    /* Optional until the clock issue (rule 13): the CLOCK_MONOTONIC time in ns at
+     * which the device reached the record, for a timing event's reached record. */
+    tp_status (*snapshot_time)(const tp_snapshot *snapshot, int64_t *ns);
+
+    /*
+     * Runs fn(arg) once, on some thread, once the record is reached (at once, on
+     * the calling thread, if it is already). fn must be short and must not block:
+     * it may run on a thread that serves other work (a stream's worker, a runtime's
+     * callback thread). The backend keeps what it needs of the snapshot; the caller
+     * may release its own at once. Only for TP_SNAPSHOT_PENDING snapshots.
+     */
+    tp_status (*snapshot_notify)(const tp_snapshot *snapshot, void (*fn)(void *), void *arg);
+
+    /*
+     * Optional until the cross-backend waits (rule 14): work submitted to `stream`
+     * after this call waits until the host lets it go, by calling *release(*arg)
+     * once, from any thread (for instance from another backend's snapshot_notify).
+     * Holds no thread that the runtime needs for other streams (a GPU runtime: a
+     * stream memory operation on host memory). Destroying the stream before the
+     * release is safe; the release must still come.
+     */
+    tp_status (*stream_hold)(tp_stream *stream, void (**release)(void *), void **arg);
 };
 
 /*

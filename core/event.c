@@ -53,18 +53,6 @@ TP_COLD static tp_status wait_across_backends(const tp_event *event, const tp_st
                    tp_device_str(stream->device, stream_device), tp_device_str(event->device, event_device));
 }
 
-TP_COLD static tp_status elapsed_refused(const tp_event *start, const tp_event *end)
-{
-    if (!(start->flags & end->flags & TP_EVENT_TIMING))
-        return tp_fail(TP_ERR_TIMING_DISABLED,
-                       "tp_event_elapsed_time: the %s event was created without TP_EVENT_TIMING",
-                       (start->flags & TP_EVENT_TIMING) ? "end" : "start");
-    /* Events of two backends share no clock yet; that is a device mismatch. */
-    char start_device[TP_DEVICE_STRING_MAX], end_device[TP_DEVICE_STRING_MAX];
-    return tp_fail(TP_ERR_DEVICE_MISMATCH, "tp_event_elapsed_time: start is of %s, end of %s",
-                   tp_device_str(start->device, start_device), tp_device_str(end->device, end_device));
-}
-
 tp_status tp_event_record(tp_event *event, tp_stream *stream)
 {
     if (TP_UNLIKELY(!event))
@@ -107,18 +95,6 @@ tp_status tp_event_wait(tp_event *event, tp_stream *stream)
     if (TP_UNLIKELY(stream->device.type != event->device.type))
         return wait_across_backends(event, stream);
     return event->backend->stream_wait_event(stream, event);
-}
-
-tp_status tp_event_elapsed_time(tp_event *start, tp_event *end, float *ms)
-{
-    if (TP_UNLIKELY(!start || !end || !ms))
-        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_event_elapsed_time: %s is NULL",
-                       !start ? "start" : !end ? "end" : "ms");
-    if (TP_UNLIKELY(!(start->flags & end->flags & TP_EVENT_TIMING) || start->device.type != end->device.type))
-        return elapsed_refused(start, end);
-    if (!start->backend->event_elapsed)
-        return tp_unsupported(start->backend, "tp_event_elapsed_time");
-    return start->backend->event_elapsed(start, end, ms);
 }
 
 tp_status tp_event_device(tp_event *event, tp_device *out)

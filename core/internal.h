@@ -42,6 +42,19 @@ const char *tp_device_str(tp_device device, char buf[static TP_DEVICE_STRING_MAX
 /* The thread's current stream of a device (its default stream until set). */
 tp_status tp_stream_current_of(tp_device device, const tp_backend *backend, tp_stream **out);
 
+/* --------------------------------------------------------- snapshot.c */
+
+/*
+ * The core's side of snapshots (core/backend.h): the rules that span two events,
+ * devices or backends are built from these. take fails with TP_ERR_UNSUPPORTED
+ * for a backend without snapshots; every snapshot taken is released once.
+ * tp_snapshot_reached answers NEVER_RECORDED and REACHED itself, and asks the
+ * backend only for PENDING.
+ */
+tp_status tp_snapshot_take(tp_event *event, tp_snapshot *out);
+void tp_snapshot_release(tp_snapshot *snapshot);
+tp_status tp_snapshot_reached(const tp_snapshot *snapshot, bool *reached);
+
 /* -------------------------------------------------------------- ipc.c */
 
 /* Header of tp_ipc_handle (see core/backend.h for the layout). */

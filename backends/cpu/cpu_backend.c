@@ -64,6 +64,13 @@ static const tp_backend cpu_table = {
     .event_ipc_export = tp_cpu_event_ipc_export,
     .event_ipc_import = tp_cpu_event_ipc_import,
     .native_sample = NULL, /* no runtime underneath to compare with */
+    .snapshot_take = tp_cpu_snapshot_take,
+    .snapshot_release = tp_cpu_snapshot_release,
+    .snapshot_query = tp_cpu_snapshot_query,
+    .snapshot_synchronize = tp_cpu_snapshot_synchronize,
+    .snapshot_time = NULL, /* the clock issue (rule 13) */
+    .snapshot_notify = tp_cpu_snapshot_notify,
+    .stream_hold = NULL, /* the cross-backend waits (rule 14) */
 };
 
 tp_status tp_backend_entry_cpu(uint32_t core_abi, const tp_backend **out, char *reason, size_t reason_size)

@@ -17,6 +17,8 @@
  *                      channels, tickets, their tasks, liveness   device
  *   cpu_ipc_event.c    interprocess events: their entries         ipc, ipc_region,
  *                      (cpu_event_ops), export and import         event, queue, device
+ *   cpu_snapshot.c     the snapshot entries (core/backend.h)      ipc, event, queue,
+ *                                                                 device
  *   cpu_backend.c      the table, wiring the entries of all;      all of them
  *                      init
  *
@@ -122,6 +124,7 @@ struct cpu_queue {
     unsigned sleepers; /* threads in pthread_cond_wait on `progress` */
     bool worker_started;
     bool worker_idle; /* in pthread_cond_wait on `work_ready` */
+    struct cpu_watch *watches; /* tp_cpu_queue_watch's, by seq, the earliest first */
     pthread_t worker;
 
     /* Under the device's lock: the device's list of queues that may have work. */
@@ -228,6 +231,10 @@ tp_status tp_cpu_queue_wait(cpu_queue *queue, uint64_t seq, enum cpu_wait_mode m
  * wait for its own thread. */
 extern _Thread_local cpu_queue *tp_cpu_current_worker;
 
+/* Runs fn(arg) once the queue has completed `seq` tasks: at once on this thread
+ * if it has, else on the worker right after the task that gets it there. */
+tp_status tp_cpu_queue_watch(cpu_queue *queue, uint64_t seq, void (*fn)(void *), void *arg, const char *operation);
+
 static inline bool tp_cpu_queue_reached(cpu_queue *queue, uint64_t seq)
 {
     return atomic_load_explicit(&queue->completed, memory_order_acquire) >= seq;
@@ -242,6 +249,7 @@ struct cpu_event_ops {
     tp_status (*query)(cpu_event *event, bool *done);
     tp_status (*synchronize)(cpu_event *event, enum cpu_wait_mode mode);
     tp_status (*wait)(cpu_queue *queue, cpu_event *event); /* stream_wait_event */
+    tp_status (*snapshot)(cpu_event *event, tp_snapshot *out); /* snapshot_take, head fields set */
     void (*release)(cpu_event *event); /* the last reference is gone: free it all */
 };
 
@@ -257,14 +265,16 @@ typedef struct cpu_snapshot {
     cpu_queue *source;
     uint64_t seq;
     uint64_t tag;
+    bool recorded;    /* false: never recorded */
+    uint64_t time_ns; /* of a reached timing record, once known */
 } cpu_snapshot;
 
 cpu_snapshot tp_cpu_event_snapshot(cpu_event *event);
 
 /* Block the calling thread until the snapshot is reached; make `queue`'s later
  * work wait for it. Both take over the snapshot's reference. */
-tp_status tp_cpu_snapshot_synchronize(cpu_snapshot pending, enum cpu_wait_mode mode);
-tp_status tp_cpu_snapshot_wait(cpu_queue *queue, cpu_snapshot pending);
+tp_status tp_cpu_record_synchronize(cpu_snapshot pending, enum cpu_wait_mode mode);
+tp_status tp_cpu_record_wait(cpu_queue *queue, cpu_snapshot pending);
 
 /* Makes (source, seq) the latest record, named `tag`; returns its version.
  * `source` NULL: reached already, at `now`. The caller gives the snapshot a
@@ -349,6 +359,23 @@ void tp_cpu_ipc_wait_task(void *ipc, cpu_word ticket);
 tp_status tp_cpu_ipc_event_create(int device, unsigned flags, tp_event **out);
 tp_status tp_cpu_event_ipc_export(tp_event *event, unsigned char *payload, size_t *length);
 tp_status tp_cpu_event_ipc_import(int device, const unsigned char *payload, size_t length, tp_event **out);
+
+/* ---------------------------------------------------------- cpu_snapshot.c */
+
+/* The backend's snapshot entries (core/backend.h). A pending snapshot holds a
+ * reference on a queue (word[1] CPU_SNAPSHOT_QUEUE: word[0] the record's seq) or on
+ * an interprocess event's shared state (CPU_SNAPSHOT_IPC: word[0] the ticket). */
+enum { CPU_SNAPSHOT_QUEUE = 0, CPU_SNAPSHOT_IPC = 1 };
+
+/* A snapshot of the event's own record state (plain events, and an interprocess
+ * event's record made by this handle). Head fields of `out` set by the caller. */
+void tp_cpu_snapshot_of_record(cpu_snapshot record, tp_snapshot *out);
+
+tp_status tp_cpu_snapshot_take(tp_event *event, tp_snapshot *out);
+void tp_cpu_snapshot_release(tp_snapshot *snapshot);
+tp_status tp_cpu_snapshot_query(const tp_snapshot *snapshot, bool *reached);
+tp_status tp_cpu_snapshot_synchronize(const tp_snapshot *snapshot);
+tp_status tp_cpu_snapshot_notify(const tp_snapshot *snapshot, void (*fn)(void *), void *arg);
 
 /* ------------------------------------------------------------ cpu_stream.c */
 

@@ -120,7 +120,7 @@ static tp_status ipc_synchronize(cpu_event *event, enum cpu_wait_mode mode)
         return TP_OK;
     cpu_snapshot mine;
     if (own_latest_record(event, latest, &mine))
-        return tp_cpu_snapshot_synchronize(mine, mode);
+        return tp_cpu_record_synchronize(mine, mode);
     return tp_cpu_ipc_wait(ipc, latest, mode, "event_synchronize");
 }
 
@@ -135,7 +135,7 @@ static tp_status ipc_wait(cpu_queue *queue, cpu_event *event)
         return TP_OK;
     cpu_snapshot mine;
     if (own_latest_record(event, latest, &mine))
-        return tp_cpu_snapshot_wait(queue, mine);
+        return tp_cpu_record_wait(queue, mine);
     if (tp_cpu_ipc_recorded_on(ipc, latest, queue))
         return TP_OK; /* recorded on this stream by another handle: the FIFO orders it */
     tp_cpu_ipc_ref(ipc); /* the task's */
@@ -156,6 +156,33 @@ static tp_status ipc_query(cpu_event *event, bool *done)
     return tp_cpu_ipc_query(ipc, tp_cpu_ipc_latest(ipc), done);
 }
 
+/* The latest record by anyone: this handle's own, as its record state (which
+ * knows the stream), else the ticket in the shared state. */
+static tp_status ipc_snapshot(cpu_event *event, tp_snapshot *out)
+{
+    cpu_ipc *ipc = attached(event);
+    uint64_t latest = ipc ? tp_cpu_ipc_latest(ipc) : 0;
+    if (latest == 0) {
+        out->state = TP_SNAPSHOT_NEVER_RECORDED;
+        return TP_OK;
+    }
+    if (tp_cpu_ipc_reached(ipc, latest)) {
+        out->state = TP_SNAPSHOT_REACHED;
+        return TP_OK;
+    }
+    cpu_snapshot mine;
+    if (own_latest_record(event, latest, &mine)) {
+        tp_cpu_snapshot_of_record(mine, out);
+        return TP_OK;
+    }
+    tp_cpu_ipc_ref(ipc); /* the snapshot's */
+    out->state = TP_SNAPSHOT_PENDING;
+    out->object = ipc;
+    out->word[0] = latest;
+    out->word[1] = CPU_SNAPSHOT_IPC;
+    return TP_OK;
+}
+
 static void ipc_release(cpu_event *event)
 {
     cpu_ipc *ipc = atomic_load_explicit(&((cpu_ipc_event *)event)->ipc, memory_order_relaxed);
@@ -169,6 +196,7 @@ static const cpu_event_ops ipc_ops = {
     .query = ipc_query,
     .synchronize = ipc_synchronize,
     .wait = ipc_wait,
+    .snapshot = ipc_snapshot,
     .release = ipc_release,
 };
 

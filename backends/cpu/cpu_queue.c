@@ -139,6 +139,61 @@ void tp_cpu_queue_close_handle(cpu_queue *queue)
         device_unlink(queue); /* nothing was ever pushed: no work to wait for */
 }
 
+/* ----------------------------------------------------------------- watches */
+
+typedef struct cpu_watch {
+    struct cpu_watch *next;
+    uint64_t seq;
+    void (*fn)(void *);
+    void *arg;
+} cpu_watch;
+
+tp_status tp_cpu_queue_watch(cpu_queue *queue, uint64_t seq, void (*fn)(void *), void *arg, const char *operation)
+{
+    cpu_watch *watch = malloc(sizeof *watch);
+    if (!watch)
+        return tp_cpu_host()->fail(TP_ERR_OUT_OF_MEMORY, "%s: out of memory", operation);
+    *watch = (cpu_watch){NULL, seq, fn, arg};
+    pthread_mutex_lock(&queue->lock);
+    /* Under the lock, so that the worker, which moves `completed` under it too,
+     * either sees this watch or has moved past seq before this look. */
+    bool reached = tp_cpu_queue_reached(queue, seq);
+    if (!reached) {
+        cpu_watch **link = &queue->watches;
+        while (*link && (*link)->seq <= seq)
+            link = &(*link)->next;
+        watch->next = *link;
+        *link = watch;
+    }
+    pthread_mutex_unlock(&queue->lock);
+    if (reached) {
+        free(watch);
+        fn(arg);
+    }
+    return TP_OK;
+}
+
+/* Under the queue's lock, on the worker: runs the watches that `done` completed
+ * tasks satisfy, with the lock dropped meanwhile. */
+static void run_due_watches(cpu_queue *queue, uint64_t done)
+{
+    cpu_watch *due = queue->watches, **end = &queue->watches;
+    while (*end && (*end)->seq <= done)
+        end = &(*end)->next;
+    if (end == &queue->watches)
+        return;
+    queue->watches = *end;
+    *end = NULL;
+    pthread_mutex_unlock(&queue->lock);
+    while (due) {
+        cpu_watch *next = due->next;
+        due->fn(due->arg);
+        free(due);
+        due = next;
+    }
+    pthread_mutex_lock(&queue->lock);
+}
+
 /* ------------------------------------------------------------------ worker */
 
 _Thread_local cpu_queue *tp_cpu_current_worker;
@@ -173,6 +228,8 @@ static void *worker_main(void *arg)
         atomic_store_explicit(&queue->completed, done, memory_order_release);
         if (queue->sleepers > 0)
             pthread_cond_broadcast(&queue->progress);
+        if (TP_UNLIKELY(queue->watches != NULL))
+            run_due_watches(queue, done);
     }
     pthread_mutex_unlock(&queue->lock);
     device_unlink(queue);

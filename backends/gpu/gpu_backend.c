@@ -34,7 +34,10 @@ static tp_status event_create(int device, unsigned flags, tp_event **out)
     .stream_destroy = gpu_stream_destroy, .stream_query = gpu_stream_query,                                         \
     .stream_synchronize = gpu_stream_synchronize, .stream_launch_host_fn = gpu_stream_launch_host_fn,               \
     .stream_native = gpu_stream_native, .event_create = event_create, .event_ipc_import = gpu_event_ipc_import,     \
-    .native_sample = gpu_native_sample
+    .native_sample = gpu_native_sample, .snapshot_take = gpu_snapshot_take,                                           \
+    .snapshot_release = gpu_snapshot_release, .snapshot_query = gpu_snapshot_query,                                 \
+    .snapshot_synchronize = gpu_snapshot_synchronize, .snapshot_time = NULL /* the clock issue */,                  \
+    .snapshot_notify = gpu_snapshot_notify, .stream_hold = NULL /* the cross-backend waits */
 
 static const tp_backend gpu_table = {
     GPU_SHARED_ENTRIES,

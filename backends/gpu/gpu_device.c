@@ -119,6 +119,7 @@ tp_status gpu_init(const tp_backend *table, const tp_backend *ipc_table, const t
         devices[d].index = d;
         pthread_mutex_init(&devices[d].open_lock, NULL);
         pthread_mutex_init(&devices[d].ipc_lock, NULL);
+        pthread_mutex_init(&devices[d].snapshot_lock, NULL);
         for (int p = 0; p < GPU_POOL_COUNT; p++)
             pthread_mutex_init(&devices[d].pools[p].lock, NULL);
     }

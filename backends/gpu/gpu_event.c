@@ -251,61 +251,41 @@ tp_status gpu_plain_stream_wait_event(tp_stream *stream_base, tp_event *event_ba
 
 /* --------------------------------------------------------------- elapsed */
 
-/* cudaEventElapsedTime failed for two recorded events of one device. */
+/* cudaEventElapsedTime failed for two recorded events of one device: not reached
+ * is for the core to sort out in rule 7's order (core/elapsed.c). */
 TP_COLD static tp_status elapsed_failed(rt_error e)
 {
-    if (e == RT_ERROR_NOT_READY)
-        return gpu.host->fail(TP_ERR_NOT_READY, "tp_event_elapsed_time: a record is not reached yet");
-    return gpu_fail_call(RT_CALL("EventElapsedTime"), e);
+    return e == RT_ERROR_NOT_READY ? TP_ERR_NOT_READY : gpu_fail_call(RT_CALL("EventElapsedTime"), e);
 }
 
-/* Rule 7, in its order: NOT_RECORDED, NOT_READY, DEVICE_MISMATCH (the core has
- * checked TIMING). Where the runtime would create a context on a thread that has
- * none, the guard lends the thread the events' device's context for the call and
- * takes it back, so the caller's current device is as it was. */
+/* Anything but two recorded events of one device needing no guard: those of two
+ * devices, or never recorded, are the core's to sequence (no message needed);
+ * where the runtime would create a context on a thread that has none, the guard
+ * lends the thread the events' device's context for the call and takes it back,
+ * so the caller's current device is as it was. */
 TP_COLD static tp_status event_elapsed_checked(gpu_event *start, gpu_event *end, float *ms)
 {
-    if (!gpu_event_recorded(start) || !gpu_event_recorded(end))
-        return gpu.host->fail(TP_ERR_NOT_RECORDED, "tp_event_elapsed_time: the %s event was never recorded",
-                              gpu_event_recorded(start) ? "end" : "start");
+    if (!gpu_event_recorded(start) || !gpu_event_recorded(end) ||
+        start->head.device.index != end->head.device.index)
+        return TP_ERR_NOT_READY;
     rt_guard guard;
     rt_error e = gpu_guard_enter_if(RT_ELAPSED_NEEDS_CONTEXT, &guard, gpu_event_device(start)->context,
-                                RT_NEED_CONTEXT_FOR_CALL);
+                                    RT_NEED_CONTEXT_FOR_CALL);
     if (e != RT_SUCCESS)
         return gpu_fail_call(RT_CALL("SetDevice"), e);
-    tp_status status = TP_OK;
-    if (start->head.device.index == end->head.device.index) {
-        e = rt_event_elapsed(ms, gpu_event_native(start), gpu_event_native(end));
-        if (e != RT_SUCCESS)
-            status = elapsed_failed(e);
-    } else {
-        rt_error start_state = rt_event_query(gpu_event_native(start));
-        rt_error end_state = rt_event_query(gpu_event_native(end));
-        if (start_state != RT_SUCCESS && start_state != RT_ERROR_NOT_READY)
-            status = gpu_fail_call(RT_CALL("EventQuery"), start_state);
-        else if (end_state != RT_SUCCESS && end_state != RT_ERROR_NOT_READY)
-            status = gpu_fail_call(RT_CALL("EventQuery"), end_state);
-        else if (start_state == RT_ERROR_NOT_READY || end_state == RT_ERROR_NOT_READY)
-            status = gpu.host->fail(TP_ERR_NOT_READY, "tp_event_elapsed_time: the %s event's record is not reached yet",
-                                    start_state == RT_ERROR_NOT_READY ? "start" : "end");
-        else
-            status = gpu.host->fail(TP_ERR_DEVICE_MISMATCH, "tp_event_elapsed_time: start is of %s:%d, end of %s:%d",
-                                    RT_BACKEND_NAME, start->head.device.index, RT_BACKEND_NAME,
-                                    end->head.device.index);
-    }
+    e = rt_event_elapsed(ms, gpu_event_native(start), gpu_event_native(end));
     rt_guard_leave(&guard);
-    return status;
+    return e == RT_SUCCESS ? TP_OK : elapsed_failed(e);
 }
 
 /* The common case in as few instructions as it takes (the call is ~100 ns, the
  * budget 3% of it): both recorded, one device, no guard needed; then a failure of
- * the call needs nothing but its error, so nothing is kept across it. Anything
- * else goes the checked way, which says why. */
+ * the call needs nothing but its error, so nothing is kept across it. */
 tp_status gpu_event_elapsed(tp_event *start_base, tp_event *end_base, float *ms)
 {
     gpu_event *start = gpu_as_event(start_base), *end = gpu_as_event(end_base);
-    if (TP_LIKELY(!RT_ELAPSED_NEEDS_CONTEXT &&
-                   (gpu_event_recorded(start) & gpu_event_recorded(end) & (start->head.device.index == end->head.device.index)))) {
+    if (TP_LIKELY(!RT_ELAPSED_NEEDS_CONTEXT & gpu_event_recorded(start) & gpu_event_recorded(end) &
+                  (start->head.device.index == end->head.device.index))) {
         rt_error e = rt_event_elapsed(ms, gpu_event_native(start), gpu_event_native(end));
         return TP_LIKELY(e == RT_SUCCESS) ? TP_OK : elapsed_failed(e);
     }

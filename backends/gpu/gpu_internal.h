@@ -14,6 +14,7 @@
  *   gpu_ipc.c        what interprocess events rest on: payloads, opened handles,
  *                    retirement of shared native events, exporters' liveness
  *   gpu_ipc_event.c  the entries of interprocess and imported events
+ *   gpu_snapshot.c   snapshots of records of events of both kinds (markers)
  *   gpu_sample.c     the runtime's own calls timed, for the benchmark baseline
  *   gpu_backend.c    the table: each event entry picks plain or interprocess by
  *                    the event's TP_EVENT_INTERPROCESS flag
@@ -132,6 +133,11 @@
 #define gpu_event_ipc_export GPU_SYMBOL(event_ipc_export)
 #define gpu_event_ipc_import GPU_SYMBOL(event_ipc_import)
 #define gpu_native_sample GPU_SYMBOL(native_sample)
+#define gpu_snapshot_take GPU_SYMBOL(snapshot_take)
+#define gpu_snapshot_release GPU_SYMBOL(snapshot_release)
+#define gpu_snapshot_query GPU_SYMBOL(snapshot_query)
+#define gpu_snapshot_synchronize GPU_SYMBOL(snapshot_synchronize)
+#define gpu_snapshot_notify GPU_SYMBOL(snapshot_notify)
 
 /* ================================================================ gpu_device.c */
 
@@ -166,6 +172,9 @@ typedef struct gpu_retired_list {
 
 #define GPU_UUID_SIZE 16u
 
+/* Streams per device that snapshots mark records on, at most (gpu_snapshot.c). */
+#define GPU_SNAPSHOT_STREAMS 16
+
 struct gpu_device;
 struct gpu_import;
 
@@ -199,6 +208,12 @@ typedef struct gpu_device {
     gpu_retired_list retired;
     enum { GPU_UUID_UNREAD, GPU_UUID_KNOWN, GPU_UUID_UNKNOWN } uuid_state;
     unsigned char uuid[GPU_UUID_SIZE];
+    /* Snapshots (gpu_snapshot.c): the streams their markers are recorded on, made
+     * on first need, under snapshot_lock. */
+    pthread_mutex_t snapshot_lock;
+    rt_stream snapshot_streams[GPU_SNAPSHOT_STREAMS];
+    int snapshot_stream_count;
+    unsigned snapshot_stream_next;
 } gpu_device;
 
 /* The backend's state: set by init, read-only afterwards (the devices' own fields
@@ -449,6 +464,16 @@ tp_status gpu_ipc_event_synchronize(tp_event *event);
 tp_status gpu_ipc_stream_wait_event(tp_stream *stream, tp_event *event);
 tp_status gpu_event_ipc_export(tp_event *event, unsigned char *payload, size_t *length);
 tp_status gpu_event_ipc_import(int device, const unsigned char *payload, size_t length, tp_event **out);
+
+/* ============================================================== gpu_snapshot.c */
+
+/* The snapshot entries (core/backend.h), for events of both kinds: a pending
+ * record is marked by a pooled native event (`object`). */
+tp_status gpu_snapshot_take(tp_event *event, tp_snapshot *out);
+void gpu_snapshot_release(tp_snapshot *snapshot);
+tp_status gpu_snapshot_query(const tp_snapshot *snapshot, bool *reached);
+tp_status gpu_snapshot_synchronize(const tp_snapshot *snapshot);
+tp_status gpu_snapshot_notify(const tp_snapshot *snapshot, void (*fn)(void *), void *arg);
 
 /* ================================================================ gpu_sample.c */
 

@@ -72,6 +72,7 @@ typedef struct host_call {
 
 struct runner {
     const char *devices[2]; /* the device under test and its peer (NULL: none) */
+    tp_device_type types[2];
     bool independent_host_threads;
     bool verbose;
     uint64_t base_seed;
@@ -747,12 +748,24 @@ static void op_record_new_event(runner *r)
     trace(r, "e%d = stream_record_event(s%d, new)", e, s);
 }
 
+/* Whether a stream of device `a` waiting on device `b` spans two backends: refused
+ * with TP_ERR_UNSUPPORTED until the cross-backend waits (rule 14); the model then
+ * does nothing. */
+static bool across_backends(const runner *r, int a, int b)
+{
+    return r->types[a] != r->types[b];
+}
+
 static void op_wait(runner *r, op_kind op)
 {
     int s = random_stream(r, -1, true);
     if (op == OP_WAIT_STREAM) {
         int other = random_stream(r, -1, true);
         trace(r, "stream_wait_stream(s%d, s%d)", s, other);
+        if (across_backends(r, r->m->streams[s].device, r->m->streams[other].device)) {
+            EXPECT_STATUS(r, tp_stream_wait_stream(r->streams[s], r->streams[other]), TP_ERR_UNSUPPORTED);
+            return;
+        }
         model_wait_stream(r->m, s, other);
         EXPECT_OK(r, tp_stream_wait_stream(r->streams[s], r->streams[other]));
         return;
@@ -761,6 +774,10 @@ static void op_wait(runner *r, op_kind op)
     if (e < 0)
         return;
     trace(r, "event_wait(e%d, s%d)", e, s);
+    if (across_backends(r, r->m->streams[s].device, r->m->events[e].device)) {
+        EXPECT_STATUS(r, tp_event_wait(r->events[e], r->streams[s]), TP_ERR_UNSUPPORTED);
+        return;
+    }
     model_wait_event(r->m, s, e);
     if (random_below(r, 2))
         EXPECT_OK(r, tp_event_wait(r->events[e], r->streams[s]));
@@ -1041,12 +1058,16 @@ int main(int argc, char **argv)
     r.devices[0] = device;
     tp_device parsed, parsed_peer;
     tp_device_parse(device, &parsed);
-    /* A peer of another backend would need cross-backend waits, which are not
-     * there yet (TP_ERR_UNSUPPORTED); the model leaves it out. */
+    r.types[0] = parsed.type;
+    /* The peer may be of another backend: everything of two devices then spans two
+     * backends (elapsed time's order, rule 7; waits, which answer
+     * TP_ERR_UNSUPPORTED until the cross-backend waits, op_wait). */
     if (peer && strcmp(peer, device) != 0 && usable(peer, "peer", true) == 0 &&
-        tp_device_parse(peer, &parsed_peer) == TP_OK && parsed_peer.type == parsed.type)
+        tp_device_parse(peer, &parsed_peer) == TP_OK) {
         r.devices[1] = peer;
-    r.independent_host_threads = parsed.type == TP_DEVICE_CPU;
+        r.types[1] = parsed_peer.type;
+    }
+    r.independent_host_threads = parsed.type == TP_DEVICE_CPU && (!r.devices[1] || r.types[1] == TP_DEVICE_CPU);
     r.m = &m;
     pthread_mutex_init(&r.log_lock, NULL);
     for (int g = 0; g < MODEL_GATES; g++) {
