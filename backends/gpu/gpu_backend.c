@@ -56,6 +56,18 @@ static tp_status stream_wait_event(tp_stream *stream, tp_event *event)
     return gpu_plain_stream_wait_event(stream, event);
 }
 
+/* A host function (gpu_host_fn.c) holds its stream until it returns: a
+ * device-wide synchronize from one would wait for it forever. */
+static tp_status device_synchronize(int device)
+{
+    if (TP_UNLIKELY(gpu_host_fn_on_device(device)))
+        return gpu.host->fail(TP_ERR_INVALID_ARGUMENT,
+                              "tp_device_synchronize: called from a host function on a stream of %s:%d, which "
+                              "would wait for itself forever",
+                              RT_BACKEND_NAME, device);
+    return gpu_device_synchronize(device);
+}
+
 const tp_backend gpu_table = {
     .abi_version = TP_BACKEND_ABI_VERSION,
     .size = sizeof(tp_backend),
@@ -64,7 +76,7 @@ const tp_backend gpu_table = {
     .init = gpu_init,
     .device_count = gpu_device_count,
     .device_name = gpu_device_name,
-    .device_synchronize = gpu_device_synchronize,
+    .device_synchronize = device_synchronize,
     .stream_create = gpu_stream_create,
     .stream_from_native = gpu_stream_from_native,
     .stream_default = gpu_stream_default,
@@ -72,7 +84,7 @@ const tp_backend gpu_table = {
     .stream_query = gpu_stream_query,
     .stream_synchronize = gpu_stream_synchronize,
     .stream_wait_event = stream_wait_event,
-    .stream_launch_host_fn = gpu_stream_launch_host_fn,
+    .stream_launch_host_fn = gpu_host_fn_launch,
     .stream_native = gpu_stream_native,
     .event_create = event_create,
     .event_destroy = event_destroy,

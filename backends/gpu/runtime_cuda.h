@@ -481,4 +481,25 @@ static inline rt_error rt_stream_wait_value64(rt_stream s, rt_device_ptr counter
     return rt_from_driver(rt_driver.stream_wait_value64((CUstream)s, counter, value, CU_STREAM_WAIT_VALUE_GEQ));
 }
 
+/*
+ * Capture. Whether someone (torch.cuda.graph on a wrapped stream) is capturing the
+ * stream: legal to ask during any capture. An error (the legacy stream while a
+ * blocking stream captures) counts as capturing: the runtime's own call then says
+ * what is wrong. Needs the stream's device current for the default handles.
+ */
+static inline bool rt_stream_capturing(rt_stream s)
+{
+    enum cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    return cudaStreamIsCapturing(s, &status) != RT_SUCCESS || status != cudaStreamCaptureStatusNone;
+}
+
+/* The calling thread's potentially unsafe calls (event queries, synchronizes) no
+ * longer invalidate another thread's capture in global mode: for tpevent's own
+ * threads, which never capture. */
+static inline void rt_thread_relax_capture(void)
+{
+    enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    (void)cudaThreadExchangeStreamCaptureMode(&mode);
+}
+
 #endif /* TPEVENT_BACKENDS_GPU_RUNTIME_CUDA_H */

@@ -327,6 +327,19 @@ static inline rt_error rt_stream_wait_value64(rt_stream s, rt_device_ptr counter
     return hipStreamWaitValue64(s, counter, value, hipStreamWaitValueGte, UINT64_MAX);
 }
 
+/* As CUDA's (runtime_cuda.h). */
+static inline bool rt_stream_capturing(rt_stream s)
+{
+    hipStreamCaptureStatus status = hipStreamCaptureStatusNone;
+    return hipStreamIsCapturing(s, &status) != hipSuccess || status != hipStreamCaptureStatusNone;
+}
+
+static inline void rt_thread_relax_capture(void)
+{
+    hipStreamCaptureMode mode = hipStreamCaptureModeRelaxed;
+    (void)hipThreadExchangeStreamCaptureMode(&mode);
+}
+
 /* HIP's mapping keeps no state of its own. */
 #define RT_DEFINE_STATE() _Static_assert(1, "no state")
 
