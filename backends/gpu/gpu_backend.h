@@ -18,12 +18,17 @@ tp_status tp_backend_entry_cuda(uint32_t core_abi, const tp_backend **out, char 
                                 size_t reason_size);
 tp_status tp_backend_entry_hip(uint32_t core_abi, const tp_backend **out, char *reason,
                                size_t reason_size);
+/* Over a simulated runtime, for tests (tests/gpu_fake). */
+tp_status tp_backend_entry_fake(uint32_t core_abi, const tp_backend **out, char *reason,
+                                size_t reason_size);
 
 /* The entry of the runtime this file is compiled for. */
 #if defined(TPEVENT_GPU_CUDA)
 #define GPU_ENTRY tp_backend_entry_cuda
 #elif defined(TPEVENT_GPU_HIP)
 #define GPU_ENTRY tp_backend_entry_hip
+#elif defined(TPEVENT_GPU_FAKE)
+#define GPU_ENTRY tp_backend_entry_fake
 #endif
 
 #ifdef TPEVENT_GPU_MODULE

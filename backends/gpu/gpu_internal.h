@@ -81,6 +81,10 @@
 #elif defined(TPEVENT_GPU_HIP)
 #include "backends/gpu/runtime_hip.h"
 #define GPU_SYMBOL(name) tp_hip_##name
+#elif defined(TPEVENT_GPU_FAKE)
+/* A simulated runtime: this code's tests on a machine with no GPU (tests/gpu_fake). */
+#include "tests/gpu_fake/runtime_fake.h"
+#define GPU_SYMBOL(name) tp_fake_##name
 #else
 #error "define TPEVENT_GPU_CUDA or TPEVENT_GPU_HIP to pick the runtime mapping"
 #endif
