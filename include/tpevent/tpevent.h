@@ -214,9 +214,10 @@ TP_API tp_status tp_stream_record_event(tp_stream *stream, tp_event **event);
  * that, it falls back on cudaLaunchHostFunc / hipStreamAddCallback, which run one at
  * a time on the runtime's thread and must not call the runtime: see the README).
  * fn must not wait for its own stream: synchronizing it, or its device, fails with
- * TP_ERR_INVALID_ARGUMENT. Once the process is exiting, no further host function of
- * a CUDA or HIP stream starts, streams held for them are released, and this call
- * fails with TP_ERR_BACKEND.
+ * TP_ERR_INVALID_ARGUMENT. Once the process is exiting (tpevent's atexit handler
+ * has run), no further host function of a CUDA or HIP stream starts on tpevent's
+ * threads, streams held for them are released, and this call fails with
+ * TP_ERR_BACKEND; one already running is not waited for.
  */
 TP_API tp_status tp_stream_launch_host_fn(tp_stream *stream, void (*fn)(void *), void *arg);
 
