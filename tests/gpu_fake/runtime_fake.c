@@ -215,22 +215,13 @@ static void fake_start(void)
 
 const char *fake_error_name(rt_error e)
 {
-    switch (e) {
-    case FAKE_SUCCESS:
-        return "fakeSuccess";
-    case FAKE_ERROR_INVALID_VALUE:
-        return "fakeErrorInvalidValue";
-    case FAKE_ERROR_OUT_OF_MEMORY:
-        return "fakeErrorMemoryAllocation";
-    case FAKE_ERROR_INVALID_HANDLE:
-        return "fakeErrorInvalidResourceHandle";
-    case FAKE_ERROR_NOT_READY:
-        return "fakeErrorNotReady";
-    case FAKE_ERROR_NOT_SUPPORTED:
-        return "fakeErrorNotSupported";
-    default:
-        return "fakeErrorUnknown";
-    }
+    return e == FAKE_SUCCESS               ? "fakeSuccess"
+           : e == FAKE_ERROR_INVALID_VALUE  ? "fakeErrorInvalidValue"
+           : e == FAKE_ERROR_OUT_OF_MEMORY  ? "fakeErrorMemoryAllocation"
+           : e == FAKE_ERROR_INVALID_HANDLE ? "fakeErrorInvalidResourceHandle"
+           : e == FAKE_ERROR_NOT_READY      ? "fakeErrorNotReady"
+           : e == FAKE_ERROR_NOT_SUPPORTED  ? "fakeErrorNotSupported"
+                                            : "fakeErrorUnknown";
 }
 
 rt_error fake_device_count(int *count)
