@@ -64,6 +64,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* One counter per cache line, 1024 per slab. */
 #define HOST_COUNTER_BYTES 64u
@@ -111,6 +112,7 @@ static struct {
     pthread_mutex_t lock;
     atomic_bool exiting;
     bool exit_handler_registered;
+    pid_t owner; /* the process that registered it: a forked child inherits it */
     host_device devices[TP_MAX_DEVICES];
 } host_fns = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -230,6 +232,11 @@ static void counter_give(gpu_device *device, host_counter counter)
 
 static void host_fns_at_exit(void)
 {
+    /* A child forked without exec has none of these threads and cannot use the
+     * device; the counters may not even be mapped in it (pinned memory is often
+     * not inherited), and the lock may have been held at the fork. */
+    if (getpid() != host_fns.owner)
+        return;
     atomic_store_explicit(&host_fns.exiting, true, memory_order_seq_cst);
     /* The lock keeps a slab from being added unseen (queue creation looks at the
      * mark under it); nothing holds it for long. */
@@ -361,6 +368,7 @@ static tp_status queue_create(gpu_stream *stream, gpu_host_queue **out)
     if (exiting())
         return refused_at_exit();
     if (!host_fns.exit_handler_registered) {
+        host_fns.owner = getpid();
         if (atexit(host_fns_at_exit) != 0)
             return gpu.host->fail(TP_ERR_OUT_OF_MEMORY, "tp_stream_launch_host_fn: atexit failed");
         host_fns.exit_handler_registered = true;

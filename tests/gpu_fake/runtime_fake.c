@@ -177,8 +177,12 @@ static void run_on_callback_thread(void (*fn)(void *), void *arg)
  * a driver's teardown would: a stream still held by a wait on host memory then
  * (nobody will ever write the value) is the hang the shared code must prevent.
  */
+static pid_t fake_owner;
+
 static void fake_teardown(void)
 {
+    if (getpid() != fake_owner)
+        return; /* a forked child: the streams are its parent's */
     uint64_t deadline = now_ns() + 5000000000u;
     for (int d = 0; d < fake.device_count; d++) {
         pthread_mutex_lock(&fake.devices[d].lock);
@@ -210,6 +214,7 @@ static void fake_start(void)
     for (int d = 0; d < FAKE_MAX_DEVICES; d++)
         pthread_mutex_init(&fake.devices[d].lock, NULL);
     (void)thread_start(callback_main, &fake);
+    fake_owner = getpid();
     atexit(fake_teardown);
 }
 
