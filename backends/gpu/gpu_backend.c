@@ -25,14 +25,26 @@ static tp_status event_create(int device, unsigned flags, tp_event **out)
     return gpu_plain_event_create(device, flags, out);
 }
 
+/* A host function (gpu_host_fn.c) holds its stream until it returns: a
+ * device-wide synchronize from one would wait for it forever. */
+static tp_status device_synchronize(int device)
+{
+    if (TP_UNLIKELY(gpu_host_fn_on_device(device)))
+        return gpu.host->fail(TP_ERR_INVALID_ARGUMENT,
+                              "tp_device_synchronize: called from a host function on a stream of %s:%d, which "
+                              "would wait for itself forever",
+                              RT_BACKEND_NAME, device);
+    return gpu_device_synchronize(device);
+}
+
 /* What both tables share: everything but the entries that take an event. */
 #define GPU_SHARED_ENTRIES                                                                                         \
     .abi_version = TP_BACKEND_ABI_VERSION, .size = sizeof(tp_backend), .name = RT_BACKEND_NAME,                   \
     .type = RT_DEVICE_TYPE, .init = init, .device_count = gpu_device_count, .device_name = gpu_device_name,         \
-    .device_synchronize = gpu_device_synchronize, .stream_create = gpu_stream_create,                               \
+    .device_synchronize = device_synchronize,       .stream_create = gpu_stream_create,                               \
     .stream_from_native = gpu_stream_from_native, .stream_default = gpu_stream_default,                             \
     .stream_destroy = gpu_stream_destroy, .stream_query = gpu_stream_query,                                         \
-    .stream_synchronize = gpu_stream_synchronize, .stream_launch_host_fn = gpu_stream_launch_host_fn,               \
+    .stream_synchronize = gpu_stream_synchronize, .stream_launch_host_fn = gpu_host_fn_launch,                     \
     .stream_native = gpu_stream_native, .event_create = event_create, .event_ipc_import = gpu_event_ipc_import,     \
     .native_sample = gpu_native_sample, .snapshot_take = gpu_snapshot_take,                                           \
     .snapshot_release = gpu_snapshot_release, .snapshot_query = gpu_snapshot_query,                                 \

@@ -15,11 +15,18 @@
 extern "C" {
 #endif
 
+/* The entry of the GPU backend over a simulated runtime, for tests (tests/gpu_fake);
+ * the real runtimes' are core/builtin_backends.h's. */
+tp_status tp_backend_entry_fake(uint32_t core_abi, const tp_backend **out, char *reason,
+                                size_t reason_size);
+
 /* The entry of the runtime this file is compiled for. */
 #if defined(TPEVENT_GPU_CUDA)
 #define GPU_ENTRY tp_backend_entry_cuda
 #elif defined(TPEVENT_GPU_HIP)
 #define GPU_ENTRY tp_backend_entry_hip
+#elif defined(TPEVENT_GPU_FAKE)
+#define GPU_ENTRY tp_backend_entry_fake
 #endif
 
 #ifdef TPEVENT_GPU_MODULE

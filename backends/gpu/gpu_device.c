@@ -63,6 +63,7 @@ tp_status gpu_device_open(gpu_device *device)
                 .context_free = false,
             };
             atomic_init(&device->default_stream.relays, NULL);
+            atomic_init(&device->default_stream.host_queue, NULL);
             atomic_store_explicit(&device->open, true, memory_order_release);
         } else {
             status = gpu_fail_call(call, e);

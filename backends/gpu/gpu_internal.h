@@ -8,6 +8,9 @@
  * The files, each calling only the ones listed before it:
  *   gpu_device.c     the backend's state, devices (opened lazily), errors
  *   gpu_pool.c       pools of native events per device and flags
+ *   gpu_host_fn.c    host functions (rule 15): a thread per stream that runs
+ *                    them, the stream held meanwhile by a stream memory
+ *                    operation on a counter in mapped host memory; process exit
  *   gpu_stream.c     streams, and the relay streams a stream's relayed waits use
  *   gpu_event.c      plain (in-process) events: the hot paths, and the
  *                    per-thread cache of their structs
@@ -45,6 +48,11 @@
  *    runtime's lazy start would only adopt a context that exists already.
  *    elapsed_time, like everything that must switch devices, leaves the caller's
  *    current context (or its lack of one) as it found it.
+ *  - Host functions (rule 15; gpu_host_fn.c) run on a tpevent thread per stream,
+ *    started at the stream's first host function, never on the runtime's one
+ *    callback thread: host functions of two streams run at once, and may call
+ *    tpevent and the runtime. Where the device cannot hold a stream on host
+ *    memory, they go through the runtime's own host functions instead.
  *  - Interprocess events (rule 8; gpu_ipc.c) wrap the runtime's IPC event handles.
  *    A native event known to another process is "shared": it is never pooled and
  *    never replaced, its own state answers query and synchronize, and synchronize
@@ -74,6 +82,10 @@
 #elif defined(TPEVENT_GPU_HIP)
 #include "backends/gpu/runtime_hip.h"
 #define GPU_SYMBOL(name) tp_hip_##name
+#elif defined(TPEVENT_GPU_FAKE)
+/* A simulated runtime: this code's tests on a machine with no GPU (tests/gpu_fake). */
+#include "tests/gpu_fake/runtime_fake.h"
+#define GPU_SYMBOL(name) tp_fake_##name
 #else
 #error "define TPEVENT_GPU_CUDA or TPEVENT_GPU_HIP to pick the runtime mapping"
 #endif
@@ -96,13 +108,16 @@
 #define gpu_destroy_native GPU_SYMBOL(destroy_native)
 #define gpu_pool_take GPU_SYMBOL(pool_take)
 #define gpu_pool_give GPU_SYMBOL(pool_give)
+#define gpu_host_fn_launch GPU_SYMBOL(host_fn_launch)
+#define gpu_host_fn_stream_closed GPU_SYMBOL(host_fn_stream_closed)
+#define gpu_host_fn_would_wait_for_itself GPU_SYMBOL(host_fn_would_wait_for_itself)
+#define gpu_host_fn_on_device GPU_SYMBOL(host_fn_on_device)
 #define gpu_stream_create GPU_SYMBOL(stream_create)
 #define gpu_stream_from_native GPU_SYMBOL(stream_from_native)
 #define gpu_stream_default GPU_SYMBOL(stream_default)
 #define gpu_stream_destroy GPU_SYMBOL(stream_destroy)
 #define gpu_stream_query GPU_SYMBOL(stream_query)
 #define gpu_stream_synchronize GPU_SYMBOL(stream_synchronize)
-#define gpu_stream_launch_host_fn GPU_SYMBOL(stream_launch_host_fn)
 #define gpu_stream_native GPU_SYMBOL(stream_native)
 #define gpu_stream_relay GPU_SYMBOL(stream_relay)
 #define gpu_record_native GPU_SYMBOL(record_native)
@@ -177,6 +192,7 @@ typedef struct gpu_retired_list {
 
 struct gpu_device;
 struct gpu_import;
+typedef struct gpu_host_queue gpu_host_queue;
 
 typedef struct gpu_stream {
     tp_stream head;
@@ -190,6 +206,10 @@ typedef struct gpu_stream {
     /* Relay streams of this stream's relayed waits, one per device, made on first
      * need (gpu_stream_relay): NULL, or an array of gpu.device_count. */
     _Atomic(_Atomic(rt_stream) *) relays;
+    /* Its host functions' thread and queue (gpu_host_fn.c), made at its first
+     * host function; NULL before, and for good where the device cannot hold a
+     * stream on host memory. */
+    _Atomic(struct gpu_host_queue *) host_queue;
 } gpu_stream;
 
 typedef struct gpu_device {
@@ -267,6 +287,28 @@ tp_status gpu_pool_take(gpu_device *device, unsigned flags, rt_event *out);
  * not be reached yet; it is handed out again only once a query says it is. */
 void gpu_pool_give(gpu_device *device, unsigned flags, rt_event event, bool maybe_pending);
 
+/* =============================================================== gpu_host_fn.c */
+
+/*
+ * tp_stream_launch_host_fn: fn(arg) runs on the stream's host-function thread once
+ * the stream reaches this point; the stream is held until fn returns. Refused once
+ * the process is exiting (nothing runs after exit began).
+ */
+tp_status gpu_host_fn_launch(tp_stream *stream, void (*fn)(void *), void *arg);
+
+/* The stream is being destroyed: its host-function thread runs what is queued,
+ * then frees what it holds. No call on the stream follows. */
+void gpu_host_fn_stream_closed(gpu_stream *stream);
+
+/* Whether the calling thread is running a host function that `stream` waits for:
+ * one of that very stream, or (where the default stream waits for every stream,
+ * RT_DEFAULT_STREAM_WAITS_FOR_ALL) any of the default stream's device. */
+bool gpu_host_fn_would_wait_for_itself(const gpu_stream *stream);
+
+/* Whether the calling thread is running a host function of a stream of the
+ * device: a device-wide synchronize would wait for it forever. */
+bool gpu_host_fn_on_device(int device);
+
 /* ================================================================ gpu_stream.c */
 
 static inline gpu_stream *gpu_as_stream(tp_stream *stream)
@@ -303,7 +345,6 @@ tp_status gpu_stream_default(int device, tp_stream **out);
 tp_status gpu_stream_destroy(tp_stream *stream);
 tp_status gpu_stream_query(tp_stream *stream, bool *idle);
 tp_status gpu_stream_synchronize(tp_stream *stream);
-tp_status gpu_stream_launch_host_fn(tp_stream *stream, void (*fn)(void *), void *arg);
 void *gpu_stream_native(tp_stream *stream);
 
 /*

@@ -16,6 +16,15 @@ function(tpevent_gpu_mode option out)
   endif()
 endfunction()
 
+# tpevent_gpu_sources(<out-var>): the backend's sources, for the modules below and
+# for tests/gpu_fake, which builds them over a simulated runtime.
+function(tpevent_gpu_sources out)
+  set(sources gpu_device.c gpu_pool.c gpu_host_fn.c gpu_stream.c gpu_event.c gpu_ipc.c gpu_ipc_event.c gpu_snapshot.c
+      gpu_sample.c gpu_backend.c)
+  list(TRANSFORM sources PREPEND "${PROJECT_SOURCE_DIR}/backends/gpu/")
+  set(${out} ${sources} PARENT_SCOPE)
+endfunction()
+
 # tpevent_gpu_module(<runtime> <link items...>), runtime CUDA or HIP:
 #   tpevent_backend_<runtime>_objects  OBJECT library of the backend, its entry
 #                                      tp_backend_entry_<runtime> not exported; the
@@ -26,8 +35,7 @@ endfunction()
 function(tpevent_gpu_module runtime)
   string(TOLOWER ${runtime} name)
   set(objects tpevent_backend_${name}_objects)
-  set(sources gpu_device.c gpu_pool.c gpu_stream.c gpu_event.c gpu_ipc.c gpu_ipc_event.c gpu_snapshot.c gpu_sample.c gpu_backend.c)
-  list(TRANSFORM sources PREPEND "${PROJECT_SOURCE_DIR}/backends/gpu/")
+  tpevent_gpu_sources(sources)
   add_library(${objects} OBJECT ${sources})
   target_compile_definitions(${objects} PUBLIC TPEVENT_GPU_${runtime})
   target_include_directories(${objects} PRIVATE "${PROJECT_SOURCE_DIR}/include" "${PROJECT_SOURCE_DIR}")

@@ -1,14 +1,17 @@
 /*
  * Streams: created (non-blocking, with a priority), wrapped from a native handle,
- * or the device's default stream; and each stream's relay streams.
+ * or the device's default stream; and each stream's relay streams. Host functions
+ * are gpu_host_fn.c's; a stream only makes room for them and tells them when it is
+ * destroyed.
  */
 #include "backends/gpu/gpu_internal.h"
 
 #include <stdlib.h>
 
 /*
- * Everything but records and waits done to a stream (host functions, query,
- * synchronize, destroy) runs with the stream's device current, as PyTorch does:
+ * Everything but records and waits done to a stream (query, synchronize, destroy;
+ * host functions alike, in gpu_host_fn.c) runs with the stream's device current, as
+ * PyTorch does:
  * for cudaLaunchHostFunc on a stream of another device than the current one, CUDA
  * 13's driver reports "stream does not belong to the expected context" (seen under
  * cuda-gdb). None of these is on a budgeted hot path.
@@ -39,6 +42,7 @@ static gpu_stream *stream_wrap(gpu_device *device, rt_stream native, int priorit
     stream->follows_current_device = follows;
     stream->context_free = !follows && gpu_lazy_start_is_harmless();
     atomic_init(&stream->relays, NULL);
+    atomic_init(&stream->host_queue, NULL);
     return stream;
 }
 
@@ -144,6 +148,7 @@ tp_status gpu_stream_destroy(tp_stream *base)
 {
     gpu_stream *stream = gpu_as_stream(base);
     rt_error e = RT_SUCCESS;
+    gpu_host_fn_stream_closed(stream); /* its host functions still run (rule 9) */
     destroy_relays(stream);
     if (!(base->kind & TP_STREAM_BORROWED))
         e = destroy_native_stream(stream->device, stream->native);
@@ -167,9 +172,19 @@ tp_status gpu_stream_query(tp_stream *base, bool *idle)
     return gpu_fail_call(RT_CALL("StreamQuery"), e);
 }
 
+TP_COLD static tp_status waits_for_itself(const gpu_stream *stream)
+{
+    return gpu.host->fail(TP_ERR_INVALID_ARGUMENT,
+                          "tp_stream_synchronize: called from a host function on the %s:%d stream it would wait for, "
+                          "which would wait for itself forever",
+                          RT_BACKEND_NAME, stream->device->index);
+}
+
 tp_status gpu_stream_synchronize(tp_stream *base)
 {
     gpu_stream *stream = gpu_as_stream(base);
+    if (TP_UNLIKELY(gpu_host_fn_would_wait_for_itself(stream)))
+        return waits_for_itself(stream);
     rt_guard guard;
     rt_error e = stream_enter_device(stream, &guard);
     if (TP_UNLIKELY(e != RT_SUCCESS))
@@ -177,18 +192,6 @@ tp_status gpu_stream_synchronize(tp_stream *base)
     e = rt_stream_synchronize(stream->native);
     rt_guard_leave(&guard);
     return TP_LIKELY(e == RT_SUCCESS) ? TP_OK : gpu_fail_call(RT_CALL("StreamSynchronize"), e);
-}
-
-tp_status gpu_stream_launch_host_fn(tp_stream *base, void (*fn)(void *), void *arg)
-{
-    gpu_stream *stream = gpu_as_stream(base);
-    rt_guard guard;
-    rt_error e = stream_enter_device(stream, &guard);
-    if (TP_UNLIKELY(e != RT_SUCCESS))
-        return gpu_fail_call(RT_CALL("SetDevice"), e);
-    e = rt_launch_host_fn(stream->native, fn, arg);
-    rt_guard_leave(&guard);
-    return TP_LIKELY(e == RT_SUCCESS) ? TP_OK : gpu_fail_call(RT_CALL("LaunchHostFunc"), e);
 }
 
 void *gpu_stream_native(tp_stream *base)

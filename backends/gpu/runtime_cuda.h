@@ -16,6 +16,7 @@
 #include <cuda_runtime_api.h>
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -45,6 +46,11 @@ typedef cudaEvent_t rt_event;
  * blocking streams, and not with the non-blocking ones tpevent creates.
  */
 #define RT_DEFAULT_STREAM cudaStreamLegacy
+
+/* Synchronizing the legacy stream waits for blocking streams only, and the streams
+ * tpevent creates are non-blocking: a host function on one of them may synchronize
+ * the default stream. */
+#define RT_DEFAULT_STREAM_WAITS_FOR_ALL 0
 
 /* CUDA allows recording an event again while its previous record is pending: the
  * new record replaces the old one. */
@@ -202,6 +208,10 @@ typedef struct rt_driver_api {
     CUresult (*primary_ctx_retain)(CUcontext *, CUdevice);
     CUresult (*primary_ctx_release)(CUdevice);
     CUresult (*primary_ctx_get_state)(CUdevice, unsigned *, int *);
+    /* Optional (NULL where the driver lacks them): host functions then go through
+     * cudaLaunchHostFunc (see "host functions" below). */
+    CUresult (*device_get_attribute)(int *, CUdevice_attribute, CUdevice);
+    CUresult (*stream_wait_value64)(CUstream, CUdeviceptr, cuuint64_t, unsigned);
 } rt_driver_api;
 
 /* Filled once by rt_runtime_start, read-only afterwards. Defined once, in
@@ -210,9 +220,10 @@ typedef struct rt_driver_api {
 extern rt_driver_api rt_driver __attribute__((visibility("hidden")));
 
 /*
- * cudart's error codes equal the driver's for every error these context calls
- * can return (invalid value, invalid device, invalid context, deinitialised...),
- * so a CUresult is reported through the same names.
+ * cudart's error codes equal the driver's for every error these context and
+ * stream-memory-operation calls can return (invalid value, invalid device, invalid
+ * context, invalid handle, not supported, deinitialised...), so a CUresult is
+ * reported through the same names.
  */
 static inline rt_error rt_from_driver(CUresult r) { return (rt_error)r; }
 
@@ -248,12 +259,24 @@ static inline rt_error rt_runtime_start(const char **what)
         {"cuDevicePrimaryCtxRelease", offsetof(rt_driver_api, primary_ctx_release)},
         {"cuDevicePrimaryCtxGetState", offsetof(rt_driver_api, primary_ctx_get_state)},
     };
+    static const struct {
+        const char *name;
+        size_t offset;
+    } optional[] = {
+        {"cuDeviceGetAttribute", offsetof(rt_driver_api, device_get_attribute)},
+        {"cuStreamWaitValue64", offsetof(rt_driver_api, stream_wait_value64)},
+    };
     for (size_t i = 0; i < sizeof symbols / sizeof symbols[0]; i++) {
         rt_error e = rt_driver_symbol(symbols[i].name, (void **)((char *)&rt_driver + symbols[i].offset));
         if (e != RT_SUCCESS) {
             *what = symbols[i].name;
             return e;
         }
+    }
+    for (size_t i = 0; i < sizeof optional / sizeof optional[0]; i++) {
+        void **fn = (void **)((char *)&rt_driver + optional[i].offset);
+        if (rt_driver_symbol(optional[i].name, fn) != RT_SUCCESS)
+            *fn = NULL;
     }
     return RT_SUCCESS;
 }
@@ -383,6 +406,100 @@ static inline void rt_guard_leave(rt_guard *g)
         CUcontext popped;
         (void)rt_driver.ctx_pop_current(&popped);
     }
+}
+
+/* ---------------------------------------------------------- host functions
+ *
+ * What gpu_host_fn.c holds a stream with while a host function runs on its own
+ * thread: a stream memory operation (cuStreamWaitValue64, a driver call reached
+ * through the entry-point query like the context calls above) on a 64-bit counter
+ * in page-locked host memory mapped into the device (cudaHostAlloc with
+ * cudaHostAllocMapped: managed memory is refused by memory operations). The CPU
+ * releases the stream with a store; no runtime thread is blocked meanwhile.
+ *
+ * CUDA's comparison is cyclic: the wait passes once (int64_t)(*addr - value) >= 0.
+ * So the counter is raised, never set to "everything": UINT64_MAX would not pass a
+ * wait for 5. The shared code keeps every value below 2^63 (HIP's comparison is a
+ * plain one) and releases by adding 2^62.
+ */
+typedef CUdeviceptr rt_device_ptr;
+
+/* `bytes` further into the same mapping. */
+static inline rt_device_ptr rt_device_ptr_offset(rt_device_ptr p, size_t bytes) { return p + bytes; }
+
+/* The calls' names, for messages (they are not cudart's). */
+#define RT_HOST_ALLOC_CALL "cudaHostAlloc"
+#define RT_WAIT_VALUE_CALL "cuStreamWaitValue64"
+
+/* Both need the device current: the memory is mapped for its context. */
+static inline rt_error rt_host_alloc_mapped(void **host, size_t size)
+{
+    return cudaHostAlloc(host, size, cudaHostAllocMapped);
+}
+static inline rt_error rt_host_device_pointer(rt_device_ptr *device, void *host)
+{
+    void *pointer = NULL;
+    rt_error e = cudaHostGetDevicePointer(&pointer, host, 0);
+    if (e == RT_SUCCESS)
+        *device = (CUdeviceptr)(uintptr_t)pointer;
+    return e;
+}
+static inline rt_error rt_host_free(void *host) { return cudaFreeHost(host); }
+
+/*
+ * Whether streams of the device can wait on a 64-bit value in mapped host memory;
+ * if not, *why says what is missing. Seen on the H200 (CUDA 13): supported. The
+ * device must be able to map host memory, too.
+ */
+static inline bool rt_stream_wait_value_supported(int device, const char **why)
+{
+    CUdevice dev;
+    int value = 0;
+    if (!rt_driver.stream_wait_value64 || !rt_driver.device_get_attribute) {
+        *why = "the driver has no cuStreamWaitValue64";
+        return false;
+    }
+    if (rt_driver.device_get(&dev, device) != CUDA_SUCCESS ||
+        rt_driver.device_get_attribute(&value, CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS, dev) !=
+            CUDA_SUCCESS ||
+        value == 0) {
+        *why = "CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS is 0";
+        return false;
+    }
+    if (rt_driver.device_get_attribute(&value, CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY, dev) != CUDA_SUCCESS ||
+        value == 0) {
+        *why = "the device cannot map host memory";
+        return false;
+    }
+    return true;
+}
+
+/* Holds later work on the stream until the counter at `counter` reaches `value`
+ * (cyclically, see above). */
+static inline rt_error rt_stream_wait_value64(rt_stream s, rt_device_ptr counter, uint64_t value)
+{
+    return rt_from_driver(rt_driver.stream_wait_value64((CUstream)s, counter, value, CU_STREAM_WAIT_VALUE_GEQ));
+}
+
+/*
+ * Capture. Whether someone (torch.cuda.graph on a wrapped stream) is capturing the
+ * stream: legal to ask during any capture. An error (the legacy stream while a
+ * blocking stream captures) counts as capturing: the runtime's own call then says
+ * what is wrong. Needs the stream's device current for the default handles.
+ */
+static inline bool rt_stream_capturing(rt_stream s)
+{
+    enum cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    return cudaStreamIsCapturing(s, &status) != RT_SUCCESS || status != cudaStreamCaptureStatusNone;
+}
+
+/* The calling thread's potentially unsafe calls (event queries, synchronizes) no
+ * longer invalidate another thread's capture in global mode: for tpevent's own
+ * threads, which never capture. */
+static inline void rt_thread_relax_capture(void)
+{
+    enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    (void)cudaThreadExchangeStreamCaptureMode(&mode);
 }
 
 #endif /* TPEVENT_BACKENDS_GPU_RUNTIME_CUDA_H */

@@ -13,6 +13,7 @@
 #include <hip/hip_runtime_api.h>
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +45,10 @@ typedef hipEvent_t rt_event;
  * not wait for the NULL stream. HIP 5.2 has no hipStreamLegacy to name it by.
  */
 #define RT_DEFAULT_STREAM ((hipStream_t)0)
+
+/* Hence a host function on any stream of the device must not synchronize the
+ * default stream: it would wait for the host function's own stream. */
+#define RT_DEFAULT_STREAM_WAITS_FOR_ALL 1
 
 /*
  * HIP differs from CUDA: recording an event whose previous record is still pending
@@ -278,6 +283,61 @@ static inline void rt_guard_leave(rt_guard *g)
 {
     if (g->saved_device >= 0)
         (void)hipSetDevice(g->saved_device);
+}
+
+/* ---------------------------------------------------------- host functions
+ *
+ * The same hold as CUDA's (see runtime_cuda.h): hipStreamWaitValue64 on a 64-bit
+ * counter in mapped host memory. HIP differs from CUDA: the wait takes a mask
+ * (all ones here) and compares plainly, *counter >= value (the shared code keeps
+ * every value below 2^63, so signed or not makes no difference); support is told
+ * by hipDeviceAttributeCanUseStreamWaitValue. The memory is coherent, so the
+ * device sees the CPU's store without a flush. Not tried on hardware here.
+ */
+typedef void *rt_device_ptr;
+
+static inline rt_device_ptr rt_device_ptr_offset(rt_device_ptr p, size_t bytes) { return (char *)p + bytes; }
+
+#define RT_HOST_ALLOC_CALL "hipHostMalloc"
+#define RT_WAIT_VALUE_CALL "hipStreamWaitValue64"
+
+static inline rt_error rt_host_alloc_mapped(void **host, size_t size)
+{
+    return hipHostMalloc(host, size, hipHostMallocMapped | hipHostMallocCoherent);
+}
+static inline rt_error rt_host_device_pointer(rt_device_ptr *device, void *host)
+{
+    return hipHostGetDevicePointer(device, host, 0);
+}
+static inline rt_error rt_host_free(void *host) { return hipHostFree(host); }
+
+static inline bool rt_stream_wait_value_supported(int device, const char **why)
+{
+    int value = 0;
+    if (hipDeviceGetAttribute(&value, hipDeviceAttributeCanUseStreamWaitValue, device) != hipSuccess ||
+        value == 0) {
+        *why = "hipDeviceAttributeCanUseStreamWaitValue is 0";
+        return false;
+    }
+    return true;
+}
+
+static inline rt_error rt_stream_wait_value64(rt_stream s, rt_device_ptr counter, uint64_t value)
+{
+    return hipStreamWaitValue64(s, counter, value, hipStreamWaitValueGte, UINT64_MAX);
+}
+
+/* As CUDA's (runtime_cuda.h). */
+static inline bool rt_stream_capturing(rt_stream s)
+{
+    hipStreamCaptureStatus status = hipStreamCaptureStatusNone;
+    return hipStreamIsCapturing(s, &status) != hipSuccess || status != hipStreamCaptureStatusNone;
+}
+
+static inline void rt_thread_relax_capture(void)
+{
+    hipStreamCaptureMode mode = hipStreamCaptureModeRelaxed;
+    (void)hipThreadExchangeStreamCaptureMode(&mode);
 }
 
 /* HIP's mapping keeps no state of its own. */

@@ -216,9 +216,20 @@ TP_API tp_status tp_stream_wait_stream(tp_stream *stream, tp_stream *other);
  */
 TP_API tp_status tp_stream_record_event(tp_stream *stream, tp_event **event);
 
-/* Runs fn(arg) on a host thread once all earlier work on the stream is done; later
- * work on the stream waits for it to return. fn must not call into the same stream
- * synchronously (synchronize it), as on CUDA. */
+/*
+ * Runs fn(arg) on a host thread once all earlier work on the stream is done; later
+ * work on the stream waits for it to return. Rule 15: a host function never delays
+ * host functions or work of another stream, and may call tpevent and the device's
+ * runtime; on CUDA and HIP it runs on a tpevent thread of the stream's own, the
+ * stream held meanwhile by a stream memory operation (where the device cannot do
+ * that, it falls back on cudaLaunchHostFunc / hipStreamAddCallback, which run one at
+ * a time on the runtime's thread and must not call the runtime: see the README).
+ * fn must not wait for its own stream: synchronizing it, or its device, fails with
+ * TP_ERR_INVALID_ARGUMENT. Once the process is exiting (tpevent's atexit handler
+ * has run), no further host function of a CUDA or HIP stream starts on tpevent's
+ * threads, streams held for them are released, and this call fails with
+ * TP_ERR_BACKEND; one already running is not waited for.
+ */
 TP_API tp_status tp_stream_launch_host_fn(tp_stream *stream, void (*fn)(void *), void *arg);
 
 /* The native stream (cudaStream_t, hipStream_t, the CPU stream itself). */

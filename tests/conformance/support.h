@@ -3,8 +3,11 @@
  * blocks until the test opens it, so a test can hold a stream busy for as long as it
  * likes on any backend, look at what is and is not done, then let it go.
  *
- * Written so that no test needs a host function of one stream to run while a gate
- * of another stream is closed: CUDA and HIP may run all host functions on one thread.
+ * Written so that no test but rule 15's needs a host function of one stream to run
+ * while a gate of another stream is closed: the runtimes' own host functions
+ * (cudaLaunchHostFunc, which tpevent falls back on where a device cannot hold a
+ * stream on host memory) run on one thread for all streams. Rule 15's tests
+ * (rules_13_16.c) are the ones that check host functions do not hold each other back.
  */
 #ifndef TPEVENT_TESTS_CONFORMANCE_SUPPORT_H
 #define TPEVENT_TESTS_CONFORMANCE_SUPPORT_H

@@ -1,0 +1,607 @@
+/*
+ * The simulated runtime behind runtime_fake.h (what it models: see there).
+ *
+ * Every stream has a thread that takes its operations in order. Waiting (on a
+ * record, a stream, a device, a counter) polls every FAKE_POLL_NS: simple, and
+ * slow enough that nothing here hides a missed wake-up of the code under test.
+ * Stream structs are never freed (a destroyed stream is kept, drained, on its
+ * device's list), so a device-wide synchronize may look at any of them.
+ */
+#define _GNU_SOURCE /* pthread_setname_np */
+#include "tests/gpu_fake/runtime_fake.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#define FAKE_MAX_DEVICES 8
+#define FAKE_POLL_NS 20000L
+
+typedef struct fake_record {
+    atomic_int refs;
+    atomic_bool reached;
+    _Atomic uint64_t time_ns;
+} fake_record;
+
+enum { OP_RECORD, OP_WAIT_EVENT, OP_HOST_FN, OP_WAIT_VALUE };
+
+typedef struct fake_op {
+    struct fake_op *next;
+    int kind;
+    fake_record *record;
+    void (*fn)(void *);
+    void *arg;
+    _Atomic uint64_t *counter;
+    uint64_t value;
+} fake_op;
+
+struct fake_stream {
+    struct fake_stream *next_on_device; /* under the device's lock */
+    int device;
+    int priority;
+    pthread_mutex_t lock;
+    pthread_cond_t work;
+    fake_op *first, *last; /* under lock */
+    uint64_t submitted;     /* under lock */
+    _Atomic uint64_t completed;
+    atomic_bool in_wait_value; /* its thread waits on host memory now */
+    bool destroyed;            /* under lock */
+    atomic_bool drained;       /* destroyed and done: its thread is gone */
+};
+
+struct fake_event {
+    int device;
+    unsigned flags;
+    pthread_mutex_t lock;
+    fake_record *latest; /* under lock; NULL: never recorded */
+};
+
+typedef struct fake_device {
+    pthread_mutex_t lock;
+    rt_stream streams; /* every stream ever made, the default one included */
+    rt_stream default_stream;
+} fake_device;
+
+/* The runtime's one thread for host functions, as CUDA's. */
+typedef struct fake_callback {
+    struct fake_callback *next;
+    void (*fn)(void *);
+    void *arg;
+    atomic_bool done;
+} fake_callback;
+
+static struct {
+    pthread_once_t once;
+    int device_count;
+    bool wait_value;
+    fake_device devices[FAKE_MAX_DEVICES];
+    pthread_mutex_t callback_lock;
+    pthread_cond_t callback_ready;
+    fake_callback *callbacks, *callbacks_last;
+} fake = {.once = PTHREAD_ONCE_INIT,
+          .callback_lock = PTHREAD_MUTEX_INITIALIZER,
+          .callback_ready = PTHREAD_COND_INITIALIZER};
+
+static _Thread_local int current_device;
+
+static uint64_t now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* Sleeps between two looks, longer each time up to a millisecond: a long wait
+ * costs next to no CPU (rule 5's blocking synchronize is timed on CPU use). */
+typedef struct backoff {
+    long ns;
+} backoff;
+#define BACKOFF_INIT {FAKE_POLL_NS}
+
+static void poll_pause_for(backoff *b)
+{
+    struct timespec t = {0, b->ns};
+    nanosleep(&t, NULL);
+    if (b->ns < 1000000L)
+        b->ns *= 2;
+}
+
+static void record_unref(fake_record *record)
+{
+    if (record && atomic_fetch_sub(&record->refs, 1) == 1)
+        free(record);
+}
+
+static void *thread_start(void *(*main)(void *), void *arg)
+{
+    /* Signals go to the program's threads, as for tpevent's own. */
+    sigset_t all, previous;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &previous);
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_t thread;
+    int err = pthread_create(&thread, &attr, main, arg);
+    pthread_attr_destroy(&attr);
+    pthread_sigmask(SIG_SETMASK, &previous, NULL);
+    return err == 0 ? arg : NULL;
+}
+
+/* ------------------------------------------------------- the callback thread */
+
+static void *callback_main(void *arg)
+{
+    (void)arg;
+    pthread_setname_np(pthread_self(), "fake-callbacks");
+    pthread_mutex_lock(&fake.callback_lock);
+    for (;;) {
+        while (!fake.callbacks)
+            pthread_cond_wait(&fake.callback_ready, &fake.callback_lock);
+        fake_callback *call = fake.callbacks;
+        fake.callbacks = call->next;
+        if (!fake.callbacks)
+            fake.callbacks_last = NULL;
+        pthread_mutex_unlock(&fake.callback_lock);
+        call->fn(call->arg);
+        atomic_store(&call->done, true);
+        pthread_mutex_lock(&fake.callback_lock);
+    }
+    return NULL;
+}
+
+/* Runs fn on the callback thread; returns when it has. */
+static void run_on_callback_thread(void (*fn)(void *), void *arg)
+{
+    fake_callback call = {NULL, fn, arg, false};
+    pthread_mutex_lock(&fake.callback_lock);
+    if (fake.callbacks_last)
+        fake.callbacks_last->next = &call;
+    else
+        fake.callbacks = &call;
+    fake.callbacks_last = &call;
+    pthread_cond_signal(&fake.callback_ready);
+    pthread_mutex_unlock(&fake.callback_lock);
+    backoff b = BACKOFF_INIT;
+    while (!atomic_load(&call.done))
+        poll_pause_for(&b);
+}
+
+/* --------------------------------------------------------------- teardown */
+
+/*
+ * Registered at the runtime's start, so it runs after tpevent's exit handler, as
+ * a driver's teardown would: a stream still held by a wait on host memory then
+ * (nobody will ever write the value) is the hang the shared code must prevent.
+ */
+static pid_t fake_owner;
+
+static void fake_teardown(void)
+{
+    if (getpid() != fake_owner)
+        return; /* a forked child: the streams are its parent's */
+    uint64_t deadline = now_ns() + 5000000000u;
+    for (int d = 0; d < fake.device_count; d++) {
+        pthread_mutex_lock(&fake.devices[d].lock);
+        rt_stream streams = fake.devices[d].streams;
+        pthread_mutex_unlock(&fake.devices[d].lock);
+        for (rt_stream s = streams; s; s = s->next_on_device) {
+            backoff b = BACKOFF_INIT;
+            while (atomic_load(&s->in_wait_value)) {
+                if (now_ns() > deadline) {
+                    static const char message[] = "fake runtime: at exit, a stream is still held by a wait on "
+                                                  "host memory that nobody will release\n";
+                    ssize_t written = write(STDERR_FILENO, message, sizeof message - 1);
+                    (void)written;
+                    _exit(86);
+                }
+                poll_pause_for(&b);
+            }
+        }
+    }
+}
+
+static void fake_start(void)
+{
+    const char *count = getenv("TPEVENT_FAKE_DEVICES");
+    fake.device_count = count ? atoi(count) : 2;
+    if (fake.device_count < 0 || fake.device_count > FAKE_MAX_DEVICES)
+        fake.device_count = 0;
+    fake.wait_value = getenv("TPEVENT_FAKE_NO_WAIT_VALUE") == NULL;
+    for (int d = 0; d < FAKE_MAX_DEVICES; d++)
+        pthread_mutex_init(&fake.devices[d].lock, NULL);
+    (void)thread_start(callback_main, &fake);
+    fake_owner = getpid();
+    atexit(fake_teardown);
+}
+
+const char *fake_error_name(rt_error e)
+{
+    return e == FAKE_SUCCESS               ? "fakeSuccess"
+           : e == FAKE_ERROR_INVALID_VALUE  ? "fakeErrorInvalidValue"
+           : e == FAKE_ERROR_OUT_OF_MEMORY  ? "fakeErrorMemoryAllocation"
+           : e == FAKE_ERROR_INVALID_HANDLE ? "fakeErrorInvalidResourceHandle"
+           : e == FAKE_ERROR_NOT_READY      ? "fakeErrorNotReady"
+           : e == FAKE_ERROR_NOT_SUPPORTED  ? "fakeErrorNotSupported"
+                                            : "fakeErrorUnknown";
+}
+
+rt_error fake_device_count(int *count)
+{
+    pthread_once(&fake.once, fake_start);
+    *count = fake.device_count;
+    return fake.device_count > 0 ? RT_SUCCESS : FAKE_ERROR_INVALID_VALUE;
+}
+
+int fake_current_device(void) { return current_device; }
+void fake_set_current_device(int device) { current_device = device; }
+bool fake_wait_value_supported(void) { return fake.wait_value; }
+
+/* ----------------------------------------------------------------- streams */
+
+static void run_op(rt_stream s, fake_op *op)
+{
+    switch (op->kind) {
+    case OP_RECORD:
+        atomic_store(&op->record->time_ns, now_ns());
+        atomic_store(&op->record->reached, true);
+        record_unref(op->record);
+        break;
+    case OP_WAIT_EVENT: {
+        backoff b = BACKOFF_INIT;
+        while (!atomic_load(&op->record->reached))
+            poll_pause_for(&b);
+        record_unref(op->record);
+        break;
+    }
+    case OP_HOST_FN:
+        run_on_callback_thread(op->fn, op->arg);
+        break;
+    case OP_WAIT_VALUE: {
+        atomic_store(&s->in_wait_value, true);
+        /* CUDA's comparison: cyclic, so UINT64_MAX would not pass a wait for 5. */
+        backoff b = BACKOFF_INIT;
+        while ((int64_t)(atomic_load(op->counter) - op->value) < 0)
+            poll_pause_for(&b);
+        atomic_store(&s->in_wait_value, false);
+        break;
+    }
+    }
+    free(op);
+}
+
+static void *stream_main(void *arg)
+{
+    rt_stream s = arg;
+    char name[16];
+    snprintf(name, sizeof name, "fake-stream:%d", s->device);
+    pthread_setname_np(pthread_self(), name);
+    pthread_mutex_lock(&s->lock);
+    for (;;) {
+        while (!s->first && !s->destroyed)
+            pthread_cond_wait(&s->work, &s->lock);
+        fake_op *op = s->first;
+        if (!op)
+            break;
+        s->first = op->next;
+        if (!s->first)
+            s->last = NULL;
+        pthread_mutex_unlock(&s->lock);
+        run_op(s, op);
+        pthread_mutex_lock(&s->lock);
+        atomic_fetch_add(&s->completed, 1);
+    }
+    pthread_mutex_unlock(&s->lock);
+    atomic_store(&s->drained, true);
+    return NULL;
+}
+
+static rt_stream stream_new(int device, int priority)
+{
+    rt_stream s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->device = device;
+    s->priority = priority;
+    pthread_mutex_init(&s->lock, NULL);
+    pthread_cond_init(&s->work, NULL);
+    if (!thread_start(stream_main, s)) {
+        free(s);
+        return NULL;
+    }
+    fake_device *d = &fake.devices[device];
+    pthread_mutex_lock(&d->lock);
+    s->next_on_device = d->streams;
+    d->streams = s;
+    pthread_mutex_unlock(&d->lock);
+    return s;
+}
+
+/* NULL: the current device's default stream, made on first use. */
+static rt_stream resolve(rt_stream s)
+{
+    if (s)
+        return s;
+    fake_device *d = &fake.devices[current_device];
+    pthread_mutex_lock(&d->lock);
+    rt_stream found = d->default_stream;
+    pthread_mutex_unlock(&d->lock);
+    if (found)
+        return found;
+    rt_stream made = stream_new(current_device, 0);
+    pthread_mutex_lock(&d->lock);
+    if (!d->default_stream)
+        d->default_stream = made; /* a loser's stream stays unused on the list */
+    found = d->default_stream;
+    pthread_mutex_unlock(&d->lock);
+    return found;
+}
+
+static rt_error push(rt_stream s, fake_op *op)
+{
+    s = resolve(s);
+    if (!s) {
+        free(op);
+        return FAKE_ERROR_OUT_OF_MEMORY;
+    }
+    pthread_mutex_lock(&s->lock);
+    if (s->destroyed) {
+        pthread_mutex_unlock(&s->lock);
+        free(op);
+        return FAKE_ERROR_INVALID_HANDLE;
+    }
+    op->next = NULL;
+    if (s->last)
+        s->last->next = op;
+    else
+        s->first = op;
+    s->last = op;
+    s->submitted++;
+    pthread_cond_signal(&s->work);
+    pthread_mutex_unlock(&s->lock);
+    return RT_SUCCESS;
+}
+
+static fake_op *op_new(int kind)
+{
+    fake_op *op = calloc(1, sizeof *op);
+    if (op)
+        op->kind = kind;
+    return op;
+}
+
+rt_error fake_stream_create(rt_stream *stream, int priority)
+{
+    rt_stream s = stream_new(current_device, priority);
+    if (!s)
+        return FAKE_ERROR_OUT_OF_MEMORY;
+    *stream = s;
+    return RT_SUCCESS;
+}
+
+rt_error fake_stream_destroy(rt_stream s)
+{
+    if (!s)
+        return FAKE_ERROR_INVALID_HANDLE;
+    pthread_mutex_lock(&s->lock);
+    s->destroyed = true;
+    pthread_cond_signal(&s->work);
+    pthread_mutex_unlock(&s->lock);
+    return RT_SUCCESS;
+}
+
+static uint64_t submitted_now(rt_stream s)
+{
+    pthread_mutex_lock(&s->lock);
+    uint64_t submitted = s->submitted;
+    pthread_mutex_unlock(&s->lock);
+    return submitted;
+}
+
+rt_error fake_stream_query(rt_stream s)
+{
+    s = resolve(s);
+    return atomic_load(&s->completed) >= submitted_now(s) ? RT_SUCCESS : FAKE_ERROR_NOT_READY;
+}
+
+rt_error fake_stream_synchronize(rt_stream s)
+{
+    s = resolve(s);
+    uint64_t target = submitted_now(s);
+    backoff b = BACKOFF_INIT;
+    while (atomic_load(&s->completed) < target)
+        poll_pause_for(&b);
+    return RT_SUCCESS;
+}
+
+rt_error fake_device_synchronize(void)
+{
+    fake_device *d = &fake.devices[current_device];
+    pthread_mutex_lock(&d->lock);
+    rt_stream streams = d->streams;
+    pthread_mutex_unlock(&d->lock);
+    for (rt_stream s = streams; s; s = s->next_on_device) {
+        uint64_t target = submitted_now(s);
+        backoff b = BACKOFF_INIT;
+        while (atomic_load(&s->completed) < target)
+            poll_pause_for(&b);
+    }
+    return RT_SUCCESS;
+}
+
+rt_error fake_stream_priority(rt_stream s, int *priority)
+{
+    *priority = resolve(s)->priority;
+    return RT_SUCCESS;
+}
+
+rt_error fake_stream_device(rt_stream s, int *device)
+{
+    *device = resolve(s)->device;
+    return RT_SUCCESS;
+}
+
+rt_error fake_launch_host_fn(rt_stream s, void (*fn)(void *), void *arg)
+{
+    fake_op *op = op_new(OP_HOST_FN);
+    if (!op)
+        return FAKE_ERROR_OUT_OF_MEMORY;
+    op->fn = fn;
+    op->arg = arg;
+    return push(s, op);
+}
+
+rt_error fake_stream_wait_value64(rt_stream s, uintptr_t counter, uint64_t value)
+{
+    if (!fake.wait_value)
+        return FAKE_ERROR_NOT_SUPPORTED;
+    fake_op *op = op_new(OP_WAIT_VALUE);
+    if (!op)
+        return FAKE_ERROR_OUT_OF_MEMORY;
+    op->counter = (_Atomic uint64_t *)counter;
+    op->value = value;
+    return push(s, op);
+}
+
+/* ------------------------------------------------------------------ events */
+
+rt_error fake_event_create(rt_event *event, unsigned flags)
+{
+    rt_event e = calloc(1, sizeof *e);
+    if (!e)
+        return FAKE_ERROR_OUT_OF_MEMORY;
+    e->device = current_device;
+    e->flags = flags;
+    pthread_mutex_init(&e->lock, NULL);
+    *event = e;
+    return RT_SUCCESS;
+}
+
+rt_error fake_event_destroy(rt_event e)
+{
+    record_unref(e->latest);
+    pthread_mutex_destroy(&e->lock);
+    free(e);
+    return RT_SUCCESS;
+}
+
+rt_error fake_event_record(rt_event e, rt_stream s)
+{
+    s = resolve(s);
+    if (!s)
+        return FAKE_ERROR_OUT_OF_MEMORY;
+    if (s->device != e->device)
+        return FAKE_ERROR_INVALID_HANDLE; /* "event and stream must be on the same device" */
+    fake_record *record = calloc(1, sizeof *record);
+    fake_op *op = op_new(OP_RECORD);
+    if (!record || !op) {
+        free(record);
+        free(op);
+        return FAKE_ERROR_OUT_OF_MEMORY;
+    }
+    atomic_init(&record->refs, 2); /* the event's and the operation's */
+    op->record = record;
+    pthread_mutex_lock(&e->lock);
+    fake_record *previous = e->latest;
+    e->latest = record;
+    rt_error status = push(s, op);
+    pthread_mutex_unlock(&e->lock);
+    record_unref(previous);
+    if (status != RT_SUCCESS) {
+        atomic_store(&record->reached, true); /* a record that will never run */
+        record_unref(record);                 /* the operation's, freed by push */
+    }
+    return status;
+}
+
+/* The latest record, held; NULL if never recorded. */
+static fake_record *latest_of(rt_event e)
+{
+    pthread_mutex_lock(&e->lock);
+    fake_record *record = e->latest;
+    if (record)
+        atomic_fetch_add(&record->refs, 1);
+    pthread_mutex_unlock(&e->lock);
+    return record;
+}
+
+rt_error fake_event_query(rt_event e)
+{
+    fake_record *record = latest_of(e);
+    bool reached = !record || atomic_load(&record->reached);
+    record_unref(record);
+    return reached ? RT_SUCCESS : FAKE_ERROR_NOT_READY;
+}
+
+rt_error fake_event_synchronize(rt_event e)
+{
+    fake_record *record = latest_of(e);
+    backoff b = BACKOFF_INIT;
+    while (record && !atomic_load(&record->reached))
+        poll_pause_for(&b);
+    record_unref(record);
+    return RT_SUCCESS;
+}
+
+rt_error fake_stream_wait_event(rt_stream s, rt_event e)
+{
+    fake_record *record = latest_of(e);
+    if (!record)
+        return RT_SUCCESS;
+    fake_op *op = op_new(OP_WAIT_EVENT);
+    if (!op) {
+        record_unref(record);
+        return FAKE_ERROR_OUT_OF_MEMORY;
+    }
+    op->record = record;
+    return push(s, op);
+}
+
+rt_error fake_event_elapsed(float *ms, rt_event start, rt_event end)
+{
+    if ((start->flags | end->flags) & RT_EVENT_DISABLE_TIMING)
+        return FAKE_ERROR_INVALID_HANDLE;
+    fake_record *a = latest_of(start), *b = latest_of(end);
+    rt_error status = RT_SUCCESS;
+    if (!a || !b)
+        status = FAKE_ERROR_INVALID_HANDLE;
+    else if (!atomic_load(&a->reached) || !atomic_load(&b->reached))
+        status = FAKE_ERROR_NOT_READY;
+    else
+        *ms = (float)((double)((int64_t)atomic_load(&b->time_ns) - (int64_t)atomic_load(&a->time_ns)) / 1e6);
+    record_unref(a);
+    record_unref(b);
+    return status;
+}
+
+rt_error fake_ipc_get_event_handle(rt_ipc_event_handle *handle, rt_event e)
+{
+    if (!(e->flags & RT_EVENT_INTERPROCESS))
+        return FAKE_ERROR_INVALID_HANDLE;
+    memset(handle, 0, sizeof *handle);
+    uintptr_t address = (uintptr_t)e;
+    pid_t pid = getpid();
+    memcpy(handle->bytes, &pid, sizeof pid);
+    memcpy(handle->bytes + 8, &address, sizeof address);
+    return RT_SUCCESS;
+}
+
+/* ------------------------------------------------------------ host memory */
+
+rt_error fake_host_alloc(void **host, size_t size)
+{
+    void *memory = aligned_alloc(64, (size + 63) / 64 * 64);
+    if (!memory)
+        return FAKE_ERROR_OUT_OF_MEMORY;
+    *host = memory;
+    return RT_SUCCESS;
+}
+
+rt_error fake_host_free(void *host)
+{
+    free(host);
+    return RT_SUCCESS;
+}

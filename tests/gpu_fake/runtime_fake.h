@@ -1,0 +1,251 @@
+/*
+ * A simulated GPU runtime, for running the GPU backend's shared code (backends/gpu)
+ * on a machine with no GPU: the same rt_* names as runtime_cuda.h and runtime_hip.h,
+ * implemented in runtime_fake.c with a thread per stream that runs its work in
+ * order, as a device would. The module built from it loads as the "cuda" backend
+ * (so that the core takes it), from a folder of its own (tests/gpu_fake).
+ *
+ * What it models of CUDA, because the shared code relies on it:
+ *  - streams in order, independent of each other (the default stream too, as for
+ *    CUDA's non-blocking streams); a destroyed stream finishes its work;
+ *  - an event's latest record: query and synchronize answer for it, a wait keeps
+ *    the record latest at the call, a record replaces the previous one;
+ *  - the runtime's host functions of every stream run on ONE callback thread, each
+ *    holding its stream until it returns (what rule 15 is about);
+ *  - 64-bit stream waits on mapped host memory, with CUDA's cyclic comparison
+ *    ((int64_t)(*addr - value) >= 0), polled by the stream's thread;
+ *  - at exit, the runtime's teardown runs after the handlers registered after its
+ *    start (tpevent's): it finds a stream still held by a wait on host memory, it
+ *    reports it and ends the process with status 86, where a driver might hang.
+ * Not modelled: contexts (a current device per thread, as HIP), IPC across
+ * processes (an export works; opening a handle fails, in this process as CUDA's
+ * does), capture (never capturing), priorities (kept, never used).
+ *
+ * TPEVENT_FAKE_DEVICES: how many devices (default 2). TPEVENT_FAKE_NO_WAIT_VALUE=1:
+ * the devices cannot wait on host memory, so the shared code falls back on the
+ * runtime's host functions.
+ */
+#ifndef TPEVENT_TESTS_GPU_FAKE_RUNTIME_FAKE_H
+#define TPEVENT_TESTS_GPU_FAKE_RUNTIME_FAKE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#define RT_BACKEND_NAME "cuda" /* the core takes a module of the name it asks for */
+#define RT_DEVICE_TYPE TP_DEVICE_CUDA
+#define RT_CALL(name) "fake" name
+
+typedef int rt_error;
+enum {
+    FAKE_SUCCESS = 0,
+    FAKE_ERROR_INVALID_VALUE = 1,
+    FAKE_ERROR_OUT_OF_MEMORY = 2,
+    FAKE_ERROR_INVALID_HANDLE = 400,
+    FAKE_ERROR_NOT_READY = 600,
+    FAKE_ERROR_NOT_SUPPORTED = 801,
+};
+typedef struct fake_stream *rt_stream;
+typedef struct fake_event *rt_event;
+
+#define RT_SUCCESS FAKE_SUCCESS
+#define RT_ERROR_NOT_READY FAKE_ERROR_NOT_READY
+#define RT_ERROR_OUT_OF_MEMORY FAKE_ERROR_OUT_OF_MEMORY
+
+#define RT_EVENT_DEFAULT 0u
+#define RT_EVENT_DISABLE_TIMING 1u
+#define RT_EVENT_BLOCKING_SYNC 2u
+#define RT_EVENT_INTERPROCESS 4u
+
+#define RT_DEFAULT_STREAM ((rt_stream)0)
+#define RT_DEFAULT_STREAM_WAITS_FOR_ALL 0
+#define RT_RERECORD_WHILE_PENDING 1
+
+const char *fake_error_name(rt_error e);
+rt_error fake_device_count(int *count);
+int fake_current_device(void);
+void fake_set_current_device(int device);
+rt_error fake_device_synchronize(void);
+rt_error fake_stream_create(rt_stream *stream, int priority);
+rt_error fake_stream_destroy(rt_stream stream);
+rt_error fake_stream_query(rt_stream stream);
+rt_error fake_stream_synchronize(rt_stream stream);
+rt_error fake_stream_priority(rt_stream stream, int *priority);
+rt_error fake_stream_device(rt_stream stream, int *device);
+rt_error fake_stream_wait_event(rt_stream stream, rt_event event);
+rt_error fake_launch_host_fn(rt_stream stream, void (*fn)(void *), void *arg);
+rt_error fake_stream_wait_value64(rt_stream stream, uintptr_t counter, uint64_t value);
+rt_error fake_event_create(rt_event *event, unsigned flags);
+rt_error fake_event_destroy(rt_event event);
+rt_error fake_event_record(rt_event event, rt_stream stream);
+rt_error fake_event_query(rt_event event);
+rt_error fake_event_synchronize(rt_event event);
+rt_error fake_event_elapsed(float *ms, rt_event start, rt_event end);
+bool fake_wait_value_supported(void);
+
+static inline bool rt_stream_follows_current_device(rt_stream stream) { return stream == NULL; }
+static inline const char *rt_error_name(rt_error e) { return fake_error_name(e); }
+static inline const char *rt_error_string(rt_error e) { return fake_error_name(e); }
+static inline rt_error rt_device_count(int *count) { return fake_device_count(count); }
+static inline void rt_start_failure_hint(rt_error e, char *buf, size_t size)
+{
+    (void)e;
+    (void)size;
+    buf[0] = '\0';
+}
+static inline rt_error rt_device_name(int device, char *buf, size_t size)
+{
+    snprintf(buf, size, "Fake GPU %d (tests/gpu_fake)", device);
+    return RT_SUCCESS;
+}
+static inline rt_error rt_device_synchronize(void) { return fake_device_synchronize(); }
+static inline rt_error rt_stream_priority_range(int *least, int *greatest)
+{
+    *least = 0;
+    *greatest = -1;
+    return RT_SUCCESS;
+}
+static inline rt_error rt_stream_create(rt_stream *s, int priority) { return fake_stream_create(s, priority); }
+static inline rt_error rt_stream_destroy(rt_stream s) { return fake_stream_destroy(s); }
+static inline rt_error rt_stream_query(rt_stream s) { return fake_stream_query(s); }
+static inline rt_error rt_stream_synchronize(rt_stream s) { return fake_stream_synchronize(s); }
+static inline rt_error rt_stream_priority(rt_stream s, int *p) { return fake_stream_priority(s, p); }
+static inline rt_error rt_stream_wait_event(rt_stream s, rt_event e) { return fake_stream_wait_event(s, e); }
+static inline rt_error rt_launch_host_fn(rt_stream s, void (*fn)(void *), void *arg)
+{
+    return fake_launch_host_fn(s, fn, arg);
+}
+static inline rt_error rt_stream_device(rt_stream s, int *device, bool *known)
+{
+    *known = true;
+    return fake_stream_device(s, device);
+}
+static inline rt_error rt_event_create(rt_event *e, unsigned flags) { return fake_event_create(e, flags); }
+static inline rt_error rt_event_destroy(rt_event e) { return fake_event_destroy(e); }
+static inline rt_error rt_event_record(rt_event e, rt_stream s) { return fake_event_record(e, s); }
+static inline rt_error rt_event_query(rt_event e) { return fake_event_query(e); }
+static inline rt_error rt_event_synchronize(rt_event e) { return fake_event_synchronize(e); }
+static inline rt_error rt_event_elapsed(float *ms, rt_event start, rt_event end)
+{
+    return fake_event_elapsed(ms, start, end);
+}
+
+/* ---------------------------------------------------------------- IPC */
+
+#define RT_IPC_PAYLOAD_MAGIC "tpevfake"
+#define RT_IPC_HANDLE_SIZE 64
+typedef struct rt_ipc_event_handle {
+    unsigned char bytes[RT_IPC_HANDLE_SIZE];
+} rt_ipc_event_handle;
+
+rt_error fake_ipc_get_event_handle(rt_ipc_event_handle *handle, rt_event e);
+static inline rt_error rt_ipc_get_event_handle(rt_ipc_event_handle *handle, rt_event e)
+{
+    return fake_ipc_get_event_handle(handle, e);
+}
+/* Refused, as CUDA refuses a handle opened in the process that exported it. */
+static inline rt_error rt_ipc_open_event_handle(rt_event *e, const rt_ipc_event_handle *handle)
+{
+    (void)e;
+    (void)handle;
+    return FAKE_ERROR_INVALID_HANDLE;
+}
+static inline rt_error rt_device_uuid(int device, unsigned char uuid[16])
+{
+    memset(uuid, 0, 16);
+    memcpy(uuid, "FAKEGPU", 7);
+    uuid[15] = (unsigned char)device;
+    return RT_SUCCESS;
+}
+
+/* ----------------------------------------------------- contexts (as HIP) */
+
+typedef int rt_context;
+static inline rt_error rt_runtime_start(const char **what)
+{
+    (void)what;
+    return RT_SUCCESS;
+}
+static inline rt_error rt_context_open(int device, rt_context *ctx)
+{
+    *ctx = device;
+    return RT_SUCCESS;
+}
+static inline void rt_context_close(int device) { (void)device; }
+static inline rt_error rt_context_active(int device, bool *active)
+{
+    (void)device;
+    *active = true;
+    return RT_SUCCESS;
+}
+
+typedef enum rt_need { RT_NEED_CONTEXT, RT_NEED_CONTEXT_FOR_CALL, RT_NEED_DEVICE } rt_need;
+typedef struct rt_guard {
+    int saved_device; /* -1: nothing to restore */
+} rt_guard;
+
+#define RT_LAZY_CONTEXT_DEVICE (-1)
+#define RT_QUERY_NEEDS_CONTEXT 0
+#define RT_SYNCHRONIZE_NEEDS_CONTEXT 0
+#define RT_ELAPSED_NEEDS_CONTEXT 0
+
+static inline void rt_guard_init(rt_guard *g) { g->saved_device = -1; }
+static inline rt_error rt_guard_enter(rt_guard *g, rt_context device, rt_need need)
+{
+    g->saved_device = -1;
+    if (need != RT_NEED_DEVICE)
+        return RT_SUCCESS;
+    int current = fake_current_device();
+    if (current != device) {
+        fake_set_current_device(device);
+        g->saved_device = current;
+    }
+    return RT_SUCCESS;
+}
+static inline void rt_guard_leave(rt_guard *g)
+{
+    if (g->saved_device >= 0)
+        fake_set_current_device(g->saved_device);
+}
+
+/* The state is runtime_fake.c's. */
+#define RT_DEFINE_STATE() _Static_assert(1, "no state")
+
+/* ------------------------------------------------------- host functions */
+
+typedef uintptr_t rt_device_ptr;
+static inline rt_device_ptr rt_device_ptr_offset(rt_device_ptr p, size_t bytes) { return p + bytes; }
+#define RT_HOST_ALLOC_CALL "fakeHostAlloc"
+#define RT_WAIT_VALUE_CALL "fakeStreamWaitValue64"
+
+rt_error fake_host_alloc(void **host, size_t size);
+static inline rt_error rt_host_alloc_mapped(void **host, size_t size) { return fake_host_alloc(host, size); }
+static inline rt_error rt_host_device_pointer(rt_device_ptr *device, void *host)
+{
+    *device = (uintptr_t)host;
+    return RT_SUCCESS;
+}
+rt_error fake_host_free(void *host);
+static inline rt_error rt_host_free(void *host) { return fake_host_free(host); }
+static inline bool rt_stream_wait_value_supported(int device, const char **why)
+{
+    (void)device;
+    if (fake_wait_value_supported())
+        return true;
+    *why = "TPEVENT_FAKE_NO_WAIT_VALUE is set";
+    return false;
+}
+static inline rt_error rt_stream_wait_value64(rt_stream s, rt_device_ptr counter, uint64_t value)
+{
+    return fake_stream_wait_value64(s, counter, value);
+}
+static inline bool rt_stream_capturing(rt_stream s)
+{
+    (void)s;
+    return false;
+}
+static inline void rt_thread_relax_capture(void) {}
+
+#endif /* TPEVENT_TESTS_GPU_FAKE_RUNTIME_FAKE_H */
