@@ -82,6 +82,15 @@
 
 #define HOST_RING_INITIAL 16u
 
+/* Host functions of one stream held on the device by stream memory operations at
+ * once, at most; a launch beyond goes through the runtime's own host functions (in
+ * stream order all the same). On the H200, 100 host functions launched at once
+ * made the launching thread block inside the runtime (its queue for the stream was
+ * full), and a thread that would open a gate ahead of them could then never do so;
+ * 50 did not. Beyond the window rule 15 does not hold for those host functions:
+ * they may wait for each other on the runtime's one thread. */
+#define HOST_DEVICE_WINDOW 32u
+
 typedef struct host_counter {
     _Atomic uint64_t *host;
     rt_device_ptr device;
@@ -124,6 +133,12 @@ typedef struct host_item {
 } host_item;
 
 struct gpu_host_queue {
+    /* Launches, one at a time, so that records and waits go on the native stream in
+     * the order of the queue. Held across runtime calls that may block while the
+     * device's queue for the stream is full; so the thread never takes it. */
+    pthread_mutex_t submit_lock;
+    /* The ring and the spare events, between launches and the thread; never held
+     * across a runtime call. */
     pthread_mutex_t lock;
     pthread_cond_t work_ready;
     /* Under lock. */
@@ -131,7 +146,7 @@ struct gpu_host_queue {
     size_t capacity, first, count;
     rt_event *spare; /* reached events for the next launches; room for capacity + 1 */
     size_t spare_count;
-    uint64_t submitted; /* seq of the latest launch */
+    uint64_t submitted; /* seq of the latest launch; under submit_lock */
     bool worker_idle;
     bool closed; /* the stream was destroyed: drain, then free */
     /* Set at creation. */
@@ -287,6 +302,7 @@ static void queue_free(gpu_host_queue *q)
     counter_give(q->device, q->counter);
     pthread_cond_destroy(&q->work_ready);
     pthread_mutex_destroy(&q->lock);
+    pthread_mutex_destroy(&q->submit_lock);
     free(q->spare);
     free(q->ring);
     free(q);
@@ -384,6 +400,7 @@ static tp_status queue_create(gpu_stream *stream, gpu_host_queue **out)
     q->device = stream->device;
     q->native = stream->native;
     q->submitted = atomic_load_explicit(q->counter.host, memory_order_relaxed);
+    pthread_mutex_init(&q->submit_lock, NULL);
     pthread_mutex_init(&q->lock, NULL);
     pthread_cond_init(&q->work_ready, NULL);
     status = worker_start(q);
@@ -391,6 +408,7 @@ static tp_status queue_create(gpu_stream *stream, gpu_host_queue **out)
         counter_put(q->device, q->counter);
         pthread_cond_destroy(&q->work_ready);
         pthread_mutex_destroy(&q->lock);
+        pthread_mutex_destroy(&q->submit_lock);
         free(q);
         return status;
     }
@@ -440,21 +458,28 @@ static tp_status ring_grow(gpu_host_queue *q)
     return TP_OK;
 }
 
-/* Under q->lock, with the stream's device current: the record and the wait go on
- * the native stream in the order of the queue, so that each item's event comes
- * after the wait of the one before. */
+/*
+ * Under q->submit_lock, with the stream's device current: the record and the wait
+ * go on the native stream in the order of the queue, so that each item's event
+ * comes after the wait of the one before. q->lock is taken only around the ring:
+ * with many host functions pending the runtime calls below block until the device
+ * has room for more work on the stream, which only the thread's progress (popping
+ * items under q->lock) makes (seen on the H200: 17 host functions launched at once
+ * hung when the launch held the thread's lock).
+ */
 static tp_status enqueue(gpu_host_queue *q, void (*fn)(void *), void *arg)
 {
-    if (q->count == q->capacity) {
-        tp_status status = ring_grow(q);
-        if (status != TP_OK)
-            return status;
-    }
-    rt_event reached;
-    if (q->spare_count > 0) {
+    rt_event reached = NULL;
+    pthread_mutex_lock(&q->lock);
+    /* Room now means room at the push: only launches add items, one at a time. */
+    tp_status status = q->count == q->capacity ? ring_grow(q) : TP_OK;
+    if (status == TP_OK && q->spare_count > 0)
         reached = q->spare[--q->spare_count];
-    } else {
-        tp_status status = gpu_pool_take(q->device, TP_EVENT_BLOCKING, &reached);
+    pthread_mutex_unlock(&q->lock);
+    if (status != TP_OK)
+        return status;
+    if (!reached) {
+        status = gpu_pool_take(q->device, TP_EVENT_BLOCKING, &reached);
         if (status != TP_OK)
             return status;
     }
@@ -469,11 +494,13 @@ static tp_status enqueue(gpu_host_queue *q, void (*fn)(void *), void *arg)
         gpu_pool_give(q->device, TP_EVENT_BLOCKING, reached, true);
         return gpu_fail_call(call, e);
     }
+    q->submitted = seq;
+    pthread_mutex_lock(&q->lock);
     q->ring[(q->first + q->count) & (q->capacity - 1)] = (host_item){fn, arg, reached, seq};
     q->count++;
-    q->submitted = seq;
     if (q->worker_idle)
         pthread_cond_signal(&q->work_ready);
+    pthread_mutex_unlock(&q->lock);
     return TP_OK;
 }
 
@@ -543,9 +570,11 @@ tp_status gpu_host_fn_launch(tp_stream *base, void (*fn)(void *), void *arg)
         rt_guard_leave(&guard);
         return launch_through_runtime(stream, fn, arg);
     }
-    pthread_mutex_lock(&q->lock);
-    tp_status status = enqueue(q, fn, arg);
-    pthread_mutex_unlock(&q->lock);
+    pthread_mutex_lock(&q->submit_lock);
+    uint64_t done = atomic_load_explicit(q->counter.host, memory_order_acquire);
+    tp_status status = q->submitted - done >= HOST_DEVICE_WINDOW ? launch_through_runtime(stream, fn, arg)
+                                                                 : enqueue(q, fn, arg);
+    pthread_mutex_unlock(&q->submit_lock);
     rt_guard_leave(&guard);
     return status;
 }

@@ -322,6 +322,37 @@ TEST(rule15_host_fns_of_one_stream_run_in_order_one_at_a_time)
     return 0;
 }
 
+/* Many host functions queued behind a blocked one: launching them never blocks
+ * the launching thread (which is here the one that will open the gate), and they
+ * all run, in order, once it opens. A runtime whose queue for the stream fills up
+ * (the H200 did, with 100 waits on host memory) would hang here. */
+TEST(rule15_many_host_fns_behind_a_blocked_one_launch_without_blocking)
+{
+    enum { count = 200 };
+    gate g;
+    gate_init(&g);
+    order_log log;
+    order_log_init(&log);
+    order_item items[count];
+    tp_stream *stream = new_stream(env->device);
+    gate_launch(&g, stream);
+    CHECK(gate_entered_within(&g, 1, EVENTUALLY_SECONDS));
+    for (int i = 0; i < count; i++) {
+        items[i] = (order_item){&log, i};
+        CHECK_OK(tp_stream_launch_host_fn(stream, order_log_host_fn, &items[i]));
+    }
+    CHECK(log_count(&log) == 0);
+    gate_open(&g);
+    CHECK_OK(tp_stream_synchronize(stream));
+    CHECK(log.count == count);
+    for (int i = 0; i < count; i++)
+        CHECK(log.values[i] == i);
+    CHECK_OK(tp_stream_destroy(stream));
+    order_log_destroy(&log);
+    gate_destroy(&g);
+    return 0;
+}
+
 /* A host function must not wait for its own stream: the wait would never end, and
  * the call says so instead. */
 typedef struct self_wait {

@@ -38,6 +38,9 @@ typedef struct fake_op {
     uint64_t value;
 } fake_op;
 
+/* Stream memory waits a stream takes before a submission blocks (see push). */
+#define FAKE_WAIT_DEPTH 40u
+
 struct fake_stream {
     struct fake_stream *next_on_device; /* under the device's lock */
     int device;
@@ -48,6 +51,8 @@ struct fake_stream {
     uint64_t submitted;     /* under lock */
     _Atomic uint64_t completed;
     atomic_bool in_wait_value; /* its thread waits on host memory now */
+    unsigned pending_waits;    /* under lock: stream memory waits pushed, not yet passed */
+    pthread_cond_t room;       /* a pending wait passed */
     bool destroyed;            /* under lock */
     atomic_bool drained;       /* destroyed and done: its thread is gone */
 };
@@ -290,9 +295,12 @@ static void *stream_main(void *arg)
         if (!s->first)
             s->last = NULL;
         pthread_mutex_unlock(&s->lock);
+        int kind = op->kind;
         run_op(s, op);
         pthread_mutex_lock(&s->lock);
         atomic_fetch_add(&s->completed, 1);
+        if (kind == OP_WAIT_VALUE && s->pending_waits-- == FAKE_WAIT_DEPTH)
+            pthread_cond_broadcast(&s->room);
     }
     pthread_mutex_unlock(&s->lock);
     atomic_store(&s->drained, true);
@@ -308,6 +316,7 @@ static rt_stream stream_new(int device, int priority)
     s->priority = priority;
     pthread_mutex_init(&s->lock, NULL);
     pthread_cond_init(&s->work, NULL);
+    pthread_cond_init(&s->room, NULL);
     if (!thread_start(stream_main, s)) {
         free(s);
         return NULL;
@@ -352,6 +361,14 @@ static rt_error push(rt_stream s, fake_op *op)
         pthread_mutex_unlock(&s->lock);
         free(op);
         return FAKE_ERROR_INVALID_HANDLE;
+    }
+    /* As on the H200: with this many waits on host memory pending, submitting
+     * another blocks the caller until one passes (100 host functions launched at
+     * once hung there while the launch held a lock the releasing thread needed). */
+    if (op->kind == OP_WAIT_VALUE) {
+        while (s->pending_waits >= FAKE_WAIT_DEPTH && !s->destroyed)
+            pthread_cond_wait(&s->room, &s->lock);
+        s->pending_waits++;
     }
     op->next = NULL;
     if (s->last)
