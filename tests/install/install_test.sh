@@ -80,7 +80,7 @@ if [ "$mode" = static ]; then
     -DTPEVENT_STATIC=ON -DBUILD_TESTING=OFF -DTPEVENT_PYTHON=OFF \
     -DTPEVENT_CUDA="$( [ "$HAVE_CUDA" = 1 ] && echo ON || echo OFF )" \
     -DTPEVENT_HIP="$( [ "$HAVE_HIP" = 1 ] && echo ON || echo OFF )" \
-    -DTPEVENT_SANITIZE="$SANITIZE"
+    -DTPEVENT_SANITIZE="$SANITIZE" -DTPEVENT_WERROR="$WERROR"
   grep 'tpevent: backends' "$work/static-configure.log" || true
   run_logged "$work/static-build.log" "$CMAKE" --build "$build_dir" --parallel 2
   static=1
