@@ -68,7 +68,12 @@ if ! "$python" -m venv --system-site-packages "$venv" >"$work/venv.log" 2>&1; th
   skip "$python -m venv failed (Debian: apt-get install python3-venv): $(tail -n 3 "$work/venv.log")"
 fi
 vpython=$venv/bin/python
-"$vpython" -c 'import setuptools, wheel' 2>"$work/import.log" ||
+# setuptools builds wheels itself from 70.1 on; before, with the wheel package.
+"$vpython" -c '
+try:
+    import setuptools.command.bdist_wheel
+except ImportError:
+    import wheel.bdist_wheel' 2>"$work/import.log" ||
   skip "no setuptools or wheel for $python (Debian: apt-get install python3-setuptools python3-wheel): $(tail -n 1 "$work/import.log")"
 "$vpython" -c 'import os, sys, sysconfig
 sys.exit(not os.path.isfile(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' ||
