@@ -132,6 +132,7 @@ tp_status tp_backend_acquire(tp_device_type type, const tp_backend **out, int *d
 static tp_status parse_type_only(const char *type, const char *caller, tp_device_type *out)
 {
     tp_device device;
+    *out = TP_DEVICE_CPU; /* set on every path: gcc -O2 cannot see that tp_fail never returns TP_OK */
     if (!type)
         return tp_fail(TP_ERR_INVALID_ARGUMENT, "%s: type is NULL", caller);
     tp_status status = tp_device_parse(type, &device);

@@ -34,7 +34,7 @@ esac
 
 # No GPU module: a fuzz run exercises the core and the CPU backend, and loading a
 # GPU runtime for every "cuda"/"hip" input would only slow it down.
-cmake -S . -B "$build" -DCMAKE_C_COMPILER="$cc" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+cmake -S . -B "$build" -DCMAKE_C_COMPILER="$cc" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTPEVENT_WERROR=ON \
   -DTPEVENT_FUZZ=ON -DTPEVENT_SANITIZE=fuzzer-no-link,address,undefined \
   -DTPEVENT_CUDA=OFF -DTPEVENT_HIP=OFF -DTPEVENT_PYTHON=OFF >/dev/null
 cmake --build "$build" -j"${FUZZ_JOBS:-2}" --target $(printf 'tpevent_fuzz_%s ' "${targets[@]}") >/dev/null

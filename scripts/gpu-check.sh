@@ -35,7 +35,7 @@ step "GPUs: ${gpu_count}"
 [ -n "$gpus" ] && printf '%s\n' "$gpus"
 
 step "configure ($configure_log)"
-if ! cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTPEVENT_CUDA=ON >"$configure_log" 2>&1; then
+if ! cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTPEVENT_WERROR=ON -DTPEVENT_CUDA=ON >"$configure_log" 2>&1; then
   tail -30 "$configure_log"
   echo "gpu-check: configure failed"
   exit 1

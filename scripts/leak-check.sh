@@ -23,7 +23,7 @@ valgrind=${VALGRIND:-$(command -v valgrind || true)}
 [ -n "$valgrind" ] || { echo "leak-check.sh: valgrind not found (apt-get install valgrind)" >&2; exit 2; }
 
 if [ ! -f "$build/CMakeCache.txt" ]; then
-  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTPEVENT_WERROR=ON >/dev/null
 fi
 sanitize=$(sed -n 's/^TPEVENT_SANITIZE:[A-Z]*=//p' "$build/CMakeCache.txt")
 if [ -n "$sanitize" ]; then

@@ -2,18 +2,40 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "clock.h"
 
-void baseline_sample_clock(uint64_t *samples, size_t count)
+/* Called through a volatile pointer, so that the compiler can neither inline nor
+ * drop the call: what is left is the call itself. */
+__attribute__((noinline)) static void empty_call(void)
+{
+    __asm__ volatile("" ::: "memory");
+}
+static void (*volatile empty_function)(void) = empty_call;
+
+void baseline_sample_empty(double *samples, size_t count, unsigned batch)
+{
+    for (size_t i = 0; i < count; i++) {
+        uint64_t before = tool_now_ns();
+        for (unsigned b = 0; b < batch; b++)
+            empty_function();
+        uint64_t after = tool_now_ns();
+        samples[i] = (double)(after - before) / batch;
+    }
+}
+
+void baseline_sample_clock(double *samples, size_t count, unsigned batch)
 {
     for (size_t i = 0; i < count; i++) {
         struct timespec ignored;
         uint64_t before = tool_now_ns();
-        clock_gettime(CLOCK_MONOTONIC, &ignored);
+        for (unsigned b = 0; b < batch; b++)
+            clock_gettime(CLOCK_MONOTONIC, &ignored);
         uint64_t after = tool_now_ns();
-        samples[i] = after - before;
+        samples[i] = (double)(after - before) / batch;
     }
 }
 
@@ -63,7 +85,7 @@ baseline_ping_pong *baseline_ping_pong_start(void)
     return ping_pong;
 }
 
-void baseline_ping_pong_sample(baseline_ping_pong *ping_pong, uint64_t *samples, size_t count)
+void baseline_ping_pong_sample(baseline_ping_pong *ping_pong, double *samples, size_t count)
 {
     for (size_t i = 0; i < count; i++) {
         uint64_t before = tool_now_ns();
@@ -74,7 +96,7 @@ void baseline_ping_pong_sample(baseline_ping_pong *ping_pong, uint64_t *samples,
             pthread_cond_wait(&ping_pong->ponged, &ping_pong->lock);
         pthread_mutex_unlock(&ping_pong->lock);
         uint64_t after = tool_now_ns();
-        samples[i] = after - before;
+        samples[i] = (double)(after - before);
     }
 }
 

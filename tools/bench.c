@@ -1,8 +1,9 @@
 /*
  * tpevent bench: per-op latency of tpevent's event calls on each device, next to the
- * raw call underneath measured in the same run.
+ * raw call underneath measured in the same run; the backends it did not run, and why.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,8 @@
 #include <tpevent/tpevent_diagnostics.h> /* tp_native_sample: the baseline column */
 
 #include "baseline.h"
+#include "host.h"
+#include "json.h"
 #include "measure.h"
 #include "report.h"
 #include "stats.h"
@@ -23,36 +26,51 @@
 #define BENCH_MAX_ITERATIONS 10000000u
 #define BENCH_MAX_DEVICES (TP_DEVICE_TYPE_COUNT * TP_MAX_DEVICES)
 
+/* Calls under BATCH_BELOW_NS are timed BATCH_SPAN_NS at a time (at most BATCH_MAX
+ * calls per sample), so that the clock's step and the cost of reading it are spread
+ * over the batch; the pilot that decides is PILOT_SAMPLES single calls. */
+#define BATCH_BELOW_NS 100.0
+#define BATCH_SPAN_NS 2000.0
+#define BATCH_MAX 1024u
+#define PILOT_SAMPLES 201
+/* Tries of the timer resolution, as `tpevent devices` makes them. */
+#define RESOLUTION_TRIES 1000
+
 static const char bench_usage[] =
     "Usage: tpevent bench [--device D]... [--iterations N] [--json]\n";
 
 static const char bench_help[] =
     "\n"
-    "Measures the latency (median and 99th percentile, in ns) of each event operation\n"
-    "of tpevent on each device, next to the raw call underneath measured in the same\n"
-    "run, and the ratio of the two medians. Operations: record (timing off), record\n"
-    "(timing on), query (completed), synchronize (completed), stream wait, elapsed\n"
-    "time, create + destroy, and a record + synchronize round trip.\n"
+    "Measures the latency per call (median and 99th percentile, in ns) of each event\n"
+    "operation of tpevent on each device, next to a baseline measured in the same run.\n"
+    "Operations: record (timing off), record (timing on), query (completed),\n"
+    "synchronize (completed), stream wait, elapsed time, create + destroy, and a\n"
+    "record + synchronize round trip.\n"
     "\n"
     "Baselines: on CUDA and HIP the runtime's own call (cudaEventRecord, ...), timed\n"
-    "by the backend (tp_native_sample). On the CPU, which has no runtime underneath,\n"
-    "clock_gettime(CLOCK_MONOTONIC) for every op and, for the round trip, a pthread\n"
-    "condition-variable ping-pong between two threads.\n"
+    "by the backend one call per sample (tp_native_sample); ratio = tpevent's median\n"
+    "over the runtime's. On the CPU, which has no runtime underneath, an empty function\n"
+    "call timed the same way (empty_call): overhead = tpevent's median minus the\n"
+    "baseline's is then what tpevent's call costs. Calls under 100 ns are timed in\n"
+    "batches (the batch column) where the tool times both sides.\n"
+    "For scale, the host's clock_gettime(CLOCK_MONOTONIC) and a round trip to another\n"
+    "thread through a condition variable. Backends that are not run are listed with\n"
+    "the reason.\n"
     "\n"
     "Options:\n"
     "  -d, --device D      benchmark device D (cpu, cuda:1, hip:0, ...); repeat for more;\n"
     "                      default: every device of every available backend\n"
-    "  -n, --iterations N  timed calls per op and per baseline, 1..10000000\n"
+    "  -n, --iterations N  timed samples per op and per baseline, 1..10000000\n"
     "                      (default 10000)\n"
-    "      --json          print one JSON object instead of the table:\n"
-    "                      {\"version\", \"iterations\", \"warmup\", \"devices\": [{\"device\",\n"
-    "                      \"name\", \"ops\": [{\"op\", \"median_ns\", \"p99_ns\", \"baseline\",\n"
-    "                      \"baseline_kind\", \"baseline_median_ns\", \"baseline_p99_ns\",\n"
-    "                      \"ratio\"}]}]}; the fields are described in tools/README.md\n"
+    "      --json          print one JSON object instead of the table: the version, the\n"
+    "                      host, the references, per device its name, timer resolution\n"
+    "                      and ops, and the backends skipped with the reason; the\n"
+    "                      fields are described in tools/README.md%s\n"
     "  -h, --help          show this help\n"
     "\n"
     "While it runs, a progress line goes to stderr when stdout is a terminal.\n"
-    "Exit status: 0 on success, 1 on a backend error, 2 on a usage error.\n";
+    "Exit status: 0 on success, 1 on a backend error or when the output cannot be\n"
+    "written, 2 on a usage error.\n";
 
 typedef struct bench_options {
     const char *devices[BENCH_MAX_DEVICES];
@@ -83,93 +101,131 @@ static bool parse_iterations(const char *text, size_t *iterations)
 /* Returns TOOL_EXIT_OK, or the exit code of a usage error already reported. */
 static int parse_bench_options(int argc, char **argv, bench_options *options, bool *help)
 {
-    for (int i = 1; i < argc;) {
-        const char *value = NULL;
-        if (tool_is_help_option(argv[i])) {
+    static const struct option long_options[] = {
+        {"device", required_argument, NULL, 'd'},
+        {"iterations", required_argument, NULL, 'n'},
+        {"json", no_argument, NULL, 'j'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    tool_getopt_begin();
+    int answer;
+    while ((answer = getopt_long(argc, argv, ":d:n:h", long_options, NULL)) != -1) {
+        switch (answer) {
+        case 'h':
             *help = true;
             return TOOL_EXIT_OK;
-        }
-        if (strcmp(argv[i], "--json") == 0) {
+        case 'j':
             options->json = true;
-            i++;
-        } else if (tool_match_option(argc, argv, &i, "--device", &value) ||
-                   tool_match_option(argc, argv, &i, "-d", &value)) {
-            if (value == NULL)
-                return tool_usage_error("bench", bench_usage, "--device needs a value");
+            break;
+        case 'd': {
             tp_device parsed;
-            if (tp_device_parse(value, &parsed) != TP_OK)
-                return tool_usage_error("bench", bench_usage, "bad device '%s': %s", value,
+            if (tp_device_parse(optarg, &parsed) != TP_OK)
+                return tool_usage_error("bench", bench_usage, "bad device '%s': %s", optarg,
                                         tp_last_error());
             if (options->device_count == BENCH_MAX_DEVICES)
                 return tool_usage_error("bench", bench_usage, "more than %d devices",
                                         BENCH_MAX_DEVICES);
-            options->devices[options->device_count++] = value;
-        } else if (tool_match_option(argc, argv, &i, "--iterations", &value) ||
-                   tool_match_option(argc, argv, &i, "-n", &value)) {
-            if (value == NULL)
-                return tool_usage_error("bench", bench_usage, "--iterations needs a value");
-            if (!parse_iterations(value, &options->iterations))
+            options->devices[options->device_count++] = optarg;
+            break;
+        }
+        case 'n':
+            if (!parse_iterations(optarg, &options->iterations))
                 return tool_usage_error("bench", bench_usage,
-                                        "bad iteration count '%s' (want 1..%u)", value,
+                                        "bad iteration count '%s' (want 1..%u)", optarg,
                                         BENCH_MAX_ITERATIONS);
-        } else if (argv[i][0] == '-') {
-            return tool_usage_error("bench", bench_usage, "unknown option '%s'", argv[i]);
-        } else {
-            return tool_usage_error("bench", bench_usage, "unexpected argument '%s'", argv[i]);
+            break;
+        default:
+            return tool_getopt_error("bench", bench_usage, answer, argv, long_options);
         }
     }
+    if (optind < argc)
+        return tool_usage_error("bench", bench_usage, "unexpected argument '%s'", argv[optind]);
     return TOOL_EXIT_OK;
 }
 
-/* Every device of every available backend, cpu first. */
-static bool open_default_targets(bench_target *targets, size_t *count)
+typedef struct bench_plan {
+    bench_target *targets; /* BENCH_MAX_DEVICES of them */
+    size_t target_count;
+    skipped_backend skipped[TP_DEVICE_TYPE_COUNT];
+    size_t skipped_count;
+} bench_plan;
+
+/* The reason is `what` followed by `detail`. */
+static void skip_backend(bench_plan *plan, tp_device_type type, const char *what,
+                         const char *detail)
+{
+    skipped_backend *skipped = &plan->skipped[plan->skipped_count++];
+    skipped->backend = tp_device_type_name(type);
+    snprintf(skipped->reason, sizeof skipped->reason, "%s%s", what, detail);
+}
+
+/* Every device of every available backend, cpu first; the others are skipped with
+ * the library's reason. */
+static bool open_default_targets(bench_plan *plan)
 {
     static const tp_device_type order[] = {TP_DEVICE_CPU, TP_DEVICE_CUDA, TP_DEVICE_HIP};
-    *count = 0;
     for (size_t t = 0; t < sizeof order / sizeof order[0]; t++) {
         const char *type = tp_device_type_name(order[t]);
-        int devices = 0;
-        if (tp_backend_status(type, NULL) != TP_OK)
-            continue;
-        if (tp_device_count(type, &devices) != TP_OK) {
+        tp_backend_info info;
+        if (tp_backend_get_info(type, &info) != TP_OK) {
             fprintf(stderr, "tpevent bench: %s: %s\n", type, tp_last_error());
             return false;
         }
-        for (int index = 0; index < devices && *count < BENCH_MAX_DEVICES; index++) {
+        if (info.status != TP_OK) {
+            skip_backend(plan, order[t], "unavailable: ",
+                         info.reason != NULL && info.reason[0] != '\0' ? info.reason
+                                                                        : "(no reason given)");
+            continue;
+        }
+        if (info.device_count <= 0) {
+            skip_backend(plan, order[t], "available, but it has no device", "");
+            continue;
+        }
+        for (int index = 0; index < info.device_count && plan->target_count < BENCH_MAX_DEVICES;
+             index++) {
             char device[TP_DEVICE_STRING_MAX];
             snprintf(device, sizeof device, "%s:%d", type, index);
-            if (!bench_target_open(&targets[*count], device)) {
-                fprintf(stderr, "tpevent bench: %s\n", targets[*count].error);
+            bench_target *target = &plan->targets[plan->target_count];
+            if (!bench_target_open(target, device)) {
+                fprintf(stderr, "tpevent bench: %s\n", target->error);
                 return false;
             }
-            ++*count;
+            plan->target_count++;
         }
     }
-    if (*count == 0) {
+    if (plan->target_count == 0) {
         fprintf(stderr, "tpevent bench: no backend is available\n");
+        for (size_t s = 0; s < plan->skipped_count; s++)
+            fprintf(stderr, "  %s: %s\n", plan->skipped[s].backend, plan->skipped[s].reason);
         return false;
     }
     return true;
 }
 
-/* The devices asked for, each once: "cpu" and "cpu:0" are the same device. */
-static bool open_chosen_targets(const bench_options *options, bench_target *targets,
-                                size_t *count)
+/* The devices asked for, each once: "cpu" and "cpu:0" are the same device. The
+ * backends none of them is of are skipped, without being loaded. */
+static bool open_chosen_targets(const bench_options *options, bench_plan *plan)
 {
-    *count = 0;
+    bool asked[TP_DEVICE_TYPE_COUNT] = {false};
     for (size_t i = 0; i < options->device_count; i++) {
-        bench_target *target = &targets[*count];
+        bench_target *target = &plan->targets[plan->target_count];
         if (!bench_target_open(target, options->devices[i])) {
             fprintf(stderr, "tpevent bench: %s\n", target->error);
             return false;
         }
+        asked[target->type] = true;
         bool seen = false;
-        for (size_t j = 0; j < *count; j++)
-            seen = seen || strcmp(targets[j].device, target->device) == 0;
+        for (size_t j = 0; j < plan->target_count; j++)
+            seen = seen || strcmp(plan->targets[j].device, target->device) == 0;
         if (seen)
             bench_target_close(target);
         else
-            ++*count;
+            plan->target_count++;
+    }
+    for (int type = 0; type < TP_DEVICE_TYPE_COUNT; type++) {
+        if (!asked[type])
+            skip_backend(plan, (tp_device_type)type, "not asked for (--device)", "");
     }
     return true;
 }
@@ -177,20 +233,21 @@ static bool open_chosen_targets(const bench_options *options, bench_target *targ
 typedef struct bench_run {
     size_t iterations;
     size_t warmup;
-    uint64_t *samples;             /* iterations of them, reused by every measurement */
-    baseline_ping_pong *ping_pong; /* started on first use */
+    double *samples;          /* iterations of them, reused by every measurement */
+    uint64_t *native_samples; /* the same, for tp_native_sample */
+    double call_floor_ns;     /* an empty call timed alone: a clock read and the call */
     bool show_progress;
     size_t steps_done;
     size_t step_count;
 } bench_run;
 
-static void show_progress(bench_run *run, const bench_target *target, bench_op op)
+static void show_progress(bench_run *run, const char *device, const char *what)
 {
     if (!run->show_progress)
         return;
     run->steps_done++;
     fprintf(stderr, "\rtpevent bench: [%zu/%zu] %-8s %-24s", run->steps_done, run->step_count,
-            target->device, bench_op_label(op));
+            device, what);
     fflush(stderr);
 }
 
@@ -200,46 +257,70 @@ static void clear_progress(const bench_run *run)
         fprintf(stderr, "\r%72s\r", "");
 }
 
-/* The host's floor for an op of a backend with no runtime underneath. */
-static bool sample_host_baseline(bench_run *run, bench_op op, op_result *result)
+static double median_of(double *samples, size_t count)
 {
-    if (op == BENCH_RECORD_SYNCHRONIZE) {
-        if (run->ping_pong == NULL)
-            run->ping_pong = baseline_ping_pong_start();
-        if (run->ping_pong == NULL) {
-            fprintf(stderr, "tpevent bench: cannot start a thread: %s\n", strerror(errno));
-            return false;
-        }
-        baseline_ping_pong_sample(run->ping_pong, run->samples, run->warmup);
-        baseline_ping_pong_sample(run->ping_pong, run->samples, run->iterations);
-        snprintf(result->baseline, sizeof result->baseline, "pthread_cond_round_trip");
-    } else {
-        baseline_sample_clock(run->samples, run->warmup);
-        baseline_sample_clock(run->samples, run->iterations);
-        snprintf(result->baseline, sizeof result->baseline, "clock_gettime");
+    return summarize_samples(samples, count).median_ns;
+}
+
+/* How many calls of `op` one sample times, when the tool times both sides: a pilot
+ * of single calls, less what timing an empty call costs, decides. */
+static bool choose_batch(bench_run *run, bench_target *target, bench_op op, unsigned *batch)
+{
+    double pilot[PILOT_SAMPLES];
+    if (!bench_target_sample(target, op, pilot, PILOT_SAMPLES, PILOT_SAMPLES / 4, 1))
+        return false;
+    double cost = median_of(pilot, PILOT_SAMPLES) - run->call_floor_ns;
+    if (cost >= BATCH_BELOW_NS) {
+        *batch = 1;
+        return true;
     }
-    result->baseline_native = false;
-    result->baseline_summary = summarize_samples(run->samples, run->iterations);
+    double calls = ceil(BATCH_SPAN_NS / (cost > 1.0 ? cost : 1.0));
+    *batch = calls < 2.0 ? 2u : calls > BATCH_MAX ? BATCH_MAX : (unsigned)calls;
     return true;
 }
 
-static bool sample_baseline(bench_run *run, const bench_target *target, bench_op op,
-                            op_result *result)
+static bool bench_op_on(bench_run *run, bench_target *target, bench_op op, op_result *result)
 {
+    /* The runtime's own call where the backend has one (its warm-up tells); it is
+     * timed one call per sample, so tpevent's call is too, alike. */
     tp_native_op native = bench_op_native(op);
-    tp_status status = tp_native_sample(target->device, native, run->samples, run->warmup);
-    if (status == TP_OK)
-        status = tp_native_sample(target->device, native, run->samples, run->iterations);
-    if (status == TP_ERR_UNSUPPORTED)
-        return sample_host_baseline(run, op, result);
-    if (status != TP_OK) {
+    tp_status status = tp_native_sample(target->device, native, run->native_samples, run->warmup);
+    result->baseline_native = status == TP_OK;
+    if (status != TP_OK && status != TP_ERR_UNSUPPORTED) {
         fprintf(stderr, "tpevent bench: %s: tp_native_sample: %s (%s)\n", target->device,
                 tp_last_error(), tp_status_name(status));
         return false;
     }
-    snprintf(result->baseline, sizeof result->baseline, "%s%s",
-             tp_device_type_name(target->type), bench_op_native_call(op));
-    result->baseline_native = true;
+    result->batch = 1;
+    if (!result->baseline_native && !choose_batch(run, target, op, &result->batch)) {
+        fprintf(stderr, "tpevent bench: %s\n", target->error);
+        return false;
+    }
+    if (!bench_target_sample(target, op, run->samples, run->iterations, run->warmup,
+                             result->batch)) {
+        fprintf(stderr, "tpevent bench: %s\n", target->error);
+        return false;
+    }
+    result->tpevent = summarize_samples(run->samples, run->iterations);
+
+    if (result->baseline_native) {
+        status = tp_native_sample(target->device, native, run->native_samples, run->iterations);
+        if (status != TP_OK) {
+            fprintf(stderr, "tpevent bench: %s: tp_native_sample: %s (%s)\n", target->device,
+                    tp_last_error(), tp_status_name(status));
+            return false;
+        }
+        for (size_t i = 0; i < run->iterations; i++)
+            run->samples[i] = (double)run->native_samples[i];
+        snprintf(result->baseline, sizeof result->baseline, "%s%s",
+                 tp_device_type_name(target->type), bench_op_native_call(op));
+        result->baseline_batch = 1;
+    } else {
+        baseline_sample_empty(run->samples, run->warmup, result->batch);
+        baseline_sample_empty(run->samples, run->iterations, result->batch);
+        snprintf(result->baseline, sizeof result->baseline, "empty_call");
+        result->baseline_batch = result->batch;
+    }
     result->baseline_summary = summarize_samples(run->samples, run->iterations);
     return true;
 }
@@ -250,16 +331,17 @@ static bool bench_device(bench_run *run, bench_target *target, device_result *re
     snprintf(result->device, sizeof result->device, "%s", target->device);
     /* A backend without names is no reason to stop the run: JSON null, table "-". */
     result->has_name = tp_device_name(target->device, result->name, sizeof result->name) == TP_OK;
+    show_progress(run, target->device, "timer resolution");
+    char error[TOOL_ERROR_SIZE];
+    if (!measure_timer_resolution(target->device, RESOLUTION_TRIES, &result->timer_resolution_ns,
+                                  error, sizeof error)) {
+        clear_progress(run);
+        fprintf(stderr, "tpevent bench: %s\n", error);
+        return false;
+    }
     for (int op = 0; op < BENCH_OP_COUNT; op++) {
-        show_progress(run, target, (bench_op)op);
-        if (!bench_target_sample(target, (bench_op)op, run->samples, run->iterations,
-                                 run->warmup)) {
-            clear_progress(run);
-            fprintf(stderr, "tpevent bench: %s\n", target->error);
-            return false;
-        }
-        result->ops[op].tpevent = summarize_samples(run->samples, run->iterations);
-        if (!sample_baseline(run, target, (bench_op)op, &result->ops[op])) {
+        show_progress(run, target->device, bench_op_label((bench_op)op));
+        if (!bench_op_on(run, target, (bench_op)op, &result->ops[op])) {
             clear_progress(run);
             return false;
         }
@@ -267,48 +349,98 @@ static bool bench_device(bench_run *run, bench_target *target, device_result *re
     return true;
 }
 
-static int run_bench(const bench_options *options, bench_target *targets, size_t target_count)
+/* The host measurements given for scale. */
+static bool measure_references(bench_run *run, reference_result *references)
 {
-    device_result *results = calloc(target_count, sizeof *results);
+    show_progress(run, "host", "clock_gettime");
+    double pilot[PILOT_SAMPLES];
+    baseline_sample_clock(pilot, PILOT_SAMPLES, 1);
+    double cost = median_of(pilot, PILOT_SAMPLES);
+    unsigned batch =
+        cost >= BATCH_BELOW_NS ? 1u : (unsigned)ceil(BATCH_SPAN_NS / (cost > 1.0 ? cost : 1.0));
+    baseline_sample_clock(run->samples, run->warmup, batch);
+    baseline_sample_clock(run->samples, run->iterations, batch);
+    references[0] = (reference_result){
+        .what = "clock_gettime",
+        .batch = batch,
+        .summary = summarize_samples(run->samples, run->iterations),
+    };
+
+    show_progress(run, "host", "thread round trip");
+    baseline_ping_pong *ping_pong = baseline_ping_pong_start();
+    if (ping_pong == NULL) {
+        clear_progress(run);
+        fprintf(stderr, "tpevent bench: cannot start a thread: %s\n", strerror(errno));
+        return false;
+    }
+    baseline_ping_pong_sample(ping_pong, run->samples, run->warmup);
+    baseline_ping_pong_sample(ping_pong, run->samples, run->iterations);
+    baseline_ping_pong_stop(ping_pong);
+    references[1] = (reference_result){
+        .what = "pthread_cond_round_trip",
+        .batch = 1,
+        .summary = summarize_samples(run->samples, run->iterations),
+    };
+    return true;
+}
+
+static int run_bench(const bench_options *options, const bench_plan *plan)
+{
+    device_result *results = calloc(plan->target_count, sizeof *results);
     bench_run run = {
         .iterations = options->iterations,
         /* Enough to fault in pools and wake the workers, never more than the run. */
         .warmup = options->iterations / 10 > 10 ? options->iterations / 10 : 10,
-        .samples = calloc(options->iterations, sizeof(uint64_t)),
+        .samples = calloc(options->iterations > PILOT_SAMPLES ? options->iterations : PILOT_SAMPLES,
+                          sizeof(double)),
+        .native_samples = calloc(options->iterations, sizeof(uint64_t)),
         .show_progress = isatty(STDOUT_FILENO) == 1,
-        .step_count = target_count * BENCH_OP_COUNT,
+        .step_count = 2 + plan->target_count * (BENCH_OP_COUNT + 1),
     };
     if (run.warmup > run.iterations)
         run.warmup = run.iterations;
-    if (results == NULL || run.samples == NULL) {
+    if (results == NULL || run.samples == NULL || run.native_samples == NULL) {
         fprintf(stderr, "tpevent bench: out of memory for %zu samples\n", options->iterations);
         free(results);
         free(run.samples);
+        free(run.native_samples);
         return TOOL_EXIT_FAILURE;
     }
+    baseline_sample_empty(run.samples, PILOT_SAMPLES, 1);
+    run.call_floor_ns = median_of(run.samples, PILOT_SAMPLES);
 
-    bool measured = true;
-    for (size_t t = 0; t < target_count && measured; t++)
-        measured = bench_device(&run, &targets[t], &results[t]);
+    reference_result references[REFERENCE_COUNT];
+    bool measured = measure_references(&run, references);
+    for (size_t t = 0; t < plan->target_count && measured; t++)
+        measured = bench_device(&run, &plan->targets[t], &results[t]);
     clear_progress(&run);
-    baseline_ping_pong_stop(run.ping_pong);
 
+    int exit_code = measured ? TOOL_EXIT_OK : TOOL_EXIT_FAILURE;
     if (measured) {
+        host_info host;
+        host_info_get(&host);
         bench_report report = {
             .version = tp_version_string(),
             .iterations = run.iterations,
             .warmup = run.warmup,
+            .host = &host,
+            .references = references,
             .devices = results,
-            .device_count = target_count,
+            .device_count = plan->target_count,
+            .skipped = plan->skipped,
+            .skipped_count = plan->skipped_count,
         };
-        if (options->json)
-            report_json(stdout, &report);
-        else
+        if (!options->json) {
             report_table(stdout, &report);
+        } else if (!report_json(stdout, &report)) {
+            fprintf(stderr, "tpevent bench: out of memory for the JSON output\n");
+            exit_code = TOOL_EXIT_FAILURE;
+        }
     }
     free(results);
     free(run.samples);
-    return measured ? TOOL_EXIT_OK : TOOL_EXIT_FAILURE;
+    free(run.native_samples);
+    return exit_code;
 }
 
 int tool_bench_main(int argc, char **argv)
@@ -320,27 +452,26 @@ int tool_bench_main(int argc, char **argv)
         return exit_code;
     if (help) {
         fputs(bench_usage, stdout);
-        fputs(bench_help, stdout);
+        printf(bench_help, TPEVENT_TOOL_HAVE_CJSON ? ""
+                                                   : "\n                      (not in this "
+                                                     "build: it was built without cJSON)");
         return TOOL_EXIT_OK;
     }
+    if (options.json && !TPEVENT_TOOL_HAVE_CJSON)
+        return tool_json_unavailable("bench");
 
-    bench_target *targets = calloc(BENCH_MAX_DEVICES, sizeof *targets);
-    if (targets == NULL) {
+    bench_plan plan = {.targets = calloc(BENCH_MAX_DEVICES, sizeof(bench_target))};
+    if (plan.targets == NULL) {
         fprintf(stderr, "tpevent bench: out of memory\n");
         return TOOL_EXIT_FAILURE;
     }
     /* Every device is opened before anything is timed, so that a device that cannot
      * be used fails the run at once. */
-    size_t target_count = 0;
-    bool opened = options.device_count > 0
-                      ? open_chosen_targets(&options, targets, &target_count)
-                      : open_default_targets(targets, &target_count);
-    if (opened)
-        exit_code = run_bench(&options, targets, target_count);
-    else
-        exit_code = TOOL_EXIT_FAILURE;
-    for (size_t t = 0; t < target_count; t++)
-        bench_target_close(&targets[t]);
-    free(targets);
+    bool opened = options.device_count > 0 ? open_chosen_targets(&options, &plan)
+                                           : open_default_targets(&plan);
+    exit_code = opened ? run_bench(&options, &plan) : TOOL_EXIT_FAILURE;
+    for (size_t t = 0; t < plan.target_count; t++)
+        bench_target_close(&plan.targets[t]);
+    free(plan.targets);
     return exit_code;
 }

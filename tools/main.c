@@ -1,10 +1,12 @@
 /*
  * tpevent: which event backends work on this machine, and what an event costs there.
  *
- *   tpevent devices
+ *   tpevent devices [--json]
  *   tpevent bench [--device D]... [--iterations N] [--json]
  */
+#include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -33,31 +35,7 @@ static const char main_help[] =
     "Run 'tpevent <command> --help' for a command's options.\n"
     "\n"
     "Exit status: 0 on success, 1 on a backend or runtime error (the library's\n"
-    "message goes to stderr), 2 on a usage error.\n";
-
-bool tool_is_help_option(const char *arg)
-{
-    return strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0;
-}
-
-bool tool_match_option(int argc, char **argv, int *index, const char *name,
-                       const char **value)
-{
-    const char *arg = argv[*index];
-    size_t name_length = strlen(name);
-    if (strncmp(arg, name, name_length) != 0)
-        return false;
-    if (arg[name_length] == '=') {
-        *value = arg + name_length + 1;
-        *index += 1;
-        return true;
-    }
-    if (arg[name_length] != '\0')
-        return false;
-    *value = *index + 1 < argc ? argv[*index + 1] : NULL;
-    *index += *value != NULL ? 2 : 1;
-    return true;
-}
+    "message goes to stderr) or when the output cannot be written, 2 on a usage error.\n";
 
 int tool_usage_error(const char *command, const char *usage, const char *format, ...)
 {
@@ -71,26 +49,90 @@ int tool_usage_error(const char *command, const char *usage, const char *format,
     return TOOL_EXIT_USAGE;
 }
 
-int main(int argc, char **argv)
+void tool_getopt_begin(void)
 {
-    if (argc < 2)
+    opterr = 0;
+    optind = 0; /* glibc: start over, on a new argv */
+}
+
+/* The long name of a short option, for messages ("--device" for 'd'). */
+static const char *long_name(const struct option *options, int value)
+{
+    for (const struct option *option = options; option->name != NULL; option++) {
+        if (option->flag == NULL && option->val == value)
+            return option->name;
+    }
+    return NULL;
+}
+
+int tool_getopt_error(const char *command, const char *usage, int answer, char **argv,
+                      const struct option *options)
+{
+    const char *arg = argv[optind - 1];
+    bool is_long = strncmp(arg, "--", 2) == 0;
+    /* "--iterations=5" names the option "--iterations". */
+    int name_length = (int)strcspn(arg, "=");
+    if (answer == ':') {
+        const char *name = long_name(options, optopt);
+        if (!is_long && name != NULL)
+            return tool_usage_error(command, usage, "--%s needs a value", name);
+        return tool_usage_error(command, usage, "%.*s needs a value", name_length, arg);
+    }
+    if (is_long && optopt != 0)
+        return tool_usage_error(command, usage, "%.*s takes no value", name_length, arg);
+    if (!is_long && optopt != 0)
+        return tool_usage_error(command, usage, "unknown option '-%c'", optopt);
+    return tool_usage_error(command, usage, "unknown option '%s'", arg);
+}
+
+static int run(int argc, char **argv)
+{
+    static const struct option options[] = {
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
+        {NULL, 0, NULL, 0},
+    };
+    tool_getopt_begin();
+    int answer;
+    /* '+': the options before the command are the tool's; the rest are the command's. */
+    while ((answer = getopt_long(argc, argv, "+:h", options, NULL)) != -1) {
+        switch (answer) {
+        case 'h':
+            fputs(main_usage, stdout);
+            fputs(main_help, stdout);
+            return TOOL_EXIT_OK;
+        case 'V':
+            printf("tpevent %s\n", tp_version_string());
+            return TOOL_EXIT_OK;
+        default:
+            return tool_getopt_error(NULL, main_usage, answer, argv, options);
+        }
+    }
+    if (optind >= argc)
         return tool_usage_error(NULL, main_usage, "a command is required");
 
-    const char *command = argv[1];
-    if (tool_is_help_option(command)) {
-        fputs(main_usage, stdout);
-        fputs(main_help, stdout);
-        return TOOL_EXIT_OK;
-    }
-    if (strcmp(command, "--version") == 0) {
-        printf("tpevent %s\n", tp_version_string());
-        return TOOL_EXIT_OK;
-    }
+    const char *command = argv[optind];
+    int command_argc = argc - optind;
+    char **command_argv = argv + optind;
     if (strcmp(command, "devices") == 0)
-        return tool_devices_main(argc - 1, argv + 1);
+        return tool_devices_main(command_argc, command_argv);
     if (strcmp(command, "bench") == 0)
-        return tool_bench_main(argc - 1, argv + 1);
-    if (command[0] == '-')
-        return tool_usage_error(NULL, main_usage, "unknown option '%s'", command);
+        return tool_bench_main(command_argc, command_argv);
     return tool_usage_error(NULL, main_usage, "unknown command '%s'", command);
+}
+
+int main(int argc, char **argv)
+{
+    int exit_code = run(argc, argv);
+    /* Whatever was written must have reached stdout: a full disk, a closed pipe's
+     * EIO, /dev/full make the run fail, not look like a success. */
+    bool failed_before = ferror(stdout) != 0;
+    errno = 0;
+    if (fclose(stdout) != 0 || failed_before) {
+        fprintf(stderr, "tpevent: cannot write the output%s%s\n", errno != 0 ? ": " : "",
+                errno != 0 ? strerror(errno) : "");
+        if (exit_code == TOOL_EXIT_OK)
+            exit_code = TOOL_EXIT_FAILURE;
+    }
+    return exit_code;
 }

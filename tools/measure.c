@@ -5,7 +5,7 @@
 
 #include "clock.h"
 
-typedef bool (*op_sampler)(bench_target *target, uint64_t *samples, size_t count);
+typedef bool (*op_sampler)(bench_target *target, double *samples, size_t count, unsigned batch);
 
 typedef struct op_spec {
     const char *key;
@@ -35,16 +35,24 @@ static bool record_and_wait(bench_target *target, tp_event *event)
     return true;
 }
 
-static bool sample_record_event(bench_target *target, tp_event *event, uint64_t *samples,
-                                size_t count)
+/* The mean of a batch, in ns per call. */
+static double per_call(uint64_t before, uint64_t after, unsigned batch)
+{
+    return (double)(after - before) / batch;
+}
+
+static bool sample_record_event(bench_target *target, tp_event *event, double *samples,
+                                size_t count, unsigned batch)
 {
     for (size_t i = 0; i < count; i++) {
+        tp_status status = TP_OK;
         uint64_t before = tool_now_ns();
-        tp_status status = tp_event_record(event, target->stream);
+        for (unsigned b = 0; b < batch && status == TP_OK; b++)
+            status = tp_event_record(event, target->stream);
         uint64_t after = tool_now_ns();
         if (status != TP_OK)
             return call_failed(target, "tp_event_record", status);
-        samples[i] = after - before;
+        samples[i] = per_call(before, after, batch);
     }
     /* Leave the stream idle for the next op. */
     tp_status status = tp_stream_synchronize(target->stream);
@@ -53,30 +61,36 @@ static bool sample_record_event(bench_target *target, tp_event *event, uint64_t 
     return true;
 }
 
-static bool sample_record(bench_target *target, uint64_t *samples, size_t count)
+static bool sample_record(bench_target *target, double *samples, size_t count, unsigned batch)
 {
-    return sample_record_event(target, target->plain_event, samples, count);
+    return sample_record_event(target, target->plain_event, samples, count, batch);
 }
 
-static bool sample_record_timing(bench_target *target, uint64_t *samples, size_t count)
+static bool sample_record_timing(bench_target *target, double *samples, size_t count,
+                                 unsigned batch)
 {
-    return sample_record_event(target, target->timing_start, samples, count);
+    return sample_record_event(target, target->timing_start, samples, count, batch);
 }
 
-static bool sample_query(bench_target *target, uint64_t *samples, size_t count)
+static bool sample_query(bench_target *target, double *samples, size_t count, unsigned batch)
 {
     if (!record_and_wait(target, target->plain_event))
         return false;
     bool always_done = true;
     for (size_t i = 0; i < count; i++) {
-        bool done = false;
+        tp_status status = TP_OK;
+        bool done = true;
         uint64_t before = tool_now_ns();
-        tp_status status = tp_event_query(target->plain_event, &done);
+        for (unsigned b = 0; b < batch && status == TP_OK; b++) {
+            bool reached = false;
+            status = tp_event_query(target->plain_event, &reached);
+            done &= reached;
+        }
         uint64_t after = tool_now_ns();
         if (status != TP_OK)
             return call_failed(target, "tp_event_query", status);
         always_done = always_done && done;
-        samples[i] = after - before;
+        samples[i] = per_call(before, after, batch);
     }
     if (!always_done) {
         snprintf(target->error, sizeof target->error,
@@ -87,32 +101,38 @@ static bool sample_query(bench_target *target, uint64_t *samples, size_t count)
     return true;
 }
 
-static bool sample_synchronize(bench_target *target, uint64_t *samples, size_t count)
+static bool sample_synchronize(bench_target *target, double *samples, size_t count,
+                               unsigned batch)
 {
     if (!record_and_wait(target, target->plain_event))
         return false;
     for (size_t i = 0; i < count; i++) {
+        tp_status status = TP_OK;
         uint64_t before = tool_now_ns();
-        tp_status status = tp_event_synchronize(target->plain_event);
+        for (unsigned b = 0; b < batch && status == TP_OK; b++)
+            status = tp_event_synchronize(target->plain_event);
         uint64_t after = tool_now_ns();
         if (status != TP_OK)
             return call_failed(target, "tp_event_synchronize", status);
-        samples[i] = after - before;
+        samples[i] = per_call(before, after, batch);
     }
     return true;
 }
 
-static bool sample_stream_wait(bench_target *target, uint64_t *samples, size_t count)
+static bool sample_stream_wait(bench_target *target, double *samples, size_t count,
+                               unsigned batch)
 {
     if (!record_and_wait(target, target->plain_event))
         return false;
     for (size_t i = 0; i < count; i++) {
+        tp_status status = TP_OK;
         uint64_t before = tool_now_ns();
-        tp_status status = tp_stream_wait_event(target->waiting_stream, target->plain_event);
+        for (unsigned b = 0; b < batch && status == TP_OK; b++)
+            status = tp_stream_wait_event(target->waiting_stream, target->plain_event);
         uint64_t after = tool_now_ns();
         if (status != TP_OK)
             return call_failed(target, "tp_stream_wait_event", status);
-        samples[i] = after - before;
+        samples[i] = per_call(before, after, batch);
     }
     tp_status status = tp_stream_synchronize(target->waiting_stream);
     if (status != TP_OK)
@@ -120,7 +140,7 @@ static bool sample_stream_wait(bench_target *target, uint64_t *samples, size_t c
     return true;
 }
 
-static bool sample_elapsed(bench_target *target, uint64_t *samples, size_t count)
+static bool sample_elapsed(bench_target *target, double *samples, size_t count, unsigned batch)
 {
     tp_status status = tp_event_record(target->timing_start, target->stream);
     if (status != TP_OK)
@@ -130,45 +150,53 @@ static bool sample_elapsed(bench_target *target, uint64_t *samples, size_t count
     for (size_t i = 0; i < count; i++) {
         float milliseconds = 0.0f;
         uint64_t before = tool_now_ns();
-        status = tp_event_elapsed_time(target->timing_start, target->timing_end, &milliseconds);
+        for (unsigned b = 0; b < batch && status == TP_OK; b++)
+            status = tp_event_elapsed_time(target->timing_start, target->timing_end, &milliseconds);
         uint64_t after = tool_now_ns();
         if (status != TP_OK)
             return call_failed(target, "tp_event_elapsed_time", status);
-        samples[i] = after - before;
+        samples[i] = per_call(before, after, batch);
     }
     return true;
 }
 
-static bool sample_create_destroy(bench_target *target, uint64_t *samples, size_t count)
+static bool sample_create_destroy(bench_target *target, double *samples, size_t count,
+                                  unsigned batch)
 {
     for (size_t i = 0; i < count; i++) {
-        tp_event *event = NULL;
+        tp_status created = TP_OK, destroyed = TP_OK;
         uint64_t before = tool_now_ns();
-        tp_status created = tp_event_create(&event, target->device, TP_EVENT_DEFAULT);
-        tp_status destroyed = created == TP_OK ? tp_event_destroy(event) : created;
+        for (unsigned b = 0; b < batch && destroyed == TP_OK; b++) {
+            tp_event *event = NULL;
+            created = tp_event_create(&event, target->device, TP_EVENT_DEFAULT);
+            destroyed = created == TP_OK ? tp_event_destroy(event) : created;
+        }
         uint64_t after = tool_now_ns();
         if (created != TP_OK)
             return call_failed(target, "tp_event_create", created);
         if (destroyed != TP_OK)
             return call_failed(target, "tp_event_destroy", destroyed);
-        samples[i] = after - before;
+        samples[i] = per_call(before, after, batch);
     }
     return true;
 }
 
-static bool sample_record_synchronize(bench_target *target, uint64_t *samples, size_t count)
+static bool sample_record_synchronize(bench_target *target, double *samples, size_t count,
+                                      unsigned batch)
 {
     for (size_t i = 0; i < count; i++) {
+        tp_status recorded = TP_OK, reached = TP_OK;
         uint64_t before = tool_now_ns();
-        tp_status recorded = tp_event_record(target->plain_event, target->stream);
-        tp_status reached =
-            recorded == TP_OK ? tp_event_synchronize(target->plain_event) : recorded;
+        for (unsigned b = 0; b < batch && reached == TP_OK; b++) {
+            recorded = tp_event_record(target->plain_event, target->stream);
+            reached = recorded == TP_OK ? tp_event_synchronize(target->plain_event) : recorded;
+        }
         uint64_t after = tool_now_ns();
         if (recorded != TP_OK)
             return call_failed(target, "tp_event_record", recorded);
         if (reached != TP_OK)
             return call_failed(target, "tp_event_synchronize", reached);
-        samples[i] = after - before;
+        samples[i] = per_call(before, after, batch);
     }
     return true;
 }
@@ -212,14 +240,14 @@ const char *bench_op_native_call(bench_op op)
     return op_specs[op].native_call;
 }
 
-bool bench_target_sample(bench_target *target, bench_op op, uint64_t *samples, size_t count,
-                         size_t warmup)
+bool bench_target_sample(bench_target *target, bench_op op, double *samples, size_t count,
+                         size_t warmup, unsigned batch)
 {
     /* The warm-up writes into the same buffer; the timed run overwrites it. */
     size_t warmup_count = warmup < count ? warmup : count;
-    if (warmup_count > 0 && !op_specs[op].sample(target, samples, warmup_count))
+    if (warmup_count > 0 && !op_specs[op].sample(target, samples, warmup_count, batch))
         return false;
-    return op_specs[op].sample(target, samples, count);
+    return op_specs[op].sample(target, samples, count, batch);
 }
 
 /* The device string as the library resolved it: "cuda" becomes "cuda:0". */

@@ -1,6 +1,8 @@
 /*
- * Timing tpevent's event calls on one device, one sample per call, with the tool's
- * clock (clock.h) read just before and just after each call.
+ * Timing tpevent's event calls on one device with the tool's clock (clock.h): a
+ * sample is `batch` calls back to back between two clock reads, its value the mean
+ * per call, so that calls much shorter than the clock's step (and than a clock read)
+ * are not rounded to it. batch 1: one call per sample.
  */
 #ifndef TPEVENT_TOOL_MEASURE_H
 #define TPEVENT_TOOL_MEASURE_H
@@ -52,10 +54,10 @@ typedef struct bench_target {
 bool bench_target_open(bench_target *target, const char *device);
 void bench_target_close(bench_target *target);
 
-/* Fills samples[0..count) with the op's latency in ns, after `warmup` untimed
- * calls. On failure target->error says why. */
-bool bench_target_sample(bench_target *target, bench_op op, uint64_t *samples, size_t count,
-                         size_t warmup);
+/* Fills samples[0..count) with the op's latency per call in ns, `batch` calls per
+ * sample, after `warmup` untimed samples. On failure target->error says why. */
+bool bench_target_sample(bench_target *target, bench_op op, double *samples, size_t count,
+                         size_t warmup, unsigned batch);
 
 /*
  * The smallest nonzero elapsed time between two timing events recorded back to back

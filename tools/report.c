@@ -1,103 +1,171 @@
 #include "report.h"
 
-#include <inttypes.h>
+#include <math.h>
 
-/* tpevent median / baseline median; false when the baseline measured 0. */
-static bool ratio_of(const op_result *result, double *ratio)
+#include "json.h"
+
+bool op_ratio(const op_result *result, double *ratio)
 {
-    if (result->baseline_summary.median_ns == 0)
+    if (!result->baseline_native || result->baseline_summary.median_ns <= 0.0)
         return false;
-    *ratio = (double)result->tpevent.median_ns / (double)result->baseline_summary.median_ns;
+    *ratio = result->tpevent.median_ns / result->baseline_summary.median_ns;
     return true;
+}
+
+static double overhead_ns(const op_result *result)
+{
+    return result->tpevent.median_ns - result->baseline_summary.median_ns;
+}
+
+/* Whole ns from 100 ns on, tenths below (batched samples are means). */
+static void format_ns(char *out, size_t size, double ns)
+{
+    snprintf(out, size, fabs(ns) < 100.0 ? "%.1f" : "%.0f", ns);
 }
 
 void report_table(FILE *out, const bench_report *report)
 {
-    fprintf(out, "tpevent %s bench: %zu timed calls per op after %zu warm-up calls\n",
+    const host_info *host = report->host;
+    fprintf(out, "tpevent %s bench: %zu timed samples per op after %zu warm-up samples\n",
             report->version, report->iterations, report->warmup);
-    fprintf(out, "latency in ns; ratio = tpevent median / baseline median\n\n");
+    fprintf(out, "host: %s %s %s%s%s%s%s\n", host->system, host->release, host->machine,
+            host->libc[0] ? ", " : "", host->libc, host->cpu[0] ? ", " : "", host->cpu);
+    fprintf(out, "for scale:");
+    for (size_t r = 0; r < REFERENCE_COUNT; r++) {
+        char median[32];
+        format_ns(median, sizeof median, report->references[r].summary.median_ns);
+        fprintf(out, "%s %s %s ns", r == 0 ? "" : ";", report->references[r].what, median);
+    }
+    fprintf(out, "\n\n  %-8s %16s  %s\n", "device", "timer resolution", "name");
     for (size_t d = 0; d < report->device_count; d++) {
         const device_result *device = &report->devices[d];
-        fprintf(out, "  %-8s %s\n", device->device, device->has_name ? device->name : "-");
+        char resolution[32] = "all 0";
+        if (device->timer_resolution_ns > 0.0)
+            snprintf(resolution, sizeof resolution, "%.0f ns", device->timer_resolution_ns);
+        fprintf(out, "  %-8s %16s  %s\n", device->device, resolution,
+                device->has_name ? device->name : "-");
+    }
+    if (report->skipped_count > 0) {
+        fprintf(out, "not run:\n");
+        for (size_t s = 0; s < report->skipped_count; s++)
+            fprintf(out, "  %-8s %s\n", report->skipped[s].backend, report->skipped[s].reason);
     }
 
+    fprintf(out, "\nns per call; batch: calls per timed sample (calls under 100 ns are timed in "
+                 "batches, as their baseline)\n"
+                 "ratio: tpevent median / the runtime's median; overhead: tpevent median - "
+                 "baseline median\n"
+                 "empty_call baseline (no runtime underneath, e.g. the CPU): overhead is the "
+                 "whole cost of tpevent's call\n");
     /* Two header lines: which measurement, then which column. */
-    fprintf(out, "\n%-23s %-7s %17s  %s\n", "", "", "tpevent", "baseline");
-    fprintf(out, "%-23s %-7s %8s %8s  %-27s %8s %8s %7s\n", "op", "device", "median", "p99",
-            "call", "median", "p99", "ratio");
+    fprintf(out, "\n%-23s %-7s %5s %17s  %s\n", "", "", "", "tpevent", "baseline");
+    fprintf(out, "%-23s %-7s %5s %8s %8s  %-27s %8s %8s %7s %9s\n", "op", "device", "batch",
+            "median", "p99", "call", "median", "p99", "ratio", "overhead");
     for (int op = 0; op < BENCH_OP_COUNT; op++) {
         for (size_t d = 0; d < report->device_count; d++) {
             const device_result *device = &report->devices[d];
             const op_result *result = &device->ops[op];
             char ratio_text[24] = "-";
             double ratio = 0.0;
-            if (ratio_of(result, &ratio))
+            if (op_ratio(result, &ratio))
                 snprintf(ratio_text, sizeof ratio_text, ratio < 0.1 ? "%.4f" : "%.2f", ratio);
+            char median[32], p99[32], baseline_median[32], baseline_p99[32], overhead[32];
+            format_ns(median, sizeof median, result->tpevent.median_ns);
+            format_ns(p99, sizeof p99, result->tpevent.p99_ns);
+            format_ns(baseline_median, sizeof baseline_median, result->baseline_summary.median_ns);
+            format_ns(baseline_p99, sizeof baseline_p99, result->baseline_summary.p99_ns);
+            format_ns(overhead, sizeof overhead, overhead_ns(result));
             /* Rows of one op stay together, so that devices read side by side. */
-            fprintf(out, "%-23s %-7s %8" PRIu64 " %8" PRIu64 "  %-27s %8" PRIu64 " %8" PRIu64
-                         " %7s\n",
-                    d == 0 ? bench_op_label((bench_op)op) : "", device->device,
-                    result->tpevent.median_ns, result->tpevent.p99_ns, result->baseline,
-                    result->baseline_summary.median_ns, result->baseline_summary.p99_ns,
-                    ratio_text);
+            fprintf(out, "%-23s %-7s %5u %8s %8s  %-27s %8s %8s %7s %9s\n",
+                    d == 0 ? bench_op_label((bench_op)op) : "", device->device, result->batch,
+                    median, p99, result->baseline, baseline_median, baseline_p99, ratio_text,
+                    overhead);
         }
     }
 }
 
-static void json_string(FILE *out, const char *text)
+#if TPEVENT_TOOL_HAVE_CJSON
+
+/* Rounded for print: tenths of ns, ratios to 4 decimals. */
+static double tenths(double value)
 {
-    fputc('"', out);
-    for (const unsigned char *c = (const unsigned char *)text; *c != '\0'; c++) {
-        if (*c == '"' || *c == '\\')
-            fprintf(out, "\\%c", *c);
-        else if (*c < 0x20)
-            fprintf(out, "\\u%04x", *c);
-        else
-            fputc(*c, out);
-    }
-    fputc('"', out);
+    return round(value * 10.0) / 10.0;
 }
 
-static void json_op(FILE *out, bench_op op, const op_result *result)
+static void add_summary(json_doc *doc, cJSON *object, const char *median_name,
+                        const char *p99_name, const sample_summary *summary)
 {
-    fprintf(out, "{\"op\":");
-    json_string(out, bench_op_key(op));
-    fprintf(out, ",\"median_ns\":%" PRIu64 ",\"p99_ns\":%" PRIu64 ",\"baseline\":",
-            result->tpevent.median_ns, result->tpevent.p99_ns);
-    json_string(out, result->baseline);
-    fprintf(out,
-            ",\"baseline_kind\":\"%s\",\"baseline_median_ns\":%" PRIu64
-            ",\"baseline_p99_ns\":%" PRIu64 ",\"ratio\":",
-            result->baseline_native ? "native" : "host", result->baseline_summary.median_ns,
-            result->baseline_summary.p99_ns);
+    json_number(doc, object, median_name, tenths(summary->median_ns));
+    json_number(doc, object, p99_name, tenths(summary->p99_ns));
+}
+
+static void add_op(json_doc *doc, cJSON *ops, bench_op op, const op_result *result)
+{
+    cJSON *object = json_append_object(doc, ops);
+    json_string(doc, object, "op", bench_op_key(op));
+    json_number(doc, object, "batch", result->batch);
+    add_summary(doc, object, "median_ns", "p99_ns", &result->tpevent);
+    json_string(doc, object, "baseline", result->baseline);
+    json_string(doc, object, "baseline_kind", result->baseline_native ? "native" : "host");
+    json_number(doc, object, "baseline_batch", result->baseline_batch);
+    add_summary(doc, object, "baseline_median_ns", "baseline_p99_ns", &result->baseline_summary);
     double ratio = 0.0;
-    if (ratio_of(result, &ratio))
-        fprintf(out, "%.4f}", ratio);
+    if (op_ratio(result, &ratio))
+        json_number(doc, object, "ratio", round(ratio * 10000.0) / 10000.0);
     else
-        fprintf(out, "null}");
+        json_null(doc, object, "ratio");
+    json_number(doc, object, "overhead_ns", tenths(overhead_ns(result)));
 }
 
-void report_json(FILE *out, const bench_report *report)
+bool report_json(FILE *out, const bench_report *report)
 {
-    fprintf(out, "{\"version\":");
-    json_string(out, report->version);
-    fprintf(out, ",\"iterations\":%zu,\"warmup\":%zu,\"devices\":[", report->iterations,
-            report->warmup);
+    json_doc doc;
+    cJSON *root = json_begin(&doc);
+    json_string(&doc, root, "version", report->version);
+    json_add_host(&doc, root, report->host);
+    json_number(&doc, root, "iterations", (double)report->iterations);
+    json_number(&doc, root, "warmup", (double)report->warmup);
+
+    cJSON *references = json_array(&doc, root, "references");
+    for (size_t r = 0; r < REFERENCE_COUNT; r++) {
+        cJSON *reference = json_append_object(&doc, references);
+        json_string(&doc, reference, "what", report->references[r].what);
+        json_number(&doc, reference, "batch", report->references[r].batch);
+        add_summary(&doc, reference, "median_ns", "p99_ns", &report->references[r].summary);
+    }
+
+    cJSON *devices = json_array(&doc, root, "devices");
     for (size_t d = 0; d < report->device_count; d++) {
         const device_result *device = &report->devices[d];
-        fprintf(out, "%s{\"device\":", d == 0 ? "" : ",");
-        json_string(out, device->device);
-        fprintf(out, ",\"name\":");
-        if (device->has_name)
-            json_string(out, device->name);
+        cJSON *object = json_append_object(&doc, devices);
+        json_string(&doc, object, "device", device->device);
+        json_string(&doc, object, "name", device->has_name ? device->name : NULL);
+        if (device->timer_resolution_ns > 0.0)
+            json_number(&doc, object, "timer_resolution_ns", tenths(device->timer_resolution_ns));
         else
-            fprintf(out, "null");
-        fprintf(out, ",\"ops\":[");
-        for (int op = 0; op < BENCH_OP_COUNT; op++) {
-            fprintf(out, "%s", op == 0 ? "" : ",");
-            json_op(out, (bench_op)op, &device->ops[op]);
-        }
-        fprintf(out, "]}");
+            json_null(&doc, object, "timer_resolution_ns");
+        json_add_versions(&doc, object);
+        cJSON *ops = json_array(&doc, object, "ops");
+        for (int op = 0; op < BENCH_OP_COUNT; op++)
+            add_op(&doc, ops, (bench_op)op, &device->ops[op]);
     }
-    fprintf(out, "]}\n");
+
+    cJSON *skipped = json_array(&doc, root, "skipped");
+    for (size_t s = 0; s < report->skipped_count; s++) {
+        cJSON *object = json_append_object(&doc, skipped);
+        json_string(&doc, object, "backend", report->skipped[s].backend);
+        json_string(&doc, object, "reason", report->skipped[s].reason);
+    }
+    return json_end(&doc, out);
 }
+
+#else
+
+bool report_json(FILE *out, const bench_report *report)
+{
+    (void)out;
+    (void)report;
+    return false; /* refused before anything is measured (tool_json_unavailable) */
+}
+
+#endif

@@ -4,12 +4,12 @@
 
 static int compare_samples(const void *left, const void *right)
 {
-    uint64_t a = *(const uint64_t *)left;
-    uint64_t b = *(const uint64_t *)right;
+    double a = *(const double *)left;
+    double b = *(const double *)right;
     return (a > b) - (a < b);
 }
 
-sample_summary summarize_samples(uint64_t *samples, size_t count)
+sample_summary summarize_samples(double *samples, size_t count)
 {
     qsort(samples, count, sizeof *samples, compare_samples);
     /* Nearest rank: ceil(0.99 * count), 1-based. */

@@ -3,14 +3,13 @@
 #define TPEVENT_TOOL_STATS_H
 
 #include <stddef.h>
-#include <stdint.h>
 
 typedef struct sample_summary {
-    uint64_t median_ns; /* the middle sample; the upper middle one of an even count */
-    uint64_t p99_ns;    /* nearest rank: the smallest sample >= 99% of the samples */
+    double median_ns; /* the middle sample; the upper middle one of an even count */
+    double p99_ns;    /* nearest rank: the smallest sample >= 99% of the samples */
 } sample_summary;
 
 /* Sorts samples[0..count) in place; count > 0. */
-sample_summary summarize_samples(uint64_t *samples, size_t count);
+sample_summary summarize_samples(double *samples, size_t count);
 
 #endif /* TPEVENT_TOOL_STATS_H */

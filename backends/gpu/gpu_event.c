@@ -284,8 +284,8 @@ TP_COLD static tp_status event_elapsed_checked(gpu_event *start, gpu_event *end,
 tp_status gpu_event_elapsed(tp_event *start_base, tp_event *end_base, float *ms)
 {
     gpu_event *start = gpu_as_event(start_base), *end = gpu_as_event(end_base);
-    if (TP_LIKELY(!RT_ELAPSED_NEEDS_CONTEXT & gpu_event_recorded(start) & gpu_event_recorded(end) &
-                  (start->head.device.index == end->head.device.index))) {
+    if (TP_LIKELY(!RT_ELAPSED_NEEDS_CONTEXT && ((int)gpu_event_recorded(start) & (int)gpu_event_recorded(end) &
+                                                (start->head.device.index == end->head.device.index)))) {
         rt_error e = rt_event_elapsed(ms, gpu_event_native(start), gpu_event_native(end));
         return TP_LIKELY(e == RT_SUCCESS) ? TP_OK : elapsed_failed(e);
     }

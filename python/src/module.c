@@ -25,6 +25,7 @@ static PyTypeObject *namespace_stream_type(int namespace_type)
  * namespace's type, else the current device's. */
 static int device_type_arg(PyObject *arg, int namespace_type, const char *function, const char **out)
 {
+    *out = NULL; /* set on every path, the error paths included */
     if (arg == Py_None) {
         tp_device_type type = (tp_device_type)namespace_type;
         if (namespace_type == TPPY_ANY_TYPE) {

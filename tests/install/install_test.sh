@@ -80,7 +80,7 @@ if [ "$mode" = static ]; then
     -DTPEVENT_STATIC=ON -DBUILD_TESTING=OFF -DTPEVENT_PYTHON=OFF \
     -DTPEVENT_CUDA="$( [ "$HAVE_CUDA" = 1 ] && echo ON || echo OFF )" \
     -DTPEVENT_HIP="$( [ "$HAVE_HIP" = 1 ] && echo ON || echo OFF )" \
-    -DTPEVENT_SANITIZE="$SANITIZE"
+    -DTPEVENT_SANITIZE="$SANITIZE" -DTPEVENT_WERROR="$WERROR"
   grep 'tpevent: backends' "$work/static-configure.log" || true
   run_logged "$work/static-build.log" "$CMAKE" --build "$build_dir" --parallel 2
   static=1
@@ -311,6 +311,43 @@ print("libtpevent loaded:", " ".join(libs))
     [ -z "$loaded" ] || fail "static build: the Python package loaded $loaded"
   elif [ -z "$loaded" ] || [ "$(realpath "$loaded")" != "$(realpath "$libdir/libtpevent.so.$VERSION")" ]; then
     fail "the installed Python package loaded '$loaded', not the installed libtpevent.so"
+  fi
+
+  # The python component alone is enough: it brings the library, the modules and
+  # the probe the package loads (issue 13: it used to install a package that could
+  # not find libtpevent.so).
+  step "cmake --install --component python, alone, into a fresh prefix"
+  python_prefix=$work/python-prefix
+  run_logged "$work/install-python.log" "$CMAKE" --install "$build_dir" --prefix "$python_prefix" \
+    --config "$BUILD_TYPE" --component python
+  (cd "$python_prefix" && find . -type f -o -type l | sort | sed 's|^\./|  |' | grep -v '/__pycache__/')
+  python_site=$python_prefix/${site#"$prefix"/}
+  output=$(cd "$work" && env "${python_env[@]}" PYTHONPATH="$python_site" TPEVENT_PROBE_MODULES=1 "$python" -s -c '
+import os, sys, tpevent
+s = tpevent.Stream("cpu"); a = s.record_event(); b = s.record_event()
+print("elapsed:", a.elapsed_time(b))
+print("tpevent package:", tpevent.__file__)
+with open("/proc/self/maps") as maps:
+    libs = sorted({line.split()[-1] for line in maps if "/libtpevent.so" in line})
+print("libtpevent loaded:", " ".join(libs))
+for info in tpevent.backends():
+    if info.module_path:
+        print("module folder:", info.name, os.path.realpath(os.path.dirname(info.module_path)))
+        assert "TPEVENT_PROBE_MODULES is set but" not in (info.reason or ""), info.reason
+') || fail "the python component alone does not import: $output"
+  echo "$output"
+  grep -q "^tpevent package: $python_site/tpevent/" <<<"$output" ||
+    fail "python imported tpevent from somewhere else than $python_site"
+  loaded=$(sed -n 's/^libtpevent loaded: //p' <<<"$output")
+  python_libdir=$(realpath "$python_prefix/$LIBDIR")
+  if [ "$static" != 1 ]; then
+    [ -n "$loaded" ] && [ "$(realpath "$loaded")" = "$(realpath "$python_libdir/libtpevent.so.$VERSION")" ] ||
+      fail "the python component's package loaded '$loaded', not $python_libdir/libtpevent.so.$VERSION"
+    for backend in cuda hip; do
+      [ "$(backend_how $backend)" = module ] || continue
+      grep -qx "module folder: $backend $python_libdir" <<<"$output" ||
+        fail "the python component's core does not find the $backend module in $python_libdir"
+    done
   fi
 fi
 

@@ -125,7 +125,7 @@ static void expect_field_refused(const tp_ipc_handle *handle, const char *device
     if (reseal) {
         tp_ipc_handle resealed = *handle;
         handle_reseal(&resealed);
-        char text[96];
+        char text[128]; /* what (up to 96 bytes) and ", resealed" */
         snprintf(text, sizeof text, "%s, resealed", what);
         expect_import(&resealed, device, TP_ERR_INVALID_ARGUMENT, text);
     }

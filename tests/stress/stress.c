@@ -782,7 +782,7 @@ static void parse_arguments(stress *s, int argc, char **argv)
     s->watchdog_seconds = STRESS_WATCHDOG_DEFAULT;
     s->seed = now_ns() ^ ((uint64_t)(uintptr_t)s << 16);
     s->thread_count = STRESS_THREADS_DEFAULT;
-    for (int i = 1; i < argc; i++) {
+    for (int i = 1; i < argc; i += 2) { /* every option takes a value */
         const char *value = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(argv[i], "--seconds") == 0 && value)
             s->seconds = parse_seconds(value, "--seconds");
@@ -799,7 +799,6 @@ static void parse_arguments(stress *s, int argc, char **argv)
             fprintf(stderr, "usage: %s [--seconds S] [--watchdog S] [--seed N] [--threads N]\n", argv[0]);
             exit(2);
         }
-        i++;
     }
 }
 

@@ -2,8 +2,10 @@
 #
 #   cmake -DEXPECT_EXIT=<code> [-DSTDOUT_LINES=<re>@@<re>...] [-DSTDERR_LINES=...]
 #         [-DSTDOUT_EXACT=<text>] [-DSTDOUT_EMPTY=ON] [-DREQUIRE_UNAVAILABLE=<backend>]
-#         -P run_tool.cmake -- <tool> <args>...
+#         [-DSTDOUT_FILE=<path>] -P run_tool.cmake -- <tool> <args>...
 #
+# STDOUT_FILE: stdout goes to that file instead (/dev/full: every write fails), and
+# STDOUT_LINES, STDOUT_EXACT and STDOUT_EMPTY are not checked.
 # Each regular expression in STDOUT_LINES / STDERR_LINES (separated by "@@") must match
 # at least one line of that output. REQUIRE_UNAVAILABLE: the test needs that backend
 # unavailable; where it is available the script prints TPEVENT_TOOL_SKIP (the test's
@@ -44,8 +46,14 @@ if(REQUIRE_UNAVAILABLE)
   endif()
 endif()
 
-execute_process(COMMAND ${command}
-                OUTPUT_VARIABLE stdout ERROR_VARIABLE stderr RESULT_VARIABLE exit_code)
+if(DEFINED STDOUT_FILE)
+  execute_process(COMMAND ${command}
+                  OUTPUT_FILE "${STDOUT_FILE}" ERROR_VARIABLE stderr RESULT_VARIABLE exit_code)
+  set(stdout "(written to ${STDOUT_FILE})\n")
+else()
+  execute_process(COMMAND ${command}
+                  OUTPUT_VARIABLE stdout ERROR_VARIABLE stderr RESULT_VARIABLE exit_code)
+endif()
 string(JOIN " " command_text ${command})
 set(report "command: ${command_text}\nexit: ${exit_code}\n--- stdout\n${stdout}--- stderr\n${stderr}---")
 
