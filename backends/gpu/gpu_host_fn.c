@@ -17,12 +17,9 @@
  * stream. Later work on the stream waits for fn to return; nothing else does: no
  * runtime thread is blocked, so other streams' host functions and work go on.
  *
- * Why an event, not a tiny cudaLaunchHostFunc callback that wakes the thread: the
- * callback would run on the runtime's one callback thread, so whatever else blocks
- * there (a program's own cudaLaunchHostFunc, another library's) would delay every
- * tpevent host function behind it, the very thing rule 15 rules out, and the hop
- * through that thread would come on top of ours. The event is waited for by the
- * stream's own thread alone; once seen reached it serves the stream's next launch.
+ * Why an event, not a tiny cudaLaunchHostFunc callback that wakes the thread: that
+ * callback would run on the runtime's one callback thread, where whatever else
+ * blocks (a program's own host function) would delay every tpevent host function.
  *
  * Counters. One 64-byte line per stream (one counter: the threads of two streams
  * never write the same line), from slabs of mapped host memory per device, so that
@@ -42,18 +39,13 @@
  *
  * Process exit. An exit handler (registered with the first queue) marks the
  * process exiting, then raises every counter of every slab by 2^62: every wait
- * ever enqueued passes, so no GPU stream stays held by a host function that will
- * not run or will not return, and the runtime's own teardown finds no stream
- * blocked. From then on no host function starts (a thread that sees the mark
- * returns at once, touching nothing), and launches are refused. A host function
- * already running is not interrupted (nothing can be), and exit does not wait for
- * it.
+ * ever enqueued passes, so no GPU stream stays held and the runtime's teardown
+ * finds none blocked. From then on no host function starts and launches are
+ * refused; one already running is not interrupted, and exit does not wait for it.
  *
  * A host function that synchronizes its own stream, or its device, would wait for
  * itself forever; those calls fail with TP_ERR_INVALID_ARGUMENT instead, as on the
- * CPU backend (gpu_host_fn_would_wait_for_itself, gpu_host_fn_on_device). Waits
- * that come back through other streams cannot be seen, and deadlock as with any
- * runtime.
+ * CPU backend. Waits that come back through other streams cannot be seen.
  */
 #define _GNU_SOURCE /* pthread_setname_np */
 #include "backends/gpu/gpu_internal.h"
