@@ -27,6 +27,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -35,19 +36,60 @@
 #include <string.h>
 #include <unistd.h>
 
-static bool core_library_folder(char *folder, size_t size)
+/*
+ * The folder of the core library itself, absolute and canonical, resolved once, when
+ * the library is loaded. dladdr answers the name the dynamic loader opened, and that
+ * name is relative when libtpevent.so was found through a relative LD_LIBRARY_PATH
+ * entry ("build/lib"): taken as it is after the program's chdir, it would name a
+ * folder of the new current directory, and a libtpevent-cuda.so or a module probe
+ * lying there would be loaded and run. At load time the current directory is still
+ * the one the loader resolved that name against, so that is when it is resolved; a
+ * relative name that cannot be resolved then leaves the folder unknown (modules are
+ * then only looked for in TPEVENT_BACKEND_PATH), never relative.
+ */
+static struct {
+    pthread_once_t once;
+    bool known;
+    char path[PATH_MAX];
+} core_folder = {.once = PTHREAD_ONCE_INIT};
+
+static void resolve_core_folder(void)
 {
     Dl_info info;
     if (!dladdr((void *)&tp_version_string, &info) || !info.dli_fname)
-        return false;
+        return;
     const char *slash = strrchr(info.dli_fname, '/');
     if (!slash)
-        return false;
-    size_t len = (size_t)(slash - info.dli_fname);
-    if (len + 1 > size)
-        return false;
+        return;
+    char folder[PATH_MAX];
+    size_t len = slash == info.dli_fname ? 1 : (size_t)(slash - info.dli_fname); /* "/libtpevent.so": "/" */
+    if (len + 1 > sizeof folder)
+        return;
     memcpy(folder, info.dli_fname, len);
     folder[len] = '\0';
+    if (realpath(folder, core_folder.path)) {
+        core_folder.known = true;
+    } else if (folder[0] == '/') {
+        /* Gone or unreadable since: still absolute, so it names no other folder. */
+        memcpy(core_folder.path, folder, len + 1);
+        core_folder.known = true;
+    }
+}
+
+__attribute__((constructor)) static void resolve_core_folder_at_load(void)
+{
+    pthread_once(&core_folder.once, resolve_core_folder);
+}
+
+static bool core_library_folder(char *folder, size_t size)
+{
+    pthread_once(&core_folder.once, resolve_core_folder);
+    if (!core_folder.known)
+        return false;
+    size_t len = strlen(core_folder.path);
+    if (len + 1 > size)
+        return false;
+    memcpy(folder, core_folder.path, len + 1);
     return true;
 }
 
