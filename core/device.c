@@ -7,6 +7,7 @@
  *     index  := "0" | [1-9][0-9]*        (below TP_MAX_DEVICES)
  */
 #include "core/internal.h"
+#include "backends/common/env.h"
 
 #include <limits.h>
 #include <pthread.h>
@@ -181,8 +182,8 @@ static struct {
 
 static void decide_process_default(void)
 {
-    const char *env = getenv("TPEVENT_DEVICE");
-    if (env && *env) {
+    const char *env = tp_env("TPEVENT_DEVICE");
+    if (env) {
         tp_device device;
         process_default.status = tp_device_parse(env, &device);
         if (process_default.status != TP_OK) {

@@ -22,6 +22,7 @@
  */
 #include "core/internal.h"
 #include "backends/common/clock.h"
+#include "backends/common/env.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -109,7 +110,7 @@ bool tp_module_find(const char *file, char *path, size_t path_size)
     if (have_core_folder && file_in_folder(folder, strlen(folder), file, path, path_size))
         return true;
 
-    const char *search = getenv("TPEVENT_BACKEND_PATH");
+    const char *search = tp_env("TPEVENT_BACKEND_PATH");
     for (const char *p = search; p && *p;) {
         const char *end = strchr(p, ':');
         size_t len = end ? (size_t)(end - p) : strlen(p);
@@ -177,13 +178,13 @@ extern char **environ;
 
 static bool probe_requested(void)
 {
-    const char *probe = getenv("TPEVENT_PROBE_MODULES");
-    return probe && *probe && strcmp(probe, "0") != 0;
+    const char *probe = tp_env("TPEVENT_PROBE_MODULES");
+    return probe && strcmp(probe, "0") != 0;
 }
 
 static long probe_timeout_ms(void)
 {
-    const char *text = getenv("TPEVENT_PROBE_TIMEOUT_MS");
+    const char *text = tp_env("TPEVENT_PROBE_TIMEOUT_MS");
     long ms = text ? strtol(text, NULL, 10) : 0;
     return ms > 0 ? ms : 30000;
 }
