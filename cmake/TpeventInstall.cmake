@@ -49,6 +49,13 @@ set(tpevent_bin_rpath "$ORIGIN/${tpevent_bin_to_lib}")
 # Sets INSTALL_RPATH (if given) on a target of another folder unless its owner
 # already did, and keeps the folders of external libraries it links (a CUDA or ROCm
 # runtime outside the system folders) in its installed run path.
+#
+# The build tree has the install layout, so the installed run path serves in the
+# build tree too (BUILD_WITH_INSTALL_RPATH). Without that, CMake links the build-tree
+# file with a run path of its own that it pads for an in-place rewrite at install,
+# and the padding always ends in ':': an empty entry, which the dynamic loader takes
+# for the current directory ("<build>/lib:" let a libc.so.6 in the folder a program
+# ran from be loaded). hostile.no_relative_runpath checks every built file.
 function(tpevent_default_install_rpath target)
   if(NOT TARGET ${target})
     return()
@@ -61,6 +68,7 @@ function(tpevent_default_install_rpath target)
   if(NOT use_link_path)
     set_target_properties(${target} PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON)
   endif()
+  set_target_properties(${target} PROPERTIES BUILD_WITH_INSTALL_RPATH ON)
 endfunction()
 
 tpevent_default_install_rpath(tpevent_tool "${tpevent_bin_rpath}")

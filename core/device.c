@@ -7,6 +7,7 @@
  *     index  := "0" | [1-9][0-9]*        (below TP_MAX_DEVICES)
  */
 #include "core/internal.h"
+#include "backends/common/env.h"
 
 #include <limits.h>
 #include <pthread.h>
@@ -181,8 +182,8 @@ static struct {
 
 static void decide_process_default(void)
 {
-    const char *env = getenv("TPEVENT_DEVICE");
-    if (env && *env) {
+    const char *env = tp_env("TPEVENT_DEVICE");
+    if (env) {
         tp_device device;
         process_default.status = tp_device_parse(env, &device);
         if (process_default.status != TP_OK) {
@@ -238,15 +239,44 @@ static _Thread_local struct {
     int index_plus_one[TP_DEVICE_TYPE_COUNT];
 } thread_device;
 
+/*
+ * The type TPEVENT_DEVICE names, read once; TP_DEVICE_TYPE_COUNT when it is unset,
+ * empty or no device string. Whatever else the process default is, its index is 0.
+ */
+static struct {
+    pthread_once_t once;
+    tp_device_type type;
+} env_device_type = {.once = PTHREAD_ONCE_INIT, .type = TP_DEVICE_TYPE_COUNT};
+
+static void read_env_device_type(void)
+{
+    const char *env = tp_env("TPEVENT_DEVICE");
+    tp_device device;
+    /* Parsed by hand rather than by tp_device_parse, which would set this thread's
+     * last error for a bad value that the caller of "cpu" never asked about. */
+    if (env && match_type(env, &device.type))
+        env_device_type.type = device.type;
+}
+
 static tp_status current_index_of(tp_device_type type, int *index)
 {
     if (thread_device.index_plus_one[type]) {
         *index = thread_device.index_plus_one[type] - 1;
         return TP_OK;
     }
-    /* Not set on this thread: the process default's index if it is of this type. */
-    tp_device fallback = {TP_DEVICE_CPU, 0};
+    /*
+     * Not set on this thread: the process default's index if it is of this type,
+     * else 0. Only a TPEVENT_DEVICE of this type can make the default's index
+     * anything but 0, and deciding the default without it loads the cuda and hip
+     * modules in turn: a device string of one type never loads another type's module,
+     * so the default is only looked at when the variable names this type (and then
+     * deciding it loads this type's backend alone).
+     */
     *index = 0;
+    pthread_once(&env_device_type.once, read_env_device_type);
+    if (env_device_type.type != type)
+        return TP_OK;
+    tp_device fallback = {TP_DEVICE_CPU, 0};
     if (get_process_default(&fallback) == TP_OK && fallback.type == type)
         *index = fallback.index;
     return TP_OK;

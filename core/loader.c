@@ -22,11 +22,13 @@
  */
 #include "core/internal.h"
 #include "backends/common/clock.h"
+#include "backends/common/env.h"
 
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -35,19 +37,60 @@
 #include <string.h>
 #include <unistd.h>
 
-static bool core_library_folder(char *folder, size_t size)
+/*
+ * The folder of the core library itself, absolute and canonical, resolved once, when
+ * the library is loaded. dladdr answers the name the dynamic loader opened, and that
+ * name is relative when libtpevent.so was found through a relative LD_LIBRARY_PATH
+ * entry ("build/lib"): taken as it is after the program's chdir, it would name a
+ * folder of the new current directory, and a libtpevent-cuda.so or a module probe
+ * lying there would be loaded and run. At load time the current directory is still
+ * the one the loader resolved that name against, so that is when it is resolved; a
+ * relative name that cannot be resolved then leaves the folder unknown (modules are
+ * then only looked for in TPEVENT_BACKEND_PATH), never relative.
+ */
+static struct {
+    pthread_once_t once;
+    bool known;
+    char path[PATH_MAX];
+} core_folder = {.once = PTHREAD_ONCE_INIT};
+
+static void resolve_core_folder(void)
 {
     Dl_info info;
     if (!dladdr((void *)&tp_version_string, &info) || !info.dli_fname)
-        return false;
+        return;
     const char *slash = strrchr(info.dli_fname, '/');
     if (!slash)
-        return false;
-    size_t len = (size_t)(slash - info.dli_fname);
-    if (len + 1 > size)
-        return false;
+        return;
+    char folder[PATH_MAX];
+    size_t len = slash == info.dli_fname ? 1 : (size_t)(slash - info.dli_fname); /* "/libtpevent.so": "/" */
+    if (len + 1 > sizeof folder)
+        return;
     memcpy(folder, info.dli_fname, len);
     folder[len] = '\0';
+    if (realpath(folder, core_folder.path)) {
+        core_folder.known = true;
+    } else if (folder[0] == '/') {
+        /* Gone or unreadable since: still absolute, so it names no other folder. */
+        memcpy(core_folder.path, folder, len + 1);
+        core_folder.known = true;
+    }
+}
+
+__attribute__((constructor)) static void resolve_core_folder_at_load(void)
+{
+    pthread_once(&core_folder.once, resolve_core_folder);
+}
+
+static bool core_library_folder(char *folder, size_t size)
+{
+    pthread_once(&core_folder.once, resolve_core_folder);
+    if (!core_folder.known)
+        return false;
+    size_t len = strlen(core_folder.path);
+    if (len + 1 > size)
+        return false;
+    memcpy(folder, core_folder.path, len + 1);
     return true;
 }
 
@@ -67,7 +110,7 @@ bool tp_module_find(const char *file, char *path, size_t path_size)
     if (have_core_folder && file_in_folder(folder, strlen(folder), file, path, path_size))
         return true;
 
-    const char *search = getenv("TPEVENT_BACKEND_PATH");
+    const char *search = tp_env("TPEVENT_BACKEND_PATH");
     for (const char *p = search; p && *p;) {
         const char *end = strchr(p, ':');
         size_t len = end ? (size_t)(end - p) : strlen(p);
@@ -135,13 +178,13 @@ extern char **environ;
 
 static bool probe_requested(void)
 {
-    const char *probe = getenv("TPEVENT_PROBE_MODULES");
-    return probe && *probe && strcmp(probe, "0") != 0;
+    const char *probe = tp_env("TPEVENT_PROBE_MODULES");
+    return probe && strcmp(probe, "0") != 0;
 }
 
 static long probe_timeout_ms(void)
 {
-    const char *text = getenv("TPEVENT_PROBE_TIMEOUT_MS");
+    const char *text = tp_env("TPEVENT_PROBE_TIMEOUT_MS");
     long ms = text ? strtol(text, NULL, 10) : 0;
     return ms > 0 ? ms : 30000;
 }

@@ -10,6 +10,7 @@
  * alive, and default streams (never destroyed) live as long as the process.
  */
 #include "backends/cpu/cpu_internal.h"
+#include "backends/common/env.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -57,7 +58,7 @@ static bool parse_device_count(const char *text, int *count)
 
 tp_status tp_cpu_module_init(const tp_host *host, const tp_backend *table, char *reason, size_t reason_size)
 {
-    const char *env = getenv(CPU_DEVICES_ENV);
+    const char *env = tp_env(CPU_DEVICES_ENV); /* empty means unset, as for every TPEVENT_* */
     int count = 1;
     if (env && !parse_device_count(env, &count)) {
         snprintf(reason, reason_size, "%s=\"%s\": expected a whole number of virtual devices from 1 to %d",

@@ -80,16 +80,24 @@ static int check_namespace(const char *device, int namespace_type)
     return 0;
 }
 
-static int device_from_str(PyObject *arg, int namespace_type, const char **out)
+const char *tppy_c_string(PyObject *str, const char *what)
 {
     Py_ssize_t length;
-    const char *text = PyUnicode_AsUTF8AndSize(arg, &length);
+    const char *text = PyUnicode_AsUTF8AndSize(str, &length);
+    if (!text)
+        return NULL;
+    if ((size_t)length != strlen(text)) {
+        PyErr_Format(PyExc_ValueError, "%s contains a null character: %R", what, str);
+        return NULL;
+    }
+    return text;
+}
+
+static int device_from_str(PyObject *arg, int namespace_type, const char **out)
+{
+    const char *text = tppy_c_string(arg, "device string");
     if (!text)
         return -1;
-    if ((size_t)length != strlen(text)) {
-        PyErr_SetString(PyExc_ValueError, "device string contains a null character");
-        return -1;
-    }
     if (check_namespace(text, namespace_type) < 0)
         return -1;
     *out = text;
@@ -138,7 +146,7 @@ static int device_from_object(PyObject *arg, int namespace_type, tppy_device_tex
     index = PyObject_GetAttrString(arg, "index");
     if (!index)
         goto done;
-    const char *type_text = PyUnicode_AsUTF8(type);
+    const char *type_text = tppy_c_string(type, "device type");
     if (!type_text)
         goto done;
     int written;

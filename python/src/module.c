@@ -43,7 +43,7 @@ static int device_type_arg(PyObject *arg, int namespace_type, const char *functi
                      Py_TYPE(arg)->tp_name);
         return -1;
     }
-    *out = PyUnicode_AsUTF8(arg);
+    *out = tppy_c_string(arg, "device type");
     return *out ? 0 : -1;
 }
 

@@ -102,6 +102,14 @@ int tppy_device_arg(PyObject *arg, int namespace_type, tppy_device_text *scratch
 PyObject *tppy_device_name(tp_device device);
 
 /*
+ * The UTF-8 text of a str that goes to the C API as a C string (a device string, a
+ * device type), or NULL with ValueError when the str holds a NUL: the C API would
+ * read only the part before it, and 'cpu\x00junk' would pass for 'cpu'. `what`
+ * names the argument in the message. The text lives as long as the str.
+ */
+const char *tppy_c_string(PyObject *str, const char *what);
+
+/*
  * For METH_FASTCALL | METH_KEYWORDS methods that take one optional argument:
  * *value is the argument, or Py_None when not given (borrowed).
  */

@@ -2,6 +2,7 @@
  * once, the current stream, and order within and across streams. */
 #include "support.h"
 
+#include <sched.h>
 #include <stdint.h>
 
 /* ---------------------------------------------------------------- rule 9 */
@@ -314,6 +315,98 @@ TEST(rule10_threads_create_and_destroy_concurrently)
     CHECK(flag_reaches_within(&c.ran, 4 * 200, EVENTUALLY_SECONDS));
     CHECK_OK(tp_event_synchronize(c.shared_event));
     CHECK_OK(tp_event_destroy(c.shared_event));
+    return 0;
+}
+
+/*
+ * Rule 10's one exception (tpevent.h): an object may not be destroyed while another
+ * thread is inside a call on it. What is promised instead: once those calls have
+ * returned, any thread may destroy it at once, with nothing of the library still
+ * touching it. Threads block in synchronize (and wait, query) on a record held back
+ * by a gate; each says so through an atomic once its calls have returned, and the
+ * main thread destroys the event and the stream the moment the last one has, before
+ * joining anyone. A backend that still touched the event after waking a waiter
+ * (its worker signalling, a waiter reading the event after its wait) is a
+ * use-after-free under ASan and a race under TSan.
+ */
+enum { last_use_threads = 4, last_use_rounds = 50 };
+
+typedef struct last_use {
+    tp_event *event;
+    tp_stream *stream;
+    tp_stream *waiters[last_use_threads];
+    atomic_int started;
+    atomic_int returned; /* threads whose last call on event and stream returned */
+} last_use;
+
+typedef struct last_use_thread {
+    last_use *shared;
+    int index;
+} last_use_thread;
+
+static void *last_use_main(void *arg)
+{
+    last_use_thread *self = arg;
+    last_use *u = self->shared;
+    atomic_fetch_add(&u->started, 1);
+    bool done = false;
+    switch (self->index % 3) {
+    case 0:
+        CHECK_OK(tp_event_synchronize(u->event));
+        break;
+    case 1:
+        CHECK_OK(tp_event_wait(u->event, u->waiters[self->index]));
+        CHECK_OK(tp_stream_synchronize(u->stream));
+        break;
+    default:
+        while (!done) {
+            CHECK_OK(tp_event_query(u->event, &done));
+            if (!done)
+                sleep_ms(1);
+        }
+        break;
+    }
+    CHECK(event_is_done(u->event));
+    atomic_fetch_add_explicit(&u->returned, 1, memory_order_release);
+    return NULL;
+}
+
+TEST(rule10_destroy_once_other_threads_calls_returned)
+{
+    for (int round = 0; round < last_use_rounds; round++) {
+        last_use u;
+        memset(&u, 0, sizeof u);
+        atomic_init(&u.started, 0);
+        atomic_init(&u.returned, 0);
+        gate g;
+        gate_init(&g);
+        u.stream = new_stream(env->device);
+        u.event = new_event(env->device, round % 2 ? TP_EVENT_BLOCKING : TP_EVENT_TIMING);
+        for (int i = 0; i < last_use_threads; i++)
+            u.waiters[i] = new_stream(env->device);
+        gate_launch(&g, u.stream);
+        CHECK_OK(tp_event_record(u.event, u.stream));
+
+        last_use_thread threads[last_use_threads];
+        pthread_t ids[last_use_threads];
+        for (int i = 0; i < last_use_threads; i++) {
+            threads[i] = (last_use_thread){&u, i};
+            CHECK(pthread_create(&ids[i], NULL, last_use_main, &threads[i]) == 0);
+        }
+        CHECK(flag_reaches_within(&u.started, last_use_threads, EVENTUALLY_SECONDS));
+        gate_open(&g);
+        while (atomic_load_explicit(&u.returned, memory_order_acquire) < last_use_threads)
+            sched_yield(); /* no sleep: destroy the moment the last call has returned */
+        CHECK_OK(tp_event_destroy(u.event));
+        CHECK_OK(tp_stream_destroy(u.stream));
+        for (int i = 0; i < last_use_threads; i++)
+            CHECK(pthread_join(ids[i], NULL) == 0);
+        for (int i = 0; i < last_use_threads; i++) {
+            CHECK_OK(tp_stream_synchronize(u.waiters[i]));
+            CHECK_OK(tp_stream_destroy(u.waiters[i]));
+        }
+        gate_destroy(&g);
+    }
     return 0;
 }
 

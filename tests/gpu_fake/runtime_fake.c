@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE /* pthread_setname_np */
 #include "tests/gpu_fake/runtime_fake.h"
+#include "backends/common/env.h" /* empty means unset, as for every TPEVENT_* variable */
 
 #include <pthread.h>
 #include <signal.h>
@@ -211,11 +212,11 @@ static void fake_teardown(void)
 
 static void fake_start(void)
 {
-    const char *count = getenv("TPEVENT_FAKE_DEVICES");
+    const char *count = tp_env("TPEVENT_FAKE_DEVICES");
     fake.device_count = count ? atoi(count) : 2;
     if (fake.device_count < 0 || fake.device_count > FAKE_MAX_DEVICES)
         fake.device_count = 0;
-    fake.wait_value = getenv("TPEVENT_FAKE_NO_WAIT_VALUE") == NULL;
+    fake.wait_value = tp_env("TPEVENT_FAKE_NO_WAIT_VALUE") == NULL;
     for (int d = 0; d < FAKE_MAX_DEVICES; d++)
         pthread_mutex_init(&fake.devices[d].lock, NULL);
     (void)thread_start(callback_main, &fake);

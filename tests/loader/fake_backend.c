@@ -2,12 +2,27 @@
  * Broken backend modules for the loader tests: one source, one flaw per build,
  * selected by a FAKE_* definition. Each pretends to be the HIP backend.
  */
+#define _POSIX_C_SOURCE 200809L /* O_CLOEXEC */
+
 #include "core/backend.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
+
+#ifdef FAKE_CONSTRUCTOR_MARKS
+/* Leaves a file named constructor_ran in the current directory as soon as it is
+ * loaded: the tests of where modules are looked for (tests/hostile) see from it that
+ * this module was loaded, even if nothing ever called its entry. */
+__attribute__((constructor)) static void leave_mark(void)
+{
+    int fd = open("constructor_ran", O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    if (fd >= 0)
+        close(fd);
+}
+#endif
 
 static tp_status fake_init(const tp_host *host, char *reason, size_t reason_size)
 {

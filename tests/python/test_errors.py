@@ -59,6 +59,30 @@ class BadDeviceTests(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "null character"):
             tpevent.Event("cpu\0:1")
 
+    def test_null_character_in_a_device_object_or_type(self):
+        # The C API reads a string up to its first NUL: 'cpu\x00junk' must not pass
+        # for 'cpu', from any of the ways a device or a device type comes in.
+        class FakeDevice:
+            def __init__(self, type, index):
+                self.type = type
+                self.index = index
+
+        for index in (None, 0):
+            with self.subTest(index=index):
+                with self.assertRaisesRegex(ValueError, "null character"):
+                    tpevent.Event(FakeDevice("cpu\0junk", index))
+                with self.assertRaisesRegex(ValueError, "null character"):
+                    tpevent.Stream(FakeDevice("cpu\0junk", index))
+                with self.assertRaisesRegex(ValueError, "null character"):
+                    tpevent.set_device(FakeDevice("cpu\0junk", index))
+        for call in (tpevent.device_count, tpevent.is_available):
+            with self.subTest(call=call.__name__):
+                with self.assertRaisesRegex(ValueError, "null character"):
+                    call("cpu\0junk")
+        # The same objects without the NUL are accepted.
+        tpevent.Event(FakeDevice("cpu", 0))
+        self.assertGreater(tpevent.device_count("cpu"), 0)
+
     def test_namespace_refuses_another_type(self):
         other = "cuda" if DEVICE_TYPE != "cuda" else "cpu"
         namespace = getattr(tpevent, DEVICE_TYPE)

@@ -149,10 +149,13 @@ class MethodTests(unittest.TestCase):
         gate = Gate(self.stream)
         e.record(self.stream)
         # Opened by another Python thread: it can only run while synchronize() has
-        # released the GIL.
+        # released the GIL. The clock starts before the timer does, so the gate opens
+        # 0.2 s after it at the earliest however late this thread gets the CPU back
+        # (read after opener.start(), a thread descheduled there for 50 ms saw the
+        # wait as shorter than 0.15 s).
         opener = threading.Timer(0.2, gate.open)
-        opener.start()
         start = time.monotonic()
+        opener.start()
         e.synchronize()
         self.assertGreaterEqual(time.monotonic() - start, 0.15)
         self.assertTrue(e.query())

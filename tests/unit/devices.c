@@ -234,6 +234,18 @@ TEST(device_count_cpu_from_env)
     return 0;
 }
 
+/* Empty means unset, for every TPEVENT_* variable (README, environment variables). */
+TEST(env_empty_cpu_devices_is_unset)
+{
+    require_env("TPEVENT_CPU_DEVICES", "");
+    const char *reason = NULL;
+    CHECK_OK(tp_backend_status("cpu", &reason));
+    int count = -1;
+    CHECK_OK(tp_device_count("cpu", &count));
+    CHECK(count == 1);
+    return 0;
+}
+
 TEST(device_count_of_unavailable_backend_is_zero)
 {
     const char *type = unavailable_gpu_backend();
@@ -270,6 +282,27 @@ TEST(current_device_default_is_first_available)
         CHECK_OK(tp_device_count(order[i].name, &count));
         if (tp_backend_status(order[i].name, NULL) == TP_OK && count > 0) {
             check_current_device(order[i].type, 0);
+            return 0;
+        }
+    }
+    check_failed(__FILE__, __LINE__, "not even the CPU backend is available");
+}
+
+TEST(env_empty_device_is_unset)
+{
+    /* As current_device_default_is_first_available: TPEVENT_DEVICE="" is no device
+     * string to parse (and fail on), it is the variable unset. */
+    require_env("TPEVENT_DEVICE", "");
+    static const struct {
+        const char *name;
+        tp_device_type type;
+    } order[] = {{"cuda", TP_DEVICE_CUDA}, {"hip", TP_DEVICE_HIP}, {"cpu", TP_DEVICE_CPU}};
+    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
+        if (tp_backend_status(order[i].name, NULL) == TP_OK) {
+            check_current_device(order[i].type, 0);
+            tp_event *event = NULL;
+            CHECK_OK(tp_event_create(&event, NULL, TP_EVENT_DEFAULT));
+            CHECK_OK(tp_event_destroy(event));
             return 0;
         }
     }
