@@ -49,10 +49,10 @@ extern "C" {
 #endif
 
 #define TPEVENT_VERSION_MAJOR 0
-#define TPEVENT_VERSION_MINOR 1
+#define TPEVENT_VERSION_MINOR 2
 #define TPEVENT_VERSION_PATCH 0
 
-/* "0.1.0": the version of the library actually loaded, not of this header. */
+/* "0.2.0": the version of the library actually loaded, not of this header. */
 TP_API const char *tp_version_string(void);
 
 /* ---------------------------------------------------------------- status */
