@@ -193,9 +193,6 @@ tp_status tp_cpu_queue_create(cpu_device *device, int priority, unsigned kind, c
 void tp_cpu_queue_ref(cpu_queue *queue);
 void tp_cpu_queue_unref(cpu_queue *queue);
 
-/* Another handle on the queue (a borrowed wrapper). Fails if the stream was
- * already destroyed. */
-tp_status tp_cpu_queue_open_handle(cpu_queue *queue, const char *operation);
 
 /* Drops a handle; the last one lets the worker exit once the FIFO is drained.
  * Never blocks. Does not drop the handle's reference. */

@@ -112,20 +112,6 @@ void tp_cpu_queue_unref(cpu_queue *queue)
         queue_free(queue);
 }
 
-tp_status tp_cpu_queue_open_handle(cpu_queue *queue, const char *operation)
-{
-    pthread_mutex_lock(&queue->lock);
-    bool open = queue->handles > 0;
-    if (open)
-        queue->handles++;
-    pthread_mutex_unlock(&queue->lock);
-    if (!open)
-        return tp_cpu_host()->fail(TP_ERR_INVALID_ARGUMENT, "%s: the native stream was already destroyed",
-                                   operation);
-    tp_cpu_queue_ref(queue);
-    return TP_OK;
-}
-
 void tp_cpu_queue_close_handle(cpu_queue *queue)
 {
     pthread_mutex_lock(&queue->lock);

@@ -29,27 +29,62 @@ tp_status tp_cpu_stream_create(int device, int priority, tp_stream **out)
     return TP_OK;
 }
 
+/* The live queue whose native handle is `native`, with a handle and a reference
+ * taken for the caller, or NULL. Only the devices' lists are read, never `native`
+ * itself: a pointer that is no live stream of this process (garbage, a destroyed
+ * stream's freed memory) is compared, not followed. Under the device's lock, then
+ * the queue's (the lock order), so that the queue cannot go meanwhile: a queue on
+ * a list holds a reference of its own. */
+static cpu_queue *find_live_queue(const void *native, int *device_index)
+{
+    int count = tp_cpu_device_count();
+    for (int i = 0; i < count; i++) {
+        cpu_device *device = tp_cpu_device(i);
+        pthread_mutex_lock(&device->lock);
+        for (cpu_queue *queue = device->queues; queue; queue = queue->next) {
+            if ((const void *)&queue->own.head != native)
+                continue;
+            pthread_mutex_lock(&queue->lock);
+            bool open = queue->handles > 0; /* 0: destroyed, its worker draining it */
+            if (open)
+                queue->handles++;
+            pthread_mutex_unlock(&queue->lock);
+            if (open)
+                tp_cpu_queue_ref(queue);
+            pthread_mutex_unlock(&device->lock);
+            *device_index = i;
+            return open ? queue : NULL;
+        }
+        pthread_mutex_unlock(&device->lock);
+    }
+    return NULL;
+}
+
 tp_status tp_cpu_stream_from_native(int device, void *native, tp_stream **out)
 {
-    /* The native handle of a CPU stream is a tp_stream of this backend; the head
-     * is all that can be checked of a pointer. */
-    cpu_stream *target = native;
-    if (!target)
+    /* The native handle of a CPU stream is its owner's tp_stream (what
+     * tp_stream_native answers, for a wrapper too); the backend knows which are
+     * live, so anything else is refused without being read. */
+    if (!native)
         return tp_cpu_host()->fail(TP_ERR_INVALID_ARGUMENT, "stream_from_native: native is NULL");
-    if (target->head.backend != tp_cpu_table())
-        return tp_cpu_host()->fail(TP_ERR_INVALID_ARGUMENT, "stream_from_native: %p is not a cpu stream", native);
-    if (target->head.device.index != device)
+    int found_device = -1;
+    cpu_queue *queue = find_live_queue(native, &found_device);
+    if (!queue)
+        return tp_cpu_host()->fail(TP_ERR_INVALID_ARGUMENT,
+                                   "stream_from_native: %p is not a live cpu stream (never one, or destroyed)",
+                                   native);
+    if (found_device != device) {
+        tp_cpu_queue_close_handle(queue);
+        tp_cpu_queue_unref(queue);
         return tp_cpu_host()->fail(TP_ERR_DEVICE_MISMATCH,
                                    "stream_from_native: the native stream is of cpu:%d, not of cpu:%d",
-                                   target->head.device.index, device);
+                                   found_device, device);
+    }
     cpu_stream *wrapper = malloc(sizeof *wrapper);
-    if (!wrapper)
+    if (!wrapper) {
+        tp_cpu_queue_close_handle(queue);
+        tp_cpu_queue_unref(queue);
         return tp_cpu_host()->fail(TP_ERR_OUT_OF_MEMORY, "stream_from_native: out of memory");
-    cpu_queue *queue = target->queue;
-    tp_status status = tp_cpu_queue_open_handle(queue, "stream_from_native");
-    if (status != TP_OK) {
-        free(wrapper);
-        return status;
     }
     wrapper->head = (tp_stream){
         .backend = tp_cpu_table(),

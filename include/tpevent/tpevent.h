@@ -192,6 +192,12 @@ TP_API tp_status tp_stream_create(tp_stream **out, const char *device, int prior
  * Wraps a native stream (cudaStream_t, hipStream_t; for the CPU, a tp_stream_native
  * of another CPU stream). The tp_stream does not own it: destroying the wrapper
  * leaves the native stream alone.
+ * CPU: the backend knows its live streams, and anything else (NULL, a pointer that
+ * was never a CPU stream, the handle of a destroyed one) is TP_ERR_INVALID_ARGUMENT,
+ * without being read; a live stream of another CPU device is TP_ERR_DEVICE_MISMATCH.
+ * CUDA, HIP: the handle cannot be checked; it is handed to the runtime as it is, so
+ * one that is not a live stream of that device is undefined behaviour, as in the
+ * runtime itself.
  */
 TP_API tp_status tp_stream_from_native(tp_stream **out, const char *device, void *native);
 

@@ -316,6 +316,11 @@ PyDoc_STRVAR(stream_from_native_doc,
              "native_handle. The Stream does not own it: it stays usable after the\n"
              "Stream is gone. It compares equal to other Streams of the same handle.\n"
              "\n"
+             "On the CPU, a handle that is not a live CPU stream (never one, or\n"
+             "destroyed) raises ValueError. CUDA and HIP handles cannot be checked:\n"
+             "one that is not a live stream of that device is undefined behaviour\n"
+             "(it may crash the process), as in the runtime itself.\n"
+             "\n"
              "Parameters:\n"
              "    device (str or int): the device the native stream belongs to.\n"
              "    native_handle (int): the native stream (cudaStream_t, hipStream_t).\n");

@@ -141,6 +141,21 @@ class StreamTests(unittest.TestCase):
         del wrapped  # leaves the stream alone
         s.record_event().synchronize()
 
+    def test_from_native_bad_cpu_handle_raises(self):
+        # Issue 18, item 6: these killed the interpreter with SIGSEGV. The CPU backend
+        # knows its live streams; CUDA and HIP handles cannot be checked.
+        if DEVICE_TYPE != "cpu":
+            self.skipTest("only CPU native handles can be checked")
+        for handle in (12345, -1, 2**64 - 1, 1 << 40):
+            with self.assertRaises(ValueError):
+                tpevent.Stream.from_native("cpu", handle)
+        s = tpevent.Stream("cpu")
+        handle = s.native_handle
+        del s
+        gc.collect()
+        with self.assertRaises(ValueError):
+            tpevent.Stream.from_native("cpu", handle)
+
     def test_repr(self):
         r = repr(tpevent.Stream(DEVICE_TYPE))
         self.assertIn("tpevent.Stream", r)

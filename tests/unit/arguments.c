@@ -4,6 +4,9 @@
 
 #include <tpevent/tpevent_diagnostics.h>
 
+#include <stdint.h>
+#include <stdlib.h>
+
 static const char device[] = "cpu:0";
 
 static void check_flags_refused(unsigned flags)
@@ -117,6 +120,87 @@ TEST(cpu_stream_from_native_null_refused)
     tp_stream *stream = NULL;
     CHECK_STATUS(tp_stream_from_native(&stream, device, NULL), TP_ERR_INVALID_ARGUMENT);
     CHECK(stream == NULL);
+    return 0;
+}
+
+/* Issue 18, item 6: the CPU backend knows its live streams, so anything else given
+ * as a native CPU stream is refused, never read. */
+static void check_native_refused(void *native)
+{
+    tp_stream *untouched = (tp_stream *)&untouched;
+    tp_stream *stream = untouched;
+    CHECK_STATUS(tp_stream_from_native(&stream, device, native), TP_ERR_INVALID_ARGUMENT);
+    CHECK(stream == untouched);
+    CHECK(tp_last_error()[0] != '\0');
+}
+
+TEST(cpu_stream_from_native_refuses_what_is_no_stream)
+{
+    check_native_refused((void *)(uintptr_t)12345);
+    check_native_refused((void *)(uintptr_t)-1);
+    check_native_refused((void *)(uintptr_t)UINT64_MAX);
+    check_native_refused((void *)(uintptr_t)0x7f0000001000u);
+    /* Memory of the process that is no stream: a stack variable, a heap block. */
+    long local[16] = {0};
+    check_native_refused(local);
+    void *block = calloc(1, 4096);
+    CHECK(block != NULL);
+    check_native_refused(block);
+    free(block);
+    return 0;
+}
+
+TEST(cpu_stream_from_native_refuses_a_destroyed_stream)
+{
+    /* Its handle is freed memory once the stream is gone (a use-after-free under
+     * ASan before the fix); a stream that still has work pending, but no handle,
+     * is refused as well. */
+    tp_stream *stream = NULL;
+    CHECK_OK(tp_stream_create(&stream, device, 0));
+    void *native = NULL;
+    CHECK_OK(tp_stream_native(stream, &native));
+    CHECK_OK(tp_stream_destroy(stream));
+    check_native_refused(native);
+
+    CHECK_OK(tp_stream_create(&stream, device, 0));
+    CHECK_OK(tp_stream_native(stream, &native));
+    tp_event *event = NULL;
+    CHECK_OK(tp_event_create(&event, device, TP_EVENT_DEFAULT));
+    CHECK_OK(tp_event_record(event, stream));
+    CHECK_OK(tp_stream_destroy(stream));
+    check_native_refused(native);
+    CHECK_OK(tp_event_synchronize(event));
+    CHECK_OK(tp_event_destroy(event));
+    return 0;
+}
+
+TEST(cpu_stream_from_native_accepts_live_streams)
+{
+    tp_stream *stream = NULL, *wrapper = NULL, *def = NULL;
+    void *native = NULL;
+    CHECK_OK(tp_stream_create(&stream, device, 0));
+    CHECK_OK(tp_stream_native(stream, &native));
+    CHECK_OK(tp_stream_from_native(&wrapper, device, native));
+    CHECK_OK(tp_stream_destroy(wrapper));
+    CHECK_OK(tp_stream_destroy(stream));
+    CHECK_OK(tp_stream_default(device, &def));
+    CHECK_OK(tp_stream_native(def, &native));
+    CHECK_OK(tp_stream_from_native(&wrapper, device, native));
+    CHECK_OK(tp_stream_destroy(wrapper));
+    return 0;
+}
+
+TEST(cpu_stream_from_native_of_another_device_mismatch)
+{
+    tp_stream *stream = NULL, *wrapper = NULL;
+    void *native = NULL;
+    CHECK_OK(tp_stream_create(&stream, "cpu:1", 0));
+    CHECK_OK(tp_stream_native(stream, &native));
+    CHECK_STATUS(tp_stream_from_native(&wrapper, device, native), TP_ERR_DEVICE_MISMATCH);
+    CHECK(wrapper == NULL);
+    CHECK_OK(tp_stream_from_native(&wrapper, "cpu:1", native));
+    CHECK_OK(tp_stream_destroy(wrapper));
+    CHECK_OK(tp_stream_destroy(stream));
     return 0;
 }
 
