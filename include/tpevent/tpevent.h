@@ -220,6 +220,19 @@ TP_API tp_status tp_stream_set_current(tp_stream *stream);
 TP_API tp_status tp_stream_query(tp_stream *stream, bool *idle);
 TP_API tp_status tp_stream_synchronize(tp_stream *stream);
 
+/*
+ * tp_stream_synchronize, bounded: waits at most timeout_ns (CLOCK_MONOTONIC) for
+ * all work submitted to the stream so far to be done. TP_OK once it is done;
+ * TP_ERR_NOT_READY, with a message saying the time ran out, if the deadline passed
+ * first, and nothing else changes (the work runs on). timeout_ns 0 is a query that
+ * answers TP_ERR_NOT_READY for "not done"; a negative timeout_ns is
+ * TP_ERR_INVALID_ARGUMENT (INT64_MAX is "forever"). Built on tp_stream_query:
+ * spins ~20 us, then sleeps in pauses that double from 20 us to 1 ms, so it may
+ * return up to about 1 ms after the work is done, and a query's failure is its
+ * answer.
+ */
+TP_API tp_status tp_stream_synchronize_for(tp_stream *stream, int64_t timeout_ns);
+
 /* Work submitted to the stream from now on waits for the event's latest record
  * as of this call (rule 6). Same as tp_event_wait(event, stream). */
 TP_API tp_status tp_stream_wait_event(tp_stream *stream, tp_event *event);
@@ -287,6 +300,22 @@ TP_API tp_status tp_event_query(tp_event *event, bool *done);
 
 /* Blocks until the latest record is reached; at once if never recorded (rule 5). */
 TP_API tp_status tp_event_synchronize(tp_event *event);
+
+/*
+ * tp_event_synchronize, bounded: waits at most timeout_ns (CLOCK_MONOTONIC) for the
+ * event's latest record to be reached (as tp_event_query sees it: a record made by
+ * another thread during the wait is waited for too). TP_OK at once for an event never
+ * recorded or already reached; TP_ERR_NOT_READY, with a message saying the time ran
+ * out, if the deadline passed first, and nothing else changes (the record stays
+ * pending and completes as it would have). timeout_ns 0 is a query that answers
+ * TP_ERR_NOT_READY for "not reached"; a negative timeout_ns is
+ * TP_ERR_INVALID_ARGUMENT (INT64_MAX is "forever"). Built on tp_event_query: spins
+ * ~20 us (not with TP_EVENT_BLOCKING, which sleeps from the start), then sleeps in
+ * pauses that double from 20 us to 1 ms, so it may return up to about 1 ms after
+ * the record is reached; a query's failure (a dead exporter of an imported event)
+ * is its answer. Not while another thread destroys the event (rule 10's exception).
+ */
+TP_API tp_status tp_event_synchronize_for(tp_event *event, int64_t timeout_ns);
 
 /* Same as tp_stream_wait_event(stream, event); NULL stream: the current stream of
  * the event's device. */

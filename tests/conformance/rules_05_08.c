@@ -151,6 +151,94 @@ TEST(rule05_many_threads_synchronize_one_event)
     return 0;
 }
 
+/* Timed synchronizes (tp_event_synchronize_for, tp_stream_synchronize_for): the
+ * time runs out on gated work with TP_ERR_NOT_READY and nothing else changes. */
+
+static void check_synchronize_for_times_out(const char *device, unsigned flags)
+{
+    gate g;
+    gate_init(&g);
+    tp_stream *stream = new_stream(device);
+    tp_event *event = new_event(device, flags);
+
+    gate_launch(&g, stream);
+    CHECK_OK(tp_event_record(event, stream));
+    double before = monotonic_seconds();
+    CHECK_STATUS(tp_event_synchronize_for(event, 50 * 1000000LL), TP_ERR_NOT_READY);
+    double waited = monotonic_seconds() - before;
+    CHECK(waited >= 0.049);
+    CHECK_ERROR_MENTIONS("time ran out");
+    CHECK_STATUS(tp_event_synchronize_for(event, 0), TP_ERR_NOT_READY);
+    CHECK_STATUS(tp_stream_synchronize_for(stream, 20 * 1000000LL), TP_ERR_NOT_READY);
+    CHECK_ERROR_MENTIONS("time ran out");
+    CHECK(!event_is_done(event));
+    CHECK(gate_passed(&g) == 0);
+
+    /* The record still completes, and a timed wait sees it. */
+    gate_opener opener;
+    gate_open_later(&opener, &g, 50);
+    CHECK_OK(tp_event_synchronize_for(event, (int64_t)(EVENTUALLY_SECONDS * 1e9)));
+    CHECK(atomic_load(&opener.opened));
+    CHECK(gate_passed(&g) == 1);
+    CHECK(event_is_done(event));
+    CHECK_OK(tp_stream_synchronize_for(stream, (int64_t)(EVENTUALLY_SECONDS * 1e9)));
+    CHECK_OK(tp_event_synchronize(event));
+    gate_opener_join(&opener);
+
+    CHECK_OK(tp_event_destroy(event));
+    CHECK_OK(tp_stream_destroy(stream));
+    gate_destroy(&g);
+}
+
+TEST(rule05_synchronize_for_times_out_and_record_completes)
+{
+    check_synchronize_for_times_out(env->device, TP_EVENT_DEFAULT);
+    return 0;
+}
+
+TEST(rule05_blocking_synchronize_for_times_out_and_record_completes)
+{
+    check_synchronize_for_times_out(env->device, TP_EVENT_BLOCKING | TP_EVENT_TIMING);
+    return 0;
+}
+
+TEST(rule05_synchronize_for_reached_or_never_recorded_returns_at_once)
+{
+    tp_stream *stream = new_stream(env->device);
+    tp_event *never = new_event(env->device, TP_EVENT_DEFAULT);
+    tp_event *reached = new_event(env->device, TP_EVENT_BLOCKING);
+    CHECK_OK(tp_event_synchronize_for(never, 0));
+    CHECK_OK(tp_event_synchronize_for(never, INT64_MAX));
+    CHECK_OK(tp_event_record(reached, stream));
+    CHECK_OK(tp_event_synchronize(reached));
+    double before = monotonic_seconds();
+    CHECK_OK(tp_event_synchronize_for(reached, 0));
+    CHECK_OK(tp_event_synchronize_for(reached, INT64_MAX));
+    CHECK_OK(tp_stream_synchronize_for(stream, 0));
+    CHECK_OK(tp_stream_synchronize_for(stream, INT64_MAX));
+    CHECK(monotonic_seconds() - before < 1.0);
+    CHECK_OK(tp_event_destroy(reached));
+    CHECK_OK(tp_event_destroy(never));
+    CHECK_OK(tp_stream_destroy(stream));
+    return 0;
+}
+
+TEST(rule05_synchronize_for_refuses_negative_timeout_and_null)
+{
+    tp_stream *stream = new_stream(env->device);
+    tp_event *event = new_event(env->device, TP_EVENT_DEFAULT);
+    CHECK_STATUS(tp_event_synchronize_for(event, -1), TP_ERR_INVALID_ARGUMENT);
+    CHECK_ERROR_MENTIONS("negative");
+    CHECK_STATUS(tp_event_synchronize_for(event, INT64_MIN), TP_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(tp_stream_synchronize_for(stream, -1), TP_ERR_INVALID_ARGUMENT);
+    CHECK_ERROR_MENTIONS("negative");
+    CHECK_STATUS(tp_event_synchronize_for(NULL, 0), TP_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(tp_stream_synchronize_for(NULL, 0), TP_ERR_INVALID_ARGUMENT);
+    CHECK_OK(tp_event_destroy(event));
+    CHECK_OK(tp_stream_destroy(stream));
+    return 0;
+}
+
 /* ---------------------------------------------------------------- rule 6 */
 
 TEST(rule06_versioned_wait)

@@ -1,0 +1,103 @@
+/*
+ * Timed waits: tp_event_synchronize_for and tp_stream_synchronize_for, built in
+ * the core on the backends' non-blocking queries, so that no backend needs an
+ * entry of its own for them. The untimed synchronizes stay one table call each.
+ *
+ * The loop: one query; then, unless the event sleeps (TP_EVENT_BLOCKING), ~20 us
+ * of spinning on the query; then sleeps that double from 20 us up to 1 ms, each
+ * cut to the time left, with a query after each, until done or the deadline
+ * (CLOCK_MONOTONIC) has passed. A query that fails ends the wait with its status.
+ */
+#include "core/internal.h"
+
+#include "backends/common/clock.h"
+
+#include <inttypes.h>
+
+#define SPIN_NS 20000u
+#define FIRST_PAUSE_NS 20000u
+#define LONGEST_PAUSE_NS 1000000u
+
+typedef tp_status (*poll_fn)(void *object, bool *done);
+
+TP_COLD static tp_status negative_timeout(const char *operation, int64_t timeout_ns)
+{
+    return tp_fail(TP_ERR_INVALID_ARGUMENT, "%s: timeout_ns is negative (%" PRId64 ")", operation, timeout_ns);
+}
+
+TP_COLD static tp_status timed_out(const char *operation, const char *what, int64_t timeout_ns)
+{
+    return tp_fail(TP_ERR_NOT_READY, "%s: the time ran out (%" PRId64 " ns) before %s", operation, timeout_ns,
+                   what);
+}
+
+static tp_status wait_for(poll_fn poll, void *object, int64_t timeout_ns, bool sleep_only, const char *operation,
+                          const char *what)
+{
+    bool done = false;
+    tp_status status = poll(object, &done);
+    if (status != TP_OK || done)
+        return status;
+    if (timeout_ns == 0)
+        return timed_out(operation, what, timeout_ns);
+    uint64_t now = tp_now_ns();
+    uint64_t deadline = (uint64_t)timeout_ns > UINT64_MAX - now ? UINT64_MAX : now + (uint64_t)timeout_ns;
+    if (!sleep_only) {
+        uint64_t spin_end = deadline - now > SPIN_NS ? now + SPIN_NS : deadline;
+        for (unsigned spins = 1;; spins++) {
+            status = poll(object, &done);
+            if (status != TP_OK || done)
+                return status;
+            tp_cpu_relax();
+            if (spins % 16 == 0 && tp_now_ns() >= spin_end)
+                break;
+        }
+    }
+    uint64_t pause = FIRST_PAUSE_NS;
+    for (;;) {
+        now = tp_now_ns();
+        if (now >= deadline)
+            return timed_out(operation, what, timeout_ns);
+        uint64_t left = deadline - now;
+        tp_sleep_ns(pause < left ? pause : left);
+        status = poll(object, &done);
+        if (status != TP_OK || done)
+            return status;
+        if (pause < LONGEST_PAUSE_NS)
+            pause = pause * 2 < LONGEST_PAUSE_NS ? pause * 2 : LONGEST_PAUSE_NS;
+    }
+}
+
+static tp_status poll_event(void *object, bool *done)
+{
+    tp_event *event = object;
+    return event->backend->event_query(event, done);
+}
+
+static tp_status poll_stream(void *object, bool *done)
+{
+    tp_stream *stream = object;
+    return stream->backend->stream_query(stream, done);
+}
+
+tp_status tp_event_synchronize_for(tp_event *event, int64_t timeout_ns)
+{
+    if (!event)
+        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_event_synchronize_for: event is NULL");
+    if (timeout_ns < 0)
+        return negative_timeout("tp_event_synchronize_for", timeout_ns);
+    return wait_for(poll_event, event, timeout_ns, (event->flags & TP_EVENT_BLOCKING) != 0,
+                    "tp_event_synchronize_for", "the event's latest record was reached");
+}
+
+tp_status tp_stream_synchronize_for(tp_stream *stream, int64_t timeout_ns)
+{
+    if (!stream)
+        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_stream_synchronize_for: stream is NULL");
+    if (timeout_ns < 0)
+        return negative_timeout("tp_stream_synchronize_for", timeout_ns);
+    if (!stream->backend->stream_query)
+        return tp_unsupported(stream->backend, "tp_stream_synchronize_for");
+    return wait_for(poll_stream, stream, timeout_ns, false, "tp_stream_synchronize_for",
+                    "the stream's work was done");
+}
