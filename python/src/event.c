@@ -207,7 +207,7 @@ static PyObject *event_query(tppy_event *self, PyObject *unused)
 }
 
 PyDoc_STRVAR(event_synchronize_doc,
-             "synchronize($self, /)\n"
+             "synchronize($self, /, timeout=None)\n"
              "--\n"
              "\n"
              "Wait for the event to complete. This prevents the CPU thread from\n"
@@ -215,22 +215,38 @@ PyDoc_STRVAR(event_synchronize_doc,
              "recorded. Other Python threads run meanwhile: the GIL is released. An\n"
              "event created with blocking=True sleeps instead of spinning.\n"
              "\n"
+             "The wait runs in slices of about 50 ms; between them signal handlers run,\n"
+             "so Ctrl-C raises KeyboardInterrupt promptly, and the event stays as it\n"
+             "was (it can be waited on again). Waits longer than a few ms poll the\n"
+             "event, pausing at most 1 ms between looks.\n"
+             "\n"
+             "Parameters:\n"
+             "    timeout (float, optional): the most seconds to wait; None (the\n"
+             "        default) waits as long as it takes, 0 only looks. When it runs\n"
+             "        out, TimeoutError is raised and nothing else changes. Negative\n"
+             "        is ValueError.\n"
+             "\n"
              "Example:\n"
              "\n"
              ">>> s_cuda = tpevent.Stream(device='cuda')\n"
              ">>> e_cuda = s_cuda.record_event()\n"
              ">>> e_cuda.synchronize()\n");
 
-static PyObject *event_synchronize(tppy_event *self, PyObject *unused)
+static tp_status event_wait_slice(void *event, int64_t timeout_ns)
 {
-    (void)unused;
-    tp_status status;
-    Py_BEGIN_ALLOW_THREADS
-    status = tp_event_synchronize(self->event);
-    Py_END_ALLOW_THREADS
-    if (status != TP_OK)
-        return tppy_raise(status);
-    Py_RETURN_NONE;
+    return tp_event_synchronize_for(event, timeout_ns);
+}
+
+static PyObject *event_synchronize(tppy_event *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    PyObject *timeout = Py_None;
+    if ((nargs != 0 || kwnames != NULL) &&
+        tppy_one_optional_arg(args, nargs, kwnames, tppy_name.timeout, "synchronize", &timeout) < 0)
+        return NULL;
+    int64_t timeout_ns;
+    if (tppy_timeout_arg(timeout, &timeout_ns) < 0)
+        return NULL;
+    return tppy_wait(event_wait_slice, self->event, timeout_ns, "Event.synchronize");
 }
 
 PyDoc_STRVAR(event_wait_doc,
@@ -412,7 +428,8 @@ static PyObject *event_reduce(PyObject *self, PyObject *unused)
 static PyMethodDef event_methods[] = {
     {"record", (PyCFunction)(void (*)(void))event_record, METH_FASTCALL | METH_KEYWORDS, event_record_doc},
     {"query", (PyCFunction)event_query, METH_NOARGS, event_query_doc},
-    {"synchronize", (PyCFunction)event_synchronize, METH_NOARGS, event_synchronize_doc},
+    {"synchronize", (PyCFunction)(void (*)(void))event_synchronize, METH_FASTCALL | METH_KEYWORDS,
+     event_synchronize_doc},
     {"wait", (PyCFunction)(void (*)(void))event_wait, METH_FASTCALL | METH_KEYWORDS, event_wait_doc},
     {"elapsed_time", (PyCFunction)event_elapsed_time, METH_O, event_elapsed_time_doc},
     {"ipc_handle", (PyCFunction)event_ipc_handle, METH_NOARGS, event_ipc_handle_doc},

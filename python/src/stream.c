@@ -228,22 +228,35 @@ static PyObject *stream_query(tppy_stream *self, PyObject *unused)
 }
 
 PyDoc_STRVAR(stream_synchronize_doc,
-             "synchronize($self, /)\n"
+             "synchronize($self, /, timeout=None)\n"
              "--\n"
              "\n"
              "Wait for all the work submitted to the stream to complete. Other Python\n"
-             "threads run meanwhile: the GIL is released.\n");
+             "threads run meanwhile: the GIL is released. The wait runs in slices of\n"
+             "about 50 ms; between them signal handlers run, so Ctrl-C raises\n"
+             "KeyboardInterrupt promptly, and the stream's work runs on.\n"
+             "\n"
+             "Parameters:\n"
+             "    timeout (float, optional): the most seconds to wait; None (the\n"
+             "        default) waits as long as it takes, 0 only looks. When it runs\n"
+             "        out, TimeoutError is raised and nothing else changes. Negative\n"
+             "        is ValueError.\n");
 
-static PyObject *stream_synchronize(tppy_stream *self, PyObject *unused)
+static tp_status stream_wait_slice(void *stream, int64_t timeout_ns)
 {
-    (void)unused;
-    tp_status status;
-    Py_BEGIN_ALLOW_THREADS
-    status = tp_stream_synchronize(self->stream);
-    Py_END_ALLOW_THREADS
-    if (status != TP_OK)
-        return tppy_raise(status);
-    Py_RETURN_NONE;
+    return tp_stream_synchronize_for(stream, timeout_ns);
+}
+
+static PyObject *stream_synchronize(tppy_stream *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    PyObject *timeout = Py_None;
+    if ((nargs != 0 || kwnames != NULL) &&
+        tppy_one_optional_arg(args, nargs, kwnames, tppy_name.timeout, "synchronize", &timeout) < 0)
+        return NULL;
+    int64_t timeout_ns;
+    if (tppy_timeout_arg(timeout, &timeout_ns) < 0)
+        return NULL;
+    return tppy_wait(stream_wait_slice, self->stream, timeout_ns, "Stream.synchronize");
 }
 
 PyDoc_STRVAR(stream_enter_doc,
@@ -361,7 +374,8 @@ static PyMethodDef stream_methods[] = {
     {"wait_event", (PyCFunction)stream_wait_event, METH_O, stream_wait_event_doc},
     {"wait_stream", (PyCFunction)stream_wait_stream, METH_O, stream_wait_stream_doc},
     {"query", (PyCFunction)stream_query, METH_NOARGS, stream_query_doc},
-    {"synchronize", (PyCFunction)stream_synchronize, METH_NOARGS, stream_synchronize_doc},
+    {"synchronize", (PyCFunction)(void (*)(void))stream_synchronize, METH_FASTCALL | METH_KEYWORDS,
+     stream_synchronize_doc},
     {"__enter__", (PyCFunction)stream_enter, METH_NOARGS, stream_enter_doc},
     {"__exit__", (PyCFunction)(void (*)(void))stream_exit, METH_FASTCALL, stream_exit_doc},
     {"from_native", (PyCFunction)stream_from_native, METH_VARARGS | METH_CLASS, stream_from_native_doc},

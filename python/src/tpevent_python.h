@@ -61,6 +61,7 @@ typedef struct tppy_names {
     PyObject *event;
     PyObject *type;
     PyObject *status;
+    PyObject *timeout;
     PyObject *thread_streams; /* key of this binding's entry in each thread's dict */
     PyObject *thread_stack;   /* key of the `with stream:` stack in each thread's dict */
 } tppy_names;
@@ -118,6 +119,22 @@ int tppy_one_optional_arg(PyObject *const *args, Py_ssize_t nargs, PyObject *kwn
 
 /* True if the keyword `given` is the interned name `expected`. */
 bool tppy_keyword_is(PyObject *given, PyObject *expected);
+
+/* --------------------------------------------------------------- wait.c */
+
+/* A `timeout` argument in seconds (int or float; None: forever) as ns, -1 for
+ * forever; TypeError or ValueError (negative, NaN) otherwise. */
+int tppy_timeout_arg(PyObject *arg, int64_t *timeout_ns);
+
+/*
+ * Waits with wait(object, slice_ns) (a *_synchronize_for) in slices of ~50 ms with
+ * the GIL released, running the signal handlers between slices (Ctrl-C raises
+ * KeyboardInterrupt there); timeout_ns -1 is forever. None once done; TimeoutError
+ * when the timeout runs out; the error of a failing wait. `what` starts with
+ * "Event" or "Stream" and names the method in the message.
+ */
+PyObject *tppy_wait(tp_status (*wait)(void *object, int64_t timeout_ns), void *object, int64_t timeout_ns,
+                    const char *what);
 
 /* -------------------------------------------------------------- event.c */
 

@@ -1,6 +1,8 @@
 """tpevent.Event: creation, each method and attribute, on the device type under test."""
 
 import inspect
+import os
+import signal
 import threading
 import time
 import unittest
@@ -283,8 +285,84 @@ class MethodTests(unittest.TestCase):
         # The per-call paths take no tuple or dict of arguments.
         for name in ("record", "wait"):
             self.assertEqual(str(inspect.signature(getattr(tpevent.Event, name))), "(self, /, stream=None)")
-        for name in ("query", "synchronize", "ipc_handle"):
+        for name in ("query", "ipc_handle"):
             self.assertEqual(str(inspect.signature(getattr(tpevent.Event, name))), "(self, /)")
+        self.assertEqual(str(inspect.signature(tpevent.Event.synchronize)), "(self, /, timeout=None)")
+
+
+class TimedSynchronizeTests(unittest.TestCase):
+    """Issue 18, item 8: synchronize(timeout=...) and Ctrl-C during a long wait."""
+
+    def test_timeout_raises_and_event_completes_later(self):
+        s = tpevent.Stream(DEVICE_TYPE)
+        for blocking in (False, True):
+            e = tpevent.Event(DEVICE_TYPE, blocking=blocking)
+            with Gate(s) as gate:
+                e.record(s)
+                start = time.monotonic()
+                with self.assertRaises(TimeoutError) as caught:
+                    e.synchronize(timeout=0.2)
+                self.assertGreaterEqual(time.monotonic() - start, 0.19)
+                self.assertIn("ran out", str(caught.exception))
+                with self.assertRaises(TimeoutError):
+                    e.synchronize(0)
+                with self.assertRaises(TimeoutError):
+                    s.synchronize(timeout=0.05)
+                self.assertFalse(e.query())
+                gate.open()
+                e.synchronize(timeout=10.0)
+                self.assertTrue(e.query())
+            s.synchronize(timeout=10)
+
+    def test_timeout_on_done_or_unrecorded_returns(self):
+        e = tpevent.Event(DEVICE_TYPE)
+        self.assertIsNone(e.synchronize(timeout=0))
+        self.assertIsNone(e.synchronize(timeout=None))
+        s = tpevent.Stream(DEVICE_TYPE)
+        e.record(s)
+        e.synchronize()
+        self.assertIsNone(e.synchronize(timeout=0))
+        self.assertIsNone(s.synchronize(timeout=0.0))
+        self.assertIsNone(s.synchronize())
+
+    def test_bad_timeouts(self):
+        e = tpevent.Event(DEVICE_TYPE)
+        s = tpevent.Stream(DEVICE_TYPE)
+        for obj in (e, s):
+            with self.assertRaises(ValueError):
+                obj.synchronize(timeout=-1)
+            with self.assertRaises(ValueError):
+                obj.synchronize(float("nan"))
+            with self.assertRaises(TypeError):
+                obj.synchronize(timeout="1")
+            with self.assertRaises(TypeError):
+                obj.synchronize(timeout=True)
+            with self.assertRaises(TypeError):
+                obj.synchronize(1, 2)
+            with self.assertRaises(TypeError):
+                obj.synchronize(time=1)
+            obj.synchronize(timeout=1e300)  # as good as forever
+
+    @unittest.skipUnless(hasattr(signal, "setitimer"), "needs signal.setitimer")
+    def test_sigint_interrupts_a_long_synchronize(self):
+        s = tpevent.Stream(DEVICE_TYPE)
+        for blocking in (False, True):
+            e = tpevent.Event(DEVICE_TYPE, blocking=blocking)
+            with Gate(s):
+                e.record(s)
+                for wait in (e.synchronize, s.synchronize):
+                    killer = threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT))
+                    start = time.monotonic()
+                    killer.start()
+                    try:
+                        with self.assertRaises(KeyboardInterrupt):
+                            wait()
+                    finally:
+                        killer.join()
+                    self.assertLess(time.monotonic() - start, 1.2)
+                    self.assertFalse(e.query())  # still pending, still usable
+            self.assertTrue(e.query())
+            e.synchronize(timeout=10)
 
 
 class NamespaceEventTests(unittest.TestCase):
