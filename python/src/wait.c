@@ -40,8 +40,9 @@ int tppy_timeout_arg(PyObject *arg, int64_t *timeout_ns)
         PyErr_Format(PyExc_ValueError, "timeout must be a non-negative number of seconds or None, not %R", arg);
         return -1;
     }
-    /* Past INT64_MAX ns (292 years) is forever. */
-    *timeout_ns = seconds * 1e9 >= 9.2e18 ? -1 : (int64_t)(seconds * 1e9);
+    /* A billion seconds (31 years) or more is forever, which also keeps the
+     * deadline (now + timeout) far from overflowing. */
+    *timeout_ns = seconds >= 1e9 ? -1 : (int64_t)(seconds * 1e9);
     return 0;
 }
 
