@@ -21,8 +21,10 @@
  * another.
  *
  * Death. A process that exits with records pending leaves its channel pending for
- * good. Waiters look at the channel's owner (pid and start time, through /proc)
- * every TP_LIVENESS_PERIOD_NS (20 ms) while they wait, and fail once it is gone,
+ * good. Waiters look at the channel's owner (the exporter through the pidfd an
+ * import opened; others by pid and start time, process.h) every
+ * TP_LIVENESS_PERIOD_NS (20 ms) while they wait, and fail once it is known gone
+ * (failing to look, as at the descriptor limit, is not gone),
  * so nobody hangs on a dead process. The region's lock is a robust mutex: a
  * process killed while holding it does not block the others; every write made
  * under it leaves the region consistent at each step.
@@ -247,7 +249,11 @@ static int32_t dead_recorder(cpu_ipc *ipc, uint64_t ticket)
     };
     if (recorder.pid == ipc->self.pid && recorder.start_time == ipc->self.start_time)
         return 0;
-    if (tp_process_is(&recorder))
+    /* The exporter is watched through its pidfd where there is one (a reused pid
+     * cannot pass for it); any other recorder by (pid, start time). Failing to
+     * look is never "gone" (process.h). */
+    bool exporter = recorder.pid == ipc->exporter.id.pid && recorder.start_time == ipc->exporter.id.start_time;
+    if (exporter ? tp_process_watch_alive(&ipc->exporter) : tp_process_is(&recorder))
         return 0;
     /* It may have reached the record just before it went. */
     return ticket_reached(ipc->region, ticket) ? 0 : (recorder.pid > 0 ? recorder.pid : -1);

@@ -53,6 +53,10 @@ struct cpu_ipc {
     int fd; /* kept open so that this process can export the event too */
     cpu_ipc_region *region;
     tp_process_id self;
+    /* The process that exported the event, for an imported one (pidfd -1 and pid 0
+     * otherwise): watched from import on (process.h), so that a pid reused by
+     * another process does not pass for it. */
+    tp_process_watch exporter;
     /* query looks at a pending record's process at most once a period. */
     _Atomic uint64_t next_liveness_check_ns;
     _Atomic uint64_t dead_ticket; /* a pending record whose process is known gone */

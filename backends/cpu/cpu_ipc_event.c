@@ -263,13 +263,15 @@ tp_status tp_cpu_event_ipc_import(int device, const unsigned char *payload, size
     if (pid <= 0 || name.fd < 0 || name.token == 0)
         return host->fail(TP_ERR_INVALID_ARGUMENT, "%s: the handle names pid %d, descriptor %d, token %s: not a "
                           "handle this library wrote", who, (int)pid, (int)name.fd, name.token ? "set" : "zero");
-    uint64_t running_since;
-    if (!tp_process_running(pid, &running_since))
-        return host->fail(TP_ERR_INVALID_ARGUMENT, "%s: the exporting process (pid %d) has exited", who, (int)pid);
-    if (running_since != name.holder.start_time)
-        return host->fail(TP_ERR_INVALID_ARGUMENT,
-                          "%s: the exporting process (pid %d) has exited; its pid now belongs to another process",
-                          who, (int)pid);
+    /* Only a definite answer refuses the handle: this process is alive without a
+     * look, and /proc failing to answer (the descriptor limit) is not a death. */
+    if (!tp_process_is(&name.holder)) {
+        uint64_t running_since = 0;
+        bool reused = tp_process_look(pid, &running_since) == TP_PROCESS_RUNNING &&
+                      running_since != name.holder.start_time;
+        return host->fail(TP_ERR_INVALID_ARGUMENT, "%s: the exporting process (pid %d) has exited%s", who, (int)pid,
+                          reused ? "; its pid now belongs to another process" : "");
+    }
 
     cpu_ipc *ipc;
     tp_status status = tp_cpu_ipc_open(&name, who, &ipc);

@@ -54,6 +54,7 @@ static tp_status ipc_wrap(int fd, cpu_ipc_region *region, const tp_process_id *s
     ipc->fd = fd;
     ipc->region = region;
     ipc->self = *self;
+    ipc->exporter = (tp_process_watch){.id = {0, 0}, .pidfd = -1};
     atomic_init(&ipc->next_liveness_check_ns, 0);
     atomic_init(&ipc->dead_ticket, 0);
     *out = ipc;
@@ -130,6 +131,7 @@ void tp_cpu_ipc_unref(cpu_ipc *ipc)
     /* The lock is not destroyed: other processes may be using it. */
     munmap(ipc->region, CPU_IPC_REGION_SIZE);
     close(ipc->fd);
+    tp_process_watch_close(&ipc->exporter);
     free(ipc);
 }
 
@@ -224,7 +226,10 @@ tp_status tp_cpu_ipc_open(const cpu_ipc_name *name, const char *operation, cpu_i
     tp_status status = region_open(operation, name->holder.pid, name->fd, name->token, &fd, &region);
     if (status != TP_OK)
         return status;
-    return ipc_wrap(fd, region, &self, operation, out);
+    status = ipc_wrap(fd, region, &self, operation, out);
+    if (status == TP_OK && name->holder.pid != self.pid)
+        (void)tp_process_watch_open(&(*out)->exporter, &name->holder);
+    return status;
 }
 
 cpu_ipc_name tp_cpu_ipc_name_of(const cpu_ipc *ipc)

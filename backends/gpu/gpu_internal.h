@@ -67,9 +67,12 @@
 #define TPEVENT_BACKENDS_GPU_INTERNAL_H
 
 /* First of every file of the backend, before any system header: POSIX 2008
- * (clock_gettime, nanosleep, O_CLOEXEC). */
+ * (clock_gettime, nanosleep, O_CLOEXEC), and syscall() for process.h's pidfd. */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
+#endif
+#ifndef _DEFAULT_SOURCE
+#define _DEFAULT_SOURCE 1
 #endif
 
 #include "backends/gpu/gpu_backend.h"
@@ -451,6 +454,9 @@ typedef struct gpu_import {
     unsigned refs;           /* under the device's ipc_lock */
     rt_event native;
     tp_process_id exporter;
+    /* The exporter watched from import on (its pidfd where the kernel has them,
+     * process.h): a pid reused by another process does not pass for it. */
+    tp_process_watch exporter_watch;
     unsigned char payload[GPU_IPC_PAYLOAD_SIZE]; /* exported again as it came */
     /* query looks at the exporter at most once a period; once it is known gone,
      * it stays gone. */

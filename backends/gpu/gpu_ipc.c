@@ -236,6 +236,7 @@ void gpu_import_release(gpu_device *device, gpu_import *import)
         gpu_retire_shared_native(device, import->native, &import->exporter);
     else
         gpu_destroy_native(device, import->native); /* the pending record is the exporter's own */
+    tp_process_watch_close(&import->exporter_watch);
     free(import);
 }
 
@@ -280,9 +281,10 @@ tp_status gpu_import_acquire(gpu_device *device, const gpu_ipc_payload *p, const
     }
     import->refs = 1;
     import->exporter = p->exporter;
+    bool gone = tp_process_watch_open(&import->exporter_watch, &p->exporter) == TP_PROCESS_GONE;
     memcpy(import->payload, payload, GPU_IPC_PAYLOAD_SIZE);
     atomic_init(&import->next_liveness_check_ns, 0);
-    atomic_init(&import->exporter_gone, false);
+    atomic_init(&import->exporter_gone, gone);
     atomic_init(&import->recorded_here, false);
     import->next = device->imports;
     device->imports = import;
@@ -292,15 +294,17 @@ tp_status gpu_import_acquire(gpu_device *device, const gpu_ipc_payload *p, const
 }
 
 /*
- * Whether the process that exported an imported event still runs. Once it is
- * known gone it stays gone: a process that exited comes back no more, and a pid
- * reused by another one has another start time.
+ * Whether the process that exported an imported event still runs (false only
+ * when it is known gone: failing to look, as at the descriptor limit, is not).
+ * Once it is known gone it stays gone: a process that exited comes back no more,
+ * and a pid reused by another one is told apart by the pidfd opened at import,
+ * or, without pidfds, by its start time.
  */
 bool gpu_import_exporter_alive(gpu_import *import)
 {
     if (atomic_load_explicit(&import->exporter_gone, memory_order_relaxed))
         return false;
-    if (tp_process_is(&import->exporter))
+    if (tp_process_watch_alive(&import->exporter_watch))
         return true;
     atomic_store_explicit(&import->exporter_gone, true, memory_order_relaxed);
     return false;
