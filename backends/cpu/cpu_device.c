@@ -56,6 +56,33 @@ static bool parse_device_count(const char *text, int *count)
     return true;
 }
 
+/*
+ * fork(). Only the thread that called fork() exists in the child: the workers of
+ * the parent's streams do not, and a lock another thread held at that moment
+ * stays held for good. The child's handler therefore starts a new generation:
+ * every queue of an earlier one fails at once on whatever would need its worker
+ * or its lock (submit, wait, watch; tp_cpu_queue_inherited), with a message that
+ * says so, instead of hanging; the devices' locks are made anew and their lists
+ * emptied (the inherited queues are on none), and each device gets a fresh
+ * default stream on first use. Streams and events the child creates work as in
+ * any process. Not covered: an event's spinlock held by another thread at the
+ * instant of fork() (a few stores long), and interprocess events held across
+ * fork() (the child would pass for its parent: cpu_ipc.c).
+ */
+_Atomic unsigned tp_cpu_fork_generation;
+
+static void cpu_atfork_child(void)
+{
+    atomic_fetch_add_explicit(&tp_cpu_fork_generation, 1, memory_order_relaxed);
+    for (int i = 0; i < cpu.device_count; i++) {
+        cpu_device *device = &cpu.devices[i];
+        (void)pthread_mutex_init(&device->lock, NULL);
+        device->queues = NULL;
+        device->queue_count = 0;
+        atomic_store_explicit(&device->default_queue, NULL, memory_order_relaxed);
+    }
+}
+
 tp_status tp_cpu_module_init(const tp_host *host, const tp_backend *table, char *reason, size_t reason_size)
 {
     const char *env = tp_env(CPU_DEVICES_ENV); /* empty means unset, as for every TPEVENT_* */
@@ -82,5 +109,11 @@ tp_status tp_cpu_module_init(const tp_host *host, const tp_backend *table, char 
     cpu.host = host;
     tp_cpu_table_pointer = table;
     cpu.device_count = count;
+    static atomic_bool atfork_registered;
+    if (!atomic_exchange(&atfork_registered, true) && pthread_atfork(NULL, NULL, cpu_atfork_child) != 0) {
+        atomic_store(&atfork_registered, false);
+        snprintf(reason, reason_size, "pthread_atfork: out of memory");
+        return TP_ERR_BACKEND_UNAVAILABLE;
+    }
     return TP_OK;
 }

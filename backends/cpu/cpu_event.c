@@ -180,7 +180,10 @@ tp_status tp_cpu_event_record(tp_event *handle, tp_stream *stream)
     }
 
     /* Busy, no timing: reached when the stream has done what it has now; no task
-     * needed, since nobody will ask when. */
+     * needed, since nobody will ask when. (Not on a stream inherited through
+     * fork(), whose worker is not here to get there.) */
+    if (tp_cpu_queue_inherited(queue))
+        return tp_cpu_queue_inherited_fail(queue, "event_record");
     if (!timing) {
         tp_cpu_queue_ref(queue);
         replace_record(event, queue, submitted, 0, 0);

@@ -130,6 +130,12 @@ struct cpu_queue {
     /* Under the device's lock: the device's list of queues that may have work. */
     cpu_queue *prev;
     cpu_queue *next;
+
+    /* fork() (cpu_device.c): the process that made the queue and the fork
+     * generation it was made in. A queue of an earlier generation was inherited
+     * from the parent; its worker does not exist here. */
+    int32_t creator_pid;
+    unsigned generation;
 };
 
 struct cpu_event {
@@ -236,6 +242,21 @@ static inline bool tp_cpu_queue_reached(cpu_queue *queue, uint64_t seq)
 {
     return atomic_load_explicit(&queue->completed, memory_order_acquire) >= seq;
 }
+
+/* Bumped by the child's pthread_atfork handler (cpu_device.c): the child's
+ * generation differs from every queue its parent made. */
+extern _Atomic unsigned tp_cpu_fork_generation;
+
+/* Whether the queue was inherited through fork(): a relaxed load and a compare,
+ * on the paths that would need its worker (submit, wait), never on an idle
+ * record or a query. */
+static inline bool tp_cpu_queue_inherited(const cpu_queue *queue)
+{
+    return TP_UNLIKELY(queue->generation != atomic_load_explicit(&tp_cpu_fork_generation, memory_order_relaxed));
+}
+
+/* TP_ERR_BACKEND: the stream was created in the parent before fork(). */
+tp_status tp_cpu_queue_inherited_fail(const cpu_queue *queue, const char *operation);
 
 /* ------------------------------------------------------------- cpu_event.c */
 

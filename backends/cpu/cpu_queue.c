@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Tasks in a new ring; doubled when full. Enough for a record, a wait and some
  * host functions in flight without growing. */
@@ -84,6 +85,8 @@ tp_status tp_cpu_queue_create(cpu_device *device, int priority, unsigned kind, c
     atomic_init(&queue->completed, 0);
     atomic_init(&queue->refs, 1);
     queue->handles = 1;
+    queue->creator_pid = (int32_t)getpid();
+    queue->generation = atomic_load_explicit(&tp_cpu_fork_generation, memory_order_relaxed);
     device_link(device, queue);
     *out = queue;
     return TP_OK;
@@ -112,8 +115,22 @@ void tp_cpu_queue_unref(cpu_queue *queue)
         queue_free(queue);
 }
 
+TP_COLD tp_status tp_cpu_queue_inherited_fail(const cpu_queue *queue, const char *operation)
+{
+    return tp_cpu_host()->fail(TP_ERR_BACKEND,
+                               "%s: the cpu:%d stream was created in the parent process (pid %d) before fork(): its "
+                               "worker thread does not exist in this child (pid %d); create streams and events in "
+                               "the child",
+                               operation, queue->device->index, (int)queue->creator_pid, (int)getpid());
+}
+
 void tp_cpu_queue_close_handle(cpu_queue *queue)
 {
+    /* Inherited: its lock may be held by a thread that does not exist here, and
+     * it is on no list of this process. It stays, unused (a leak per stream the
+     * child destroys, never a hang). */
+    if (tp_cpu_queue_inherited(queue))
+        return;
     pthread_mutex_lock(&queue->lock);
     bool last = --queue->handles == 0;
     bool has_worker = queue->worker_started;
@@ -136,6 +153,8 @@ typedef struct cpu_watch {
 
 tp_status tp_cpu_queue_watch(cpu_queue *queue, uint64_t seq, void (*fn)(void *), void *arg, const char *operation)
 {
+    if (tp_cpu_queue_inherited(queue))
+        return tp_cpu_queue_inherited_fail(queue, operation);
     cpu_watch *watch = malloc(sizeof *watch);
     if (!watch)
         return tp_cpu_host()->fail(TP_ERR_OUT_OF_MEMORY, "%s: out of memory", operation);
@@ -266,6 +285,8 @@ static tp_status grow_ring(cpu_queue *queue, const char *operation)
 
 tp_status tp_cpu_queue_begin_submit(cpu_queue *queue, const char *operation)
 {
+    if (tp_cpu_queue_inherited(queue))
+        return tp_cpu_queue_inherited_fail(queue, operation);
     pthread_mutex_lock(&queue->lock);
     tp_status status = TP_OK;
     if (queue->count == queue->capacity)
@@ -322,6 +343,8 @@ tp_status tp_cpu_queue_wait(cpu_queue *queue, uint64_t seq, enum cpu_wait_mode m
 {
     if (tp_cpu_queue_reached(queue, seq))
         return TP_OK;
+    if (tp_cpu_queue_inherited(queue))
+        return tp_cpu_queue_inherited_fail(queue, operation);
     if (mode == CPU_WAIT_SPIN_THEN_SLEEP && tp_spin_until(mark_reached, &(queue_mark){queue, seq}, TP_CPU_SPIN_NS))
         return TP_OK;
     pthread_mutex_lock(&queue->lock);

@@ -1,0 +1,124 @@
+/*
+ * fork() (issue 18 item 3): a child of a process whose CPU streams have started
+ * their workers, forked while a worker is inside a host function and another
+ * thread is inside a synchronize. In the child, the inherited streams (the
+ * default one included) and the events pending on them fail at once with
+ * TP_ERR_BACKEND and a message naming fork(); streams and events the child
+ * creates, and the child's own default stream, work. alarm() bounds the child, so
+ * that a hang shows as SIGALRM in the parent, which checks the exit status.
+ */
+#define _GNU_SOURCE
+
+#include "ipc_support.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define CHILD_SECONDS 20
+
+/* In the child: no CHECK (it would run the parent's exit path); the line that
+ * failed becomes the exit status. */
+#define CHILD_CHECK(expr)                                                                          \
+    do {                                                                                           \
+        if (!(expr)) {                                                                             \
+            fprintf(stderr, "child %s:%d: FAILED: %s (%s)\n", __FILE__, __LINE__, #expr,          \
+                    tp_last_error());                                                              \
+            _exit(__LINE__ % 250 + 1);                                                             \
+        }                                                                                          \
+    } while (0)
+
+#define CHILD_FAILS_WITH_FORK(call)                                                                \
+    do {                                                                                           \
+        tp_status s_ = (call);                                                                     \
+        if (s_ != TP_ERR_BACKEND) fprintf(stderr, "status %s\n", tp_status_name(s_));            \
+        CHILD_CHECK(s_ == TP_ERR_BACKEND);                                                         \
+        CHILD_CHECK(strstr(tp_last_error(), "before fork()") != NULL);                             \
+    } while (0)
+
+static void child_body(const char *device, tp_stream *inherited, tp_stream *inherited_default, tp_event *pending)
+{
+    alarm(CHILD_SECONDS);
+    atomic_int flag = 0;
+    /* Inherited objects: at once, with the reason. */
+    CHILD_FAILS_WITH_FORK(tp_stream_launch_host_fn(inherited, flag_host_fn, &flag));
+    CHILD_FAILS_WITH_FORK(tp_stream_synchronize(inherited));
+    CHILD_FAILS_WITH_FORK(tp_event_synchronize(pending));
+    CHILD_FAILS_WITH_FORK(tp_stream_launch_host_fn(inherited_default, flag_host_fn, &flag));
+    fprintf(stderr, "child: %s\n", tp_last_error());
+    /* Idle at fork: nothing to wait for, it returns at once. */
+    CHILD_CHECK(tp_stream_synchronize(inherited_default) == TP_OK);
+    tp_event *record_here = NULL;
+    CHILD_CHECK(tp_event_create(&record_here, device, 0) == TP_OK);
+    CHILD_FAILS_WITH_FORK(tp_event_record(record_here, inherited));
+    CHILD_CHECK(tp_stream_destroy(inherited) == TP_OK); /* returns; the stream stays, unused */
+
+    /* The child's own objects work. */
+    tp_stream *fresh_default = NULL;
+    CHILD_CHECK(tp_stream_default(device, &fresh_default) == TP_OK);
+    CHILD_CHECK(fresh_default != inherited_default);
+    CHILD_CHECK(tp_stream_launch_host_fn(fresh_default, flag_host_fn, &flag) == TP_OK);
+    CHILD_CHECK(tp_stream_synchronize(fresh_default) == TP_OK);
+    CHILD_CHECK(atomic_load(&flag) == 1);
+    tp_stream *own = NULL;
+    CHILD_CHECK(tp_stream_create(&own, device, 0) == TP_OK);
+    atomic_store(&flag, 0);
+    CHILD_CHECK(tp_stream_launch_host_fn(own, sleep_host_fn, (void *)(intptr_t)20) == TP_OK);
+    CHILD_CHECK(tp_event_record(record_here, own) == TP_OK);
+    CHILD_CHECK(tp_stream_launch_host_fn(own, flag_host_fn, &flag) == TP_OK);
+    CHILD_CHECK(tp_event_synchronize(record_here) == TP_OK);
+    CHILD_CHECK(tp_stream_synchronize(own) == TP_OK);
+    CHILD_CHECK(atomic_load(&flag) == 1);
+    CHILD_CHECK(tp_device_synchronize(device) == TP_OK);
+    CHILD_CHECK(tp_event_destroy(record_here) == TP_OK);
+    CHILD_CHECK(tp_stream_destroy(own) == TP_OK);
+    _exit(0);
+}
+
+TEST(cpu_fork_child_fails_inherited_objects_at_once)
+{
+    tp_stream *stream = new_stream(env->device);
+    tp_stream *default_stream = NULL;
+    CHECK_OK(tp_stream_default(env->device, &default_stream));
+    atomic_int flag = 0;
+    /* Both workers started; the default one idle, the other inside a gate. */
+    CHECK_OK(tp_stream_launch_host_fn(default_stream, flag_host_fn, &flag));
+    CHECK_OK(tp_stream_synchronize(default_stream));
+    gate g;
+    gate_init(&g);
+    gate_launch(&g, stream);
+    CHECK(gate_entered_within(&g, 1, EVENTUALLY_SECONDS));
+    tp_event *event = new_event(env->device, 0);
+    CHECK_OK(tp_event_record(event, stream));
+    CHECK(!event_is_done(event));
+    /* Another thread inside the library (asleep in a synchronize) at fork time. */
+    async_call call;
+    async_synchronize(&call, event);
+    sleep_ms(50);
+
+    fflush(NULL);
+    pid_t child = fork();
+    CHECK(child >= 0);
+    if (child == 0)
+        child_body(env->device, stream, default_stream, event);
+
+    int status = 0;
+    CHECK(waitpid(child, &status, 0) == child);
+    if (WIFSIGNALED(status))
+        printf("the child was killed by signal %d%s\n", WTERMSIG(status),
+               WTERMSIG(status) == SIGALRM ? " (alarm: it hung)" : "");
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+
+    /* The parent is untouched. */
+    CHECK(!atomic_load(&call.returned));
+    gate_open(&g);
+    CHECK(async_returned_within(&call, EVENTUALLY_SECONDS));
+    CHECK_STATUS(call.status, TP_OK);
+    CHECK_OK(tp_stream_synchronize(stream));
+    CHECK_OK(tp_event_destroy(event));
+    CHECK_OK(tp_stream_destroy(stream));
+    gate_destroy(&g);
+    return 0;
+}
