@@ -37,40 +37,83 @@ static tp_status device_synchronize(int device)
     return gpu_device_synchronize(device);
 }
 
+/*
+ * fork() (gpu_device.c): in a child of the process that initialized the driver,
+ * every entry that can reach the runtime fails at once. One relaxed load and a
+ * branch in front of the entry, then a tail call.
+ */
+#define FORK_GUARDED(entry, operation, params, args)                                                                          \
+    static tp_status guarded_##entry params                                                                        \
+    {                                                                                                              \
+        if (TP_UNLIKELY(atomic_load_explicit(&gpu_in_forked_child, memory_order_relaxed)))                         \
+            return gpu_forked_fail(operation);                                                                        \
+        return entry args;                                                                                         \
+    }
+
+FORK_GUARDED(device_synchronize, "tp_device_synchronize", (int d), (d))
+FORK_GUARDED(gpu_stream_create, "tp_stream_create", (int d, int priority, tp_stream **out), (d, priority, out))
+FORK_GUARDED(gpu_stream_from_native, "tp_stream_from_native", (int d, void *native, tp_stream **out), (d, native, out))
+FORK_GUARDED(gpu_stream_default, "tp_stream_default", (int d, tp_stream **out), (d, out))
+FORK_GUARDED(gpu_stream_destroy, "tp_stream_destroy", (tp_stream * stream), (stream))
+FORK_GUARDED(gpu_stream_query, "tp_stream_query", (tp_stream * stream, bool *idle), (stream, idle))
+FORK_GUARDED(gpu_stream_synchronize, "tp_stream_synchronize", (tp_stream * stream), (stream))
+FORK_GUARDED(gpu_host_fn_launch, "tp_stream_launch_host_fn", (tp_stream * stream, void (*fn)(void *), void *arg), (stream, fn, arg))
+FORK_GUARDED(event_create, "tp_event_create", (int d, unsigned flags, tp_event **out), (d, flags, out))
+FORK_GUARDED(gpu_event_ipc_import, "tp_event_from_ipc_handle", (int d, const unsigned char *payload, size_t length, tp_event **out),
+             (d, payload, length, out))
+FORK_GUARDED(gpu_native_sample, "tp_native_sample", (int d, tp_native_op op, uint64_t *samples_ns, size_t count),
+             (d, op, samples_ns, count))
+FORK_GUARDED(gpu_snapshot_take, "snapshot_take", (tp_event * event, tp_snapshot *out), (event, out))
+FORK_GUARDED(gpu_snapshot_query, "snapshot_query", (const tp_snapshot *snapshot, bool *reached), (snapshot, reached))
+FORK_GUARDED(gpu_snapshot_synchronize, "snapshot_synchronize", (const tp_snapshot *snapshot), (snapshot))
+FORK_GUARDED(gpu_snapshot_notify, "snapshot_notify", (const tp_snapshot *snapshot, void (*fn)(void *), void *arg), (snapshot, fn, arg))
+FORK_GUARDED(gpu_plain_stream_wait_event, "tp_event_wait", (tp_stream * stream, tp_event *event), (stream, event))
+FORK_GUARDED(gpu_plain_event_destroy, "tp_event_destroy", (tp_event * event), (event))
+FORK_GUARDED(gpu_plain_event_record, "tp_event_record", (tp_event * event, tp_stream *stream), (event, stream))
+FORK_GUARDED(gpu_plain_event_query, "tp_event_query", (tp_event * event, bool *done), (event, done))
+FORK_GUARDED(gpu_plain_event_synchronize, "tp_event_synchronize", (tp_event * event), (event))
+FORK_GUARDED(gpu_event_elapsed, "tp_event_elapsed_time", (tp_event * start, tp_event *end, float *ms), (start, end, ms))
+FORK_GUARDED(gpu_ipc_stream_wait_event, "tp_event_wait", (tp_stream * stream, tp_event *event), (stream, event))
+FORK_GUARDED(gpu_ipc_event_destroy, "tp_event_destroy", (tp_event * event), (event))
+FORK_GUARDED(gpu_ipc_event_record, "tp_event_record", (tp_event * event, tp_stream *stream), (event, stream))
+FORK_GUARDED(gpu_ipc_event_query, "tp_event_query", (tp_event * event, bool *done), (event, done))
+FORK_GUARDED(gpu_ipc_event_synchronize, "tp_event_synchronize", (tp_event * event), (event))
+FORK_GUARDED(gpu_event_ipc_export, "tp_event_ipc_handle", (tp_event * event, unsigned char *payload, size_t *length), (event, payload, length))
+
 /* What both tables share: everything but the entries that take an event. */
 #define GPU_SHARED_ENTRIES                                                                                         \
     .abi_version = TP_BACKEND_ABI_VERSION, .size = sizeof(tp_backend), .name = RT_BACKEND_NAME,                   \
     .type = RT_DEVICE_TYPE, .init = init, .device_count = gpu_device_count, .device_name = gpu_device_name,         \
-    .device_synchronize = device_synchronize,       .stream_create = gpu_stream_create,                               \
-    .stream_from_native = gpu_stream_from_native, .stream_default = gpu_stream_default,                             \
-    .stream_destroy = gpu_stream_destroy, .stream_query = gpu_stream_query,                                         \
-    .stream_synchronize = gpu_stream_synchronize, .stream_launch_host_fn = gpu_host_fn_launch,                     \
-    .stream_native = gpu_stream_native, .event_create = event_create, .event_ipc_import = gpu_event_ipc_import,     \
-    .native_sample = gpu_native_sample, .snapshot_take = gpu_snapshot_take,                                           \
-    .snapshot_release = gpu_snapshot_release, .snapshot_query = gpu_snapshot_query,                                 \
-    .snapshot_synchronize = gpu_snapshot_synchronize, .snapshot_time = NULL /* the clock issue */,                  \
-    .snapshot_notify = gpu_snapshot_notify, .stream_hold = NULL /* the cross-backend waits */
+    .device_synchronize = guarded_device_synchronize,       .stream_create = guarded_gpu_stream_create,                               \
+    .stream_from_native = guarded_gpu_stream_from_native, .stream_default = guarded_gpu_stream_default,                             \
+    .stream_destroy = guarded_gpu_stream_destroy, .stream_query = guarded_gpu_stream_query,                                         \
+    .stream_synchronize = guarded_gpu_stream_synchronize, .stream_launch_host_fn = guarded_gpu_host_fn_launch,                     \
+    .stream_native = gpu_stream_native, .event_create = guarded_event_create, .event_ipc_import = guarded_gpu_event_ipc_import,     \
+    .native_sample = guarded_gpu_native_sample, .snapshot_take = guarded_gpu_snapshot_take,                                           \
+    .snapshot_release = gpu_snapshot_release, .snapshot_query = guarded_gpu_snapshot_query,                                 \
+    .snapshot_synchronize = guarded_gpu_snapshot_synchronize, .snapshot_time = NULL /* the clock issue */,                  \
+    .snapshot_notify = guarded_gpu_snapshot_notify, .stream_hold = NULL /* the cross-backend waits */
 
 static const tp_backend gpu_table = {
     GPU_SHARED_ENTRIES,
-    .stream_wait_event = gpu_plain_stream_wait_event,
-    .event_destroy = gpu_plain_event_destroy,
-    .event_record = gpu_plain_event_record,
-    .event_query = gpu_plain_event_query,
-    .event_synchronize = gpu_plain_event_synchronize,
-    .event_elapsed = gpu_event_elapsed,
+    .stream_wait_event = guarded_gpu_plain_stream_wait_event,
+    .event_destroy = guarded_gpu_plain_event_destroy,
+    .event_record = guarded_gpu_plain_event_record,
+    .event_query = guarded_gpu_plain_event_query,
+    .event_synchronize = guarded_gpu_plain_event_synchronize,
+    .event_elapsed = guarded_gpu_event_elapsed,
     .event_ipc_export = NULL, /* the core lets only interprocess events export */
 };
 
 static const tp_backend gpu_ipc_table = {
     GPU_SHARED_ENTRIES,
-    .stream_wait_event = gpu_ipc_stream_wait_event,
-    .event_destroy = gpu_ipc_event_destroy,
-    .event_record = gpu_ipc_event_record,
-    .event_query = gpu_ipc_event_query,
-    .event_synchronize = gpu_ipc_event_synchronize,
-    .event_elapsed = gpu_event_elapsed, /* the core lets only timing events, never interprocess ones (rule 8) */
-    .event_ipc_export = gpu_event_ipc_export,
+    .stream_wait_event = guarded_gpu_ipc_stream_wait_event,
+    .event_destroy = guarded_gpu_ipc_event_destroy,
+    .event_record = guarded_gpu_ipc_event_record,
+    .event_query = guarded_gpu_ipc_event_query,
+    .event_synchronize = guarded_gpu_ipc_event_synchronize,
+    .event_elapsed = guarded_gpu_event_elapsed, /* the core lets only timing events, never interprocess ones (rule 8) */
+    .event_ipc_export = guarded_gpu_event_ipc_export,
 };
 
 tp_status GPU_ENTRY(uint32_t core_abi, const tp_backend **out, char *reason, size_t reason_size)

@@ -4,6 +4,8 @@
  */
 #include "backends/gpu/gpu_internal.h"
 
+#include <unistd.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -83,6 +85,31 @@ bool gpu_lazy_start_is_harmless(void)
 #endif
 }
 
+/*
+ * fork(). A child of a process that initialized the CUDA (or HIP) driver cannot
+ * use it (the runtimes' documentation; their threads and contexts are not in the
+ * child), and calls into it there fail late or hang. So the child's handler,
+ * registered once the driver is initialized, marks the process, and every entry
+ * of the backend's tables then fails at once with TP_ERR_BACKEND and the reason
+ * (gpu_backend.c: a relaxed load per call). Only the CPU backend works in such a
+ * child; a process started with exec (multiprocessing's spawn) may use the GPU.
+ */
+atomic_bool gpu_in_forked_child;
+
+static void gpu_atfork_child(void)
+{
+    atomic_store_explicit(&gpu_in_forked_child, true, memory_order_relaxed);
+}
+
+TP_COLD tp_status gpu_forked_fail(const char *operation)
+{
+    return gpu.host->fail(TP_ERR_BACKEND,
+                          "%s: the %s driver cannot be used in a child created by fork() after the parent (pid %d) "
+                          "initialized it; only the cpu backend works in this process (pid %d): start it with exec "
+                          "(Python: multiprocessing's 'spawn' start method) to use %s",
+                          operation, RT_BACKEND_NAME, (int)gpu.init_pid, (int)getpid(), RT_BACKEND_NAME);
+}
+
 tp_status gpu_init(const tp_backend *table, const tp_backend *ipc_table, const tp_host *host, char *reason,
                    size_t reason_size)
 {
@@ -131,6 +158,8 @@ tp_status gpu_init(const tp_backend *table, const tp_backend *ipc_table, const t
     gpu.host = host;
     gpu.device_count = count;
     gpu.devices = devices;
+    gpu.init_pid = (int32_t)getpid();
+    (void)pthread_atfork(NULL, NULL, gpu_atfork_child);
     return TP_OK;
 }
 

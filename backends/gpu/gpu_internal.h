@@ -247,9 +247,17 @@ typedef struct gpu_backend_state {
     const tp_host *host;
     int device_count;
     gpu_device *devices;
+    int32_t init_pid; /* the process that initialized the driver (fork: gpu_device.c) */
 } gpu_backend_state;
 
 extern gpu_backend_state gpu;
+
+/* Set by pthread_atfork's child handler in a child of the process that
+ * initialized the driver: every entry of the tables fails then (gpu_backend.c). */
+extern atomic_bool gpu_in_forked_child;
+
+/* TP_ERR_BACKEND: the driver cannot be used in a child created by fork(). */
+tp_status gpu_forked_fail(const char *operation);
 
 /* "cudaEventRecord: cudaErrorIllegalAddress: an illegal memory access was encountered" */
 tp_status gpu_fail_call(const char *call, rt_error e) TP_COLD;

@@ -122,3 +122,67 @@ TEST(cpu_fork_child_fails_inherited_objects_at_once)
     gate_destroy(&g);
     return 0;
 }
+
+/* GPU: a child of a process that initialized the driver fails every GPU call at
+ * once, with the reason; the CPU backend works in it. Run on the fake GPU module
+ * here (ipc.fake:0), on a real GPU where there is one. */
+TEST(gpu_fork_child_fails_at_once)
+{
+    if (strncmp(env->device, "cpu", 3) == 0) {
+        printf("skipped: a GPU backend's test\n");
+        return TEST_SKIP;
+    }
+    int skip = test_skip_unless_device(env->device, "device");
+    if (skip)
+        return skip;
+    tp_stream *stream = new_stream(env->device);
+    tp_event *event = new_event(env->device, 0);
+    atomic_int flag = 0;
+    CHECK_OK(tp_stream_launch_host_fn(stream, flag_host_fn, &flag));
+    CHECK_OK(tp_event_record(event, stream));
+    CHECK_OK(tp_event_synchronize(event));
+    CHECK(atomic_load(&flag) == 1);
+
+    fflush(NULL);
+    pid_t child = fork();
+    CHECK(child >= 0);
+    if (child == 0) {
+        alarm(CHILD_SECONDS);
+        const char *why = "cannot be used in a child created by fork()";
+        bool done = false;
+        CHILD_CHECK(tp_event_query(event, &done) == TP_ERR_BACKEND);
+        CHILD_CHECK(strstr(tp_last_error(), why) != NULL);
+        fprintf(stderr, "child: %s\n", tp_last_error());
+        CHILD_CHECK(tp_event_synchronize(event) == TP_ERR_BACKEND);
+        CHILD_CHECK(tp_event_record(event, stream) == TP_ERR_BACKEND);
+        CHILD_CHECK(tp_stream_launch_host_fn(stream, flag_host_fn, &flag) == TP_ERR_BACKEND);
+        CHILD_CHECK(tp_stream_synchronize(stream) == TP_ERR_BACKEND);
+        CHILD_CHECK(strstr(tp_last_error(), why) != NULL);
+        tp_stream *other = NULL;
+        CHILD_CHECK(tp_stream_create(&other, env->device, 0) == TP_ERR_BACKEND);
+        tp_event *fresh = NULL;
+        CHILD_CHECK(tp_event_create(&fresh, env->device, 0) == TP_ERR_BACKEND);
+        CHILD_CHECK(tp_device_synchronize(env->device) == TP_ERR_BACKEND);
+        /* The CPU backend works. */
+        tp_stream *cpu = NULL;
+        CHILD_CHECK(tp_stream_create(&cpu, "cpu:0", 0) == TP_OK);
+        atomic_store(&flag, 0);
+        CHILD_CHECK(tp_stream_launch_host_fn(cpu, flag_host_fn, &flag) == TP_OK);
+        CHILD_CHECK(tp_stream_synchronize(cpu) == TP_OK);
+        CHILD_CHECK(atomic_load(&flag) == 1);
+        CHILD_CHECK(tp_stream_destroy(cpu) == TP_OK);
+        _exit(0);
+    }
+    int status = 0;
+    CHECK(waitpid(child, &status, 0) == child);
+    if (WIFSIGNALED(status))
+        printf("the child was killed by signal %d%s\n", WTERMSIG(status),
+               WTERMSIG(status) == SIGALRM ? " (alarm: it hung)" : "");
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    /* The parent is untouched. */
+    CHECK_OK(tp_event_record(event, stream));
+    CHECK_OK(tp_event_synchronize(event));
+    CHECK_OK(tp_event_destroy(event));
+    CHECK_OK(tp_stream_destroy(stream));
+    return 0;
+}
