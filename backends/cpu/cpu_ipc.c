@@ -31,8 +31,10 @@
  *
  * Limits: processes must share a PID namespace (the pid in the handle is looked up
  * in /proc) and must not be forked from a process holding the event without exec
- * (the child would pass for its parent); CPU_IPC_CHANNELS streams at most may have
- * records of one event pending at once.
+ * (the child's channels would still name its parent); CPU_IPC_CHANNELS streams at
+ * most may have records of one event pending at once. Recorders other than the
+ * exporter are known by (pid, start time) only, which a pid reused within one
+ * clock tick can fool (process.h); the exporter, through its pidfd, cannot be.
  */
 #include "backends/cpu/cpu_ipc.h"
 
