@@ -104,6 +104,8 @@
 #define gpu_device_open GPU_SYMBOL(device_open)
 #define gpu_lazy_start_is_harmless GPU_SYMBOL(lazy_start_is_harmless)
 #define gpu_init GPU_SYMBOL(init)
+#define gpu_forked_fail GPU_SYMBOL(forked_fail)
+#define gpu_in_forked_child GPU_SYMBOL(in_forked_child)
 #define gpu_device_count GPU_SYMBOL(device_count)
 #define gpu_device_name GPU_SYMBOL(device_name)
 #define gpu_device_synchronize GPU_SYMBOL(device_synchronize)
