@@ -17,7 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define CHILD_SECONDS 20
+#define CHILD_SECONDS 10
 
 /* In the child: no CHECK (it would run the parent's exit path); the line that
  * failed becomes the exit status. */
@@ -184,5 +184,61 @@ TEST(gpu_fork_child_fails_at_once)
     CHECK_OK(tp_event_synchronize(event));
     CHECK_OK(tp_event_destroy(event));
     CHECK_OK(tp_stream_destroy(stream));
+    return 0;
+}
+
+typedef struct churn {
+    const char *device;
+    atomic_bool stop;
+    atomic_int rounds;
+} churn;
+
+/* Creates and destroys streams (each takes the device's lock twice) until told
+ * to stop. */
+static void *churn_main(void *arg)
+{
+    churn *c = arg;
+    while (!atomic_load(&c->stop)) {
+        tp_stream *s = NULL;
+        if (tp_stream_create(&s, c->device, 0) == TP_OK)
+            (void)tp_stream_destroy(s);
+        atomic_fetch_add(&c->rounds, 1);
+    }
+    return NULL;
+}
+
+/* Another thread inside the library, taking the device's lock over and over, at
+ * the moment of each fork: the child must never find that lock held for good. */
+TEST(cpu_fork_while_another_thread_takes_the_device_lock)
+{
+    churn c = {.device = env->device};
+    pthread_t thread;
+    CHECK(pthread_create(&thread, NULL, churn_main, &c) == 0);
+    int forks = 0;
+    for (; forks < 1000; forks++) {
+        fflush(NULL);
+        pid_t child = fork();
+        CHECK(child >= 0);
+        if (child == 0) {
+            alarm(CHILD_SECONDS);
+            atomic_int flag = 0;
+            tp_stream *own = NULL;
+            CHILD_CHECK(tp_stream_create(&own, env->device, 0) == TP_OK);
+            CHILD_CHECK(tp_stream_launch_host_fn(own, flag_host_fn, &flag) == TP_OK);
+            CHILD_CHECK(tp_stream_synchronize(own) == TP_OK);
+            CHILD_CHECK(tp_stream_destroy(own) == TP_OK);
+            CHILD_CHECK(tp_device_synchronize(env->device) == TP_OK);
+            _exit(atomic_load(&flag) == 1 ? 0 : 3);
+        }
+        int status = 0;
+        CHECK(waitpid(child, &status, 0) == child);
+        if (WIFSIGNALED(status))
+            printf("child %d was killed by signal %d%s\n", forks, WTERMSIG(status),
+                   WTERMSIG(status) == SIGALRM ? " (alarm: it hung)" : "");
+        CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+    atomic_store(&c.stop, true);
+    CHECK(pthread_join(thread, NULL) == 0);
+    printf("%d forks while the other thread made %d streams\n", forks, atomic_load(&c.rounds));
     return 0;
 }
