@@ -65,7 +65,8 @@ static bool parse_device_count(const char *text, int *count)
  * says so, instead of hanging; the devices' locks are made anew and their lists
  * emptied (the inherited queues are on none), and each device gets a fresh
  * default stream on first use. Streams and events the child creates work as in
- * any process. Not covered: an event's spinlock held by another thread at the
+ * any process. A query of a record pending on an inherited queue (the idle
+ * paths are left alone, for speed) answers "not reached": it never blocks. Not covered: an event's spinlock held by another thread at the
  * instant of fork() (a few stores long), and interprocess events held across
  * fork() (the child would pass for its parent: cpu_ipc.c).
  */
