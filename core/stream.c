@@ -5,7 +5,9 @@
  */
 #include "core/internal.h"
 
+#include <pthread.h>
 #include <stddef.h>
+#include <string.h>
 
 /*
  * Per thread and per device. A slot holds the stream set current, or, once looked
@@ -13,6 +15,19 @@
  * thread-local load.
  */
 static _Thread_local tp_stream *thread_current_stream[TP_DEVICE_TYPE_COUNT][TP_MAX_DEVICES];
+
+/* In a child of fork() the streams the parent's thread had current are inherited
+ * ones, which fail at once there (README, fork): the child's only thread, the one
+ * that forked, starts again from the child's own default streams. */
+static void forget_current_streams_after_fork(void)
+{
+    memset(thread_current_stream, 0, sizeof thread_current_stream);
+}
+
+__attribute__((constructor)) static void register_fork_handler(void)
+{
+    (void)pthread_atfork(NULL, NULL, forget_current_streams_after_fork);
+}
 
 tp_status tp_stream_current_of(tp_device device, const tp_backend *backend, tp_stream **out)
 {

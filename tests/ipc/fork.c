@@ -55,7 +55,15 @@ static void child_body(const char *device, tp_stream *inherited, tp_stream *inhe
     CHILD_FAILS_WITH_FORK(tp_event_record(record_here, inherited));
     CHILD_CHECK(tp_stream_destroy(inherited) == TP_OK); /* returns; the stream stays, unused */
 
-    /* The child's own objects work. */
+    /* The child's own objects work, the current stream (a NULL stream) included:
+     * the thread's current stream of the parent's is forgotten. */
+    tp_stream *current = NULL;
+    CHILD_CHECK(tp_stream_current(device, &current) == TP_OK);
+    CHILD_CHECK(current != inherited_default);
+    CHILD_CHECK(tp_stream_launch_host_fn(current, flag_host_fn, &flag) == TP_OK);
+    CHILD_CHECK(tp_stream_synchronize(current) == TP_OK);
+    CHILD_CHECK(atomic_load(&flag) == 1);
+    atomic_store(&flag, 0);
     tp_stream *fresh_default = NULL;
     CHILD_CHECK(tp_stream_default(device, &fresh_default) == TP_OK);
     CHILD_CHECK(fresh_default != inherited_default);
@@ -91,6 +99,8 @@ TEST(cpu_fork_child_fails_inherited_objects_at_once)
     gate_launch(&g, stream);
     CHECK(gate_entered_within(&g, 1, EVENTUALLY_SECONDS));
     tp_event *event = new_event(env->device, 0);
+    /* The thread's current stream (the default one) looked up before the fork. */
+    CHECK_OK(tp_event_record(event, NULL));
     CHECK_OK(tp_event_record(event, stream));
     CHECK(!event_is_done(event));
     /* Another thread inside the library (asleep in a synchronize) at fork time. */
