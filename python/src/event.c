@@ -239,14 +239,7 @@ static tp_status event_wait_slice(void *event, int64_t timeout_ns)
 
 static PyObject *event_synchronize(tppy_event *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    PyObject *timeout = Py_None;
-    if ((nargs != 0 || kwnames != NULL) &&
-        tppy_one_optional_arg(args, nargs, kwnames, tppy_name.timeout, "synchronize", &timeout) < 0)
-        return NULL;
-    int64_t timeout_ns;
-    if (tppy_timeout_arg(timeout, &timeout_ns) < 0)
-        return NULL;
-    return tppy_wait(event_wait_slice, self->event, timeout_ns, "Event.synchronize");
+    return tppy_synchronize_method(args, nargs, kwnames, event_wait_slice, self->event, "Event.synchronize");
 }
 
 PyDoc_STRVAR(event_wait_doc,

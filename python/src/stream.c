@@ -249,14 +249,7 @@ static tp_status stream_wait_slice(void *stream, int64_t timeout_ns)
 
 static PyObject *stream_synchronize(tppy_stream *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    PyObject *timeout = Py_None;
-    if ((nargs != 0 || kwnames != NULL) &&
-        tppy_one_optional_arg(args, nargs, kwnames, tppy_name.timeout, "synchronize", &timeout) < 0)
-        return NULL;
-    int64_t timeout_ns;
-    if (tppy_timeout_arg(timeout, &timeout_ns) < 0)
-        return NULL;
-    return tppy_wait(stream_wait_slice, self->stream, timeout_ns, "Stream.synchronize");
+    return tppy_synchronize_method(args, nargs, kwnames, stream_wait_slice, self->stream, "Stream.synchronize");
 }
 
 PyDoc_STRVAR(stream_enter_doc,

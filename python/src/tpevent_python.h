@@ -136,6 +136,11 @@ int tppy_timeout_arg(PyObject *arg, int64_t *timeout_ns);
 PyObject *tppy_wait(tp_status (*wait)(void *object, int64_t timeout_ns), void *object, int64_t timeout_ns,
                     const char *what);
 
+/* A synchronize(timeout=None) method: its one optional argument, then tppy_wait. */
+PyObject *tppy_synchronize_method(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                                  tp_status (*wait)(void *object, int64_t timeout_ns), void *object,
+                                  const char *what);
+
 /* -------------------------------------------------------------- event.c */
 
 int tppy_event_types_init(PyObject *module, PyObject *namespaces[TP_DEVICE_TYPE_COUNT]);

@@ -78,3 +78,17 @@ PyObject *tppy_wait(tp_status (*wait)(void *object, int64_t timeout_ns), void *o
         }
     }
 }
+
+PyObject *tppy_synchronize_method(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                                  tp_status (*wait)(void *object, int64_t timeout_ns), void *object,
+                                  const char *what)
+{
+    PyObject *timeout = Py_None;
+    if ((nargs != 0 || kwnames != NULL) &&
+        tppy_one_optional_arg(args, nargs, kwnames, tppy_name.timeout, "synchronize", &timeout) < 0)
+        return NULL;
+    int64_t timeout_ns;
+    if (tppy_timeout_arg(timeout, &timeout_ns) < 0)
+        return NULL;
+    return tppy_wait(wait, object, timeout_ns, what);
+}
