@@ -38,6 +38,24 @@
         CHILD_CHECK(strstr(tp_last_error(), "before fork()") != NULL);                             \
     } while (0)
 
+/* TSan cannot run a thread started in a child of a multi-threaded fork ("dup
+ * thread with used id"), so there the children take the library's locks and use
+ * their own CPU streams without starting a stream's worker. */
+#if defined(__SANITIZE_THREAD__)
+#define CHILD_STARTS_THREADS 0
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define CHILD_STARTS_THREADS 0
+#endif
+#endif
+#ifndef CHILD_STARTS_THREADS
+#define CHILD_STARTS_THREADS 1
+#endif
+
+/* A host function on a child's own stream; under TSan run in place instead. */
+#define CHILD_LAUNCH(stream, fn, arg)                                                                             \
+    (CHILD_STARTS_THREADS ? tp_stream_launch_host_fn((stream), (fn), (arg)) : ((fn)(arg), TP_OK))
+
 static void child_body(const char *device, tp_stream *inherited, tp_stream *inherited_default, tp_event *pending)
 {
     alarm(CHILD_SECONDS);
@@ -60,22 +78,22 @@ static void child_body(const char *device, tp_stream *inherited, tp_stream *inhe
     tp_stream *current = NULL;
     CHILD_CHECK(tp_stream_current(device, &current) == TP_OK);
     CHILD_CHECK(current != inherited_default);
-    CHILD_CHECK(tp_stream_launch_host_fn(current, flag_host_fn, &flag) == TP_OK);
+    CHILD_CHECK(CHILD_LAUNCH(current, flag_host_fn, &flag) == TP_OK);
     CHILD_CHECK(tp_stream_synchronize(current) == TP_OK);
     CHILD_CHECK(atomic_load(&flag) == 1);
     atomic_store(&flag, 0);
     tp_stream *fresh_default = NULL;
     CHILD_CHECK(tp_stream_default(device, &fresh_default) == TP_OK);
     CHILD_CHECK(fresh_default != inherited_default);
-    CHILD_CHECK(tp_stream_launch_host_fn(fresh_default, flag_host_fn, &flag) == TP_OK);
+    CHILD_CHECK(CHILD_LAUNCH(fresh_default, flag_host_fn, &flag) == TP_OK);
     CHILD_CHECK(tp_stream_synchronize(fresh_default) == TP_OK);
     CHILD_CHECK(atomic_load(&flag) == 1);
     tp_stream *own = NULL;
     CHILD_CHECK(tp_stream_create(&own, device, 0) == TP_OK);
     atomic_store(&flag, 0);
-    CHILD_CHECK(tp_stream_launch_host_fn(own, sleep_host_fn, (void *)(intptr_t)20) == TP_OK);
+    CHILD_CHECK(CHILD_LAUNCH(own, sleep_host_fn, (void *)(intptr_t)20) == TP_OK);
     CHILD_CHECK(tp_event_record(record_here, own) == TP_OK);
-    CHILD_CHECK(tp_stream_launch_host_fn(own, flag_host_fn, &flag) == TP_OK);
+    CHILD_CHECK(CHILD_LAUNCH(own, flag_host_fn, &flag) == TP_OK);
     CHILD_CHECK(tp_event_synchronize(record_here) == TP_OK);
     CHILD_CHECK(tp_stream_synchronize(own) == TP_OK);
     CHILD_CHECK(atomic_load(&flag) == 1);
@@ -177,7 +195,7 @@ TEST(gpu_fork_child_fails_at_once)
         tp_stream *cpu = NULL;
         CHILD_CHECK(tp_stream_create(&cpu, "cpu:0", 0) == TP_OK);
         atomic_store(&flag, 0);
-        CHILD_CHECK(tp_stream_launch_host_fn(cpu, flag_host_fn, &flag) == TP_OK);
+        CHILD_CHECK(CHILD_LAUNCH(cpu, flag_host_fn, &flag) == TP_OK);
         CHILD_CHECK(tp_stream_synchronize(cpu) == TP_OK);
         CHILD_CHECK(atomic_load(&flag) == 1);
         CHILD_CHECK(tp_stream_destroy(cpu) == TP_OK);
@@ -222,19 +240,6 @@ typedef struct churn {
 #define CHURN_ALLOCATES 1
 #endif
 
-/* TSan cannot run a thread started in a child of a multi-threaded fork ("dup
- * thread with used id"), so there the child of the churn test takes the library's
- * locks without starting a stream's worker. */
-#if defined(__SANITIZE_THREAD__)
-#define CHILD_STARTS_THREADS 0
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define CHILD_STARTS_THREADS 0
-#endif
-#endif
-#ifndef CHILD_STARTS_THREADS
-#define CHILD_STARTS_THREADS 1
-#endif
 
 /* Takes the device's lock and a stream's lock over and over (creating and
  * destroying streams, where allocating is fork-safe) until told to stop. */
@@ -282,7 +287,7 @@ TEST(cpu_fork_while_another_thread_takes_the_device_lock)
             tp_stream *own = NULL;
             CHILD_CHECK(tp_stream_create(&own, env->device, 0) == TP_OK);
             if (CHILD_STARTS_THREADS) {
-                CHILD_CHECK(tp_stream_launch_host_fn(own, flag_host_fn, &flag) == TP_OK);
+                CHILD_CHECK(CHILD_LAUNCH(own, flag_host_fn, &flag) == TP_OK);
             } else {
                 atomic_store(&flag, 1); /* TSan: no thread in a child of a threaded fork */
                 tp_event *record = NULL;
