@@ -21,26 +21,24 @@
  * callback would run on the runtime's one callback thread, where whatever else
  * blocks (a program's own host function) would delay every tpevent host function.
  *
- * Counters. One 64-byte line per stream (one counter: the threads of two streams
- * never write the same line), from slabs of mapped host memory per device, so that
- * 40,000 streams pin 2.5 MB rather than a page each. A counter only grows: a stream
- * takes over a free counter at the value it has, so no wait its last owner left
- * (all passed) can be armed again. Every value stays below 2^63 (HIP compares
- * plainly, CUDA cyclically: see the mappings).
+ * Counters: one per stream, in mapped host memory (gpu_host_counter.c).
+ *
+ * Beyond HOST_DEVICE_WINDOW host functions pending on a stream, a launch is held
+ * by a runtime host function that only waits (a gate) instead: fn still runs on
+ * the stream's thread, so it may still call the runtime.
  *
  * Where the device cannot do this (rt_stream_wait_value_supported says why: no
- * 64-bit stream memory operations, no mapped host memory), host functions go
- * through the runtime's own (rt_launch_host_fn), as before this file: they then
- * share the runtime's one thread and must not call the runtime. The README says so.
+ * 64-bit stream memory operations, no mapped host memory), every launch is held
+ * by a gate: fn still runs on the stream's thread and may call the runtime, but
+ * the gates of all streams share the runtime's one callback thread, so a host
+ * function that blocks holds back the others. The README says so.
  *
  * Destroying a stream with host functions pending (rule 9): its thread still runs
  * them, in order, then gives back its events and its counter and frees the queue;
  * the runtime frees the native stream once its work is done, as for any work.
  *
- * Process exit. An exit handler (registered with the first queue) marks the
- * process exiting, then raises every counter of every slab by 2^62: every wait
- * ever enqueued passes, so no GPU stream stays held and the runtime's teardown
- * finds none blocked. From then on no host function starts and launches are
+ * Process exit: the counters' exit handler releases every stream held on them;
+ * from then on no host function starts, gates stop waiting, and launches are
  * refused; one already running is not interrupted, and exit does not wait for it.
  *
  * A host function that synchronizes its own stream, or its device, would wait for
@@ -58,70 +56,29 @@
 #include <string.h>
 #include <unistd.h>
 
-/* One counter per cache line, 1024 per slab. */
-#define HOST_COUNTER_BYTES 64u
-#define HOST_SLAB_BYTES 65536u
-#define HOST_SLAB_COUNTERS (HOST_SLAB_BYTES / HOST_COUNTER_BYTES)
-
 /* How long a thread spins on its event's query before it sleeps in the runtime's
  * wait: long enough to catch an idle stream reaching a record (a few us), short
  * enough that a stream busy for long costs its thread nothing measurable. */
 #define HOST_SPIN_NS 20000u
 
-/* What the exit handler adds to every counter: more than any stream is ever
- * ahead of its counter, and 2^63 is never reached. */
-#define HOST_RELEASE_STEP (UINT64_C(1) << 62)
-
 #define HOST_RING_INITIAL 16u
 
 /* Host functions of one stream held on the device by stream memory operations at
- * once, at most; a launch beyond goes through the runtime's own host functions (in
- * stream order all the same). On the H200, 100 host functions launched at once
- * made the launching thread block inside the runtime (its queue for the stream was
- * full), and a thread that would open a gate ahead of them could then never do so;
- * 50 did not. Beyond the window rule 15 does not hold for those host functions:
- * they may wait for each other on the runtime's one thread. */
+ * once, at most. On the H200, 100 host functions launched at once behind a blocked
+ * one made the launching thread block inside the runtime (its queue for the stream
+ * was full), and a thread that would open a gate ahead of them could then never do
+ * so; 50 did not. A launch beyond the window is held by a runtime host function
+ * instead, a gate that only waits: fn itself still runs on the stream's thread
+ * (so it may call the runtime, rule 15), but while a gate waits it holds the
+ * runtime's one callback thread, so other streams' gates wait for it (the README
+ * says so). */
 #define HOST_DEVICE_WINDOW 32u
-
-typedef struct host_counter {
-    _Atomic uint64_t *host;
-    rt_device_ptr device;
-} host_counter;
-
-/* Never freed: the exit handler walks the slabs without a lock of its own. */
-typedef struct host_slab {
-    struct host_slab *next; /* set before the slab is published */
-    unsigned char *memory;
-} host_slab;
-
-enum { HOST_MODE_UNKNOWN, HOST_MODE_THREAD, HOST_MODE_RUNTIME };
-
-typedef struct host_device {
-    _Atomic int mode; /* HOST_MODE_*: decided at the device's first host function */
-    /* Why HOST_MODE_RUNTIME, for a debugger: no API shows it yet (tp_backend_info
-     * has no field for it); the README says when it happens. */
-    const char *_Atomic runtime_reason;
-    _Atomic(host_slab *) slabs;
-    host_counter *free; /* room for every counter of every slab; under host_fns.lock */
-    size_t free_count, free_capacity;
-} host_device;
-
-static struct {
-    /* Slabs, free counters, queue creation, the exit handler's registration. Never
-     * held around user code, nor a call that waits for the device (the one runtime
-     * call made under it, cudaHostAlloc, does not). */
-    pthread_mutex_t lock;
-    atomic_bool exiting;
-    bool exit_handler_registered;
-    pid_t owner; /* the process that registered it: a forked child inherits it */
-    host_device devices[TP_MAX_DEVICES];
-} host_fns = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 typedef struct host_item {
     void (*fn)(void *);
     void *arg;
-    rt_event reached; /* recorded just before the stream's wait for seq */
-    uint64_t seq;
+    rt_event reached; /* recorded just before the stream's wait for seq; NULL: held by a gate */
+    uint64_t seq;     /* the counter's value once fn returned; for a gate, its number */
 } host_item;
 
 struct gpu_host_queue {
@@ -138,137 +95,27 @@ struct gpu_host_queue {
     size_t capacity, first, count;
     rt_event *spare; /* reached events for the next launches; room for capacity + 1 */
     size_t spare_count;
-    uint64_t submitted; /* seq of the latest launch; under submit_lock */
+    uint64_t submitted; /* seq of the latest launch held on the device; under submit_lock */
+    uint64_t gates_launched; /* under submit_lock */
+    /* Gates (launches beyond the window), under lock: how many the runtime reached,
+     * how many the thread finished, how many have not returned yet. */
+    uint64_t gates_reached, gates_done;
+    unsigned gates_unreturned;
+    pthread_cond_t gate_changed;
     bool worker_idle;
     bool closed; /* the stream was destroyed: drain, then free */
     /* Set at creation. */
-    host_counter counter;
+    bool held_on_device; /* the device holds streams on counters; else gates only */
+    gpu_counter counter; /* if held_on_device */
     gpu_device *device;
     rt_stream native;
 };
 
+/* Racing first launches on a stream agree on one queue. */
+static pthread_mutex_t queue_creation_lock = PTHREAD_MUTEX_INITIALIZER;
+
 /* The queue whose thread this is; NULL on every other thread. */
 static _Thread_local gpu_host_queue *running_queue;
-
-/* -------------------------------------------------------------- counters */
-
-/* Seen by the device: what the stream's waits compare with. */
-static void counter_raise(_Atomic uint64_t *counter, uint64_t seq)
-{
-    /* Raised, never lowered: the exit handler may have raised it further. */
-    uint64_t current = atomic_load_explicit(counter, memory_order_relaxed);
-    while (current < seq &&
-           !atomic_compare_exchange_weak_explicit(counter, &current, seq, memory_order_release, memory_order_relaxed)) {
-    }
-}
-
-/* A new slab of counters for the device. Under host_fns.lock. */
-static tp_status slab_add(gpu_device *device, host_device *slot)
-{
-    size_t needed = slot->free_count + HOST_SLAB_COUNTERS;
-    if (slot->free_capacity < needed) {
-        size_t capacity = slot->free_capacity + HOST_SLAB_COUNTERS;
-        host_counter *free_list = realloc(slot->free, capacity * sizeof *free_list);
-        if (!free_list)
-            return gpu.host->fail(TP_ERR_OUT_OF_MEMORY, "tp_stream_launch_host_fn: out of memory");
-        slot->free = free_list;
-        slot->free_capacity = capacity;
-    }
-    host_slab *slab = malloc(sizeof *slab);
-    if (!slab)
-        return gpu.host->fail(TP_ERR_OUT_OF_MEMORY, "tp_stream_launch_host_fn: out of memory");
-    void *memory = NULL;
-    rt_device_ptr base;
-    const char *call = RT_CALL("SetDevice");
-    rt_guard guard;
-    rt_error e = rt_guard_enter(&guard, device->context, RT_NEED_DEVICE);
-    if (e == RT_SUCCESS) {
-        call = RT_HOST_ALLOC_CALL;
-        e = rt_host_alloc_mapped(&memory, HOST_SLAB_BYTES);
-        if (e == RT_SUCCESS) {
-            call = RT_CALL("HostGetDevicePointer");
-            e = rt_host_device_pointer(&base, memory);
-            if (e != RT_SUCCESS)
-                (void)rt_host_free(memory);
-        }
-        rt_guard_leave(&guard);
-    }
-    if (e != RT_SUCCESS) {
-        free(slab);
-        return gpu_fail_call(call, e);
-    }
-    slab->memory = memory;
-    for (size_t i = HOST_SLAB_COUNTERS; i-- > 0;) {
-        _Atomic uint64_t *counter = (_Atomic uint64_t *)(void *)(slab->memory + i * HOST_COUNTER_BYTES);
-        atomic_init(counter, 0);
-        slot->free[slot->free_count++] = (host_counter){counter, rt_device_ptr_offset(base, i * HOST_COUNTER_BYTES)};
-    }
-    slab->next = atomic_load_explicit(&slot->slabs, memory_order_relaxed);
-    atomic_store_explicit(&slot->slabs, slab, memory_order_release);
-    return TP_OK;
-}
-
-/* Under host_fns.lock. */
-static tp_status counter_take(gpu_device *device, host_counter *out)
-{
-    host_device *slot = &host_fns.devices[device->index];
-    if (slot->free_count == 0) {
-        tp_status status = slab_add(device, slot);
-        if (status != TP_OK)
-            return status;
-    }
-    *out = slot->free[--slot->free_count];
-    return TP_OK;
-}
-
-/* Under host_fns.lock. */
-static void counter_put(gpu_device *device, host_counter counter)
-{
-    host_device *slot = &host_fns.devices[device->index];
-    slot->free[slot->free_count++] = counter; /* there is room for all of them */
-}
-
-static void counter_give(gpu_device *device, host_counter counter)
-{
-    pthread_mutex_lock(&host_fns.lock);
-    counter_put(device, counter);
-    pthread_mutex_unlock(&host_fns.lock);
-}
-
-/* ------------------------------------------------------------ process exit */
-
-static void host_fns_at_exit(void)
-{
-    /* A child forked without exec has none of these threads and cannot use the
-     * device; the counters may not even be mapped in it (pinned memory is often
-     * not inherited), and the lock may have been held at the fork. */
-    if (getpid() != host_fns.owner)
-        return;
-    atomic_store_explicit(&host_fns.exiting, true, memory_order_seq_cst);
-    /* The lock keeps a slab from being added unseen (queue creation looks at the
-     * mark under it); nothing holds it for long. */
-    pthread_mutex_lock(&host_fns.lock);
-    for (int d = 0; d < gpu.device_count; d++) {
-        host_slab *slab = atomic_load_explicit(&host_fns.devices[d].slabs, memory_order_acquire);
-        for (; slab; slab = slab->next)
-            for (size_t i = 0; i < HOST_SLAB_COUNTERS; i++)
-                atomic_fetch_add_explicit((_Atomic uint64_t *)(void *)(slab->memory + i * HOST_COUNTER_BYTES),
-                                          HOST_RELEASE_STEP, memory_order_release);
-    }
-    pthread_mutex_unlock(&host_fns.lock);
-}
-
-static bool exiting(void)
-{
-    return atomic_load_explicit(&host_fns.exiting, memory_order_acquire);
-}
-
-TP_COLD static tp_status refused_at_exit(void)
-{
-    return gpu.host->fail(TP_ERR_BACKEND, "tp_stream_launch_host_fn: the process is exiting: host functions of %s "
-                                          "streams no longer run",
-                          RT_BACKEND_NAME);
-}
 
 /* ------------------------------------------------------------------ thread */
 
@@ -291,13 +138,51 @@ static void queue_free(gpu_host_queue *q)
 {
     for (size_t i = 0; i < q->spare_count; i++)
         gpu_pool_give(q->device, TP_EVENT_BLOCKING, q->spare[i], false);
-    counter_give(q->device, q->counter);
+    if (q->held_on_device)
+        gpu_counter_give(q->device, q->counter);
+    pthread_cond_destroy(&q->gate_changed);
     pthread_cond_destroy(&q->work_ready);
     pthread_mutex_destroy(&q->lock);
     pthread_mutex_destroy(&q->submit_lock);
     free(q->spare);
     free(q->ring);
     free(q);
+}
+
+/* Until the runtime has reached the gate numbered `gate`. */
+static void gate_wait_reached(gpu_host_queue *q, uint64_t gate)
+{
+    pthread_mutex_lock(&q->lock);
+    while (q->gates_reached < gate)
+        pthread_cond_wait(&q->gate_changed, &q->lock);
+    pthread_mutex_unlock(&q->lock);
+}
+
+/*
+ * A gate, on the runtime's callback thread: says it was reached, then holds the
+ * stream until the thread has run its host function. At exit it stops waiting
+ * (the thread runs nothing more), so that the runtime's teardown finds no
+ * callback blocked; it looks every 10 ms, since the exit handler knows no queue.
+ */
+static void gate_main(void *arg)
+{
+    gpu_host_queue *q = arg;
+    pthread_mutex_lock(&q->lock);
+    uint64_t gate = ++q->gates_reached;
+    pthread_cond_broadcast(&q->gate_changed);
+    while (q->gates_done < gate && !gpu_counters_exiting()) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += 10000000;
+        if (until.tv_nsec >= 1000000000) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000;
+        }
+        (void)pthread_cond_timedwait(&q->gate_changed, &q->lock, &until);
+    }
+    q->gates_unreturned--;
+    pthread_cond_broadcast(&q->gate_changed);
+    pthread_mutex_unlock(&q->lock);
 }
 
 static void *worker_main(void *arg)
@@ -331,15 +216,27 @@ static void *worker_main(void *arg)
         q->count--;
         pthread_mutex_unlock(&q->lock);
 
-        wait_reached(item.reached);
-        if (exiting())
+        if (item.reached)
+            wait_reached(item.reached);
+        else
+            gate_wait_reached(q, item.seq);
+        if (gpu_counters_exiting())
             return NULL; /* the exit handler released the stream; run nothing, touch nothing */
         item.fn(item.arg);
-        counter_raise(q->counter.host, item.seq);
 
+        if (item.reached)
+            gpu_counter_raise(q->counter.host, item.seq);
         pthread_mutex_lock(&q->lock);
-        q->spare[q->spare_count++] = item.reached; /* reached: ready for a launch */
+        if (item.reached) {
+            q->spare[q->spare_count++] = item.reached; /* reached: ready for a launch */
+        } else {
+            q->gates_done = item.seq;
+            pthread_cond_broadcast(&q->gate_changed);
+        }
     }
+    /* The gates still return into this queue. */
+    while (q->gates_unreturned > 0)
+        pthread_cond_wait(&q->gate_changed, &q->lock);
     pthread_mutex_unlock(&q->lock);
     queue_free(q);
     return NULL;
@@ -370,34 +267,32 @@ static tp_status worker_start(gpu_host_queue *q)
 
 /* ------------------------------------------------------------------- queue */
 
-/* Under host_fns.lock. */
+/* Under queue_creation_lock. */
 static tp_status queue_create(gpu_stream *stream, gpu_host_queue **out)
 {
-    if (exiting())
-        return refused_at_exit();
-    if (!host_fns.exit_handler_registered) {
-        host_fns.owner = getpid();
-        if (atexit(host_fns_at_exit) != 0)
-            return gpu.host->fail(TP_ERR_OUT_OF_MEMORY, "tp_stream_launch_host_fn: atexit failed");
-        host_fns.exit_handler_registered = true;
-    }
     gpu_host_queue *q = calloc(1, sizeof *q);
     if (!q)
         return gpu.host->fail(TP_ERR_OUT_OF_MEMORY, "tp_stream_launch_host_fn: out of memory");
-    tp_status status = counter_take(stream->device, &q->counter);
+    q->held_on_device = gpu_counters_supported(stream->device);
+    tp_status status = q->held_on_device ? gpu_counter_take(stream->device, "tp_stream_launch_host_fn", &q->counter)
+                                         : gpu_counters_watch_exit("tp_stream_launch_host_fn");
     if (status != TP_OK) {
         free(q);
         return status;
     }
     q->device = stream->device;
     q->native = stream->native;
-    q->submitted = atomic_load_explicit(q->counter.host, memory_order_relaxed);
+    if (q->held_on_device)
+        q->submitted = atomic_load_explicit(q->counter.host, memory_order_relaxed);
     pthread_mutex_init(&q->submit_lock, NULL);
     pthread_mutex_init(&q->lock, NULL);
     pthread_cond_init(&q->work_ready, NULL);
+    pthread_cond_init(&q->gate_changed, NULL);
     status = worker_start(q);
     if (status != TP_OK) {
-        counter_put(q->device, q->counter);
+        if (q->held_on_device)
+            gpu_counter_give(q->device, q->counter);
+        pthread_cond_destroy(&q->gate_changed);
         pthread_cond_destroy(&q->work_ready);
         pthread_mutex_destroy(&q->lock);
         pthread_mutex_destroy(&q->submit_lock);
@@ -415,14 +310,14 @@ static tp_status stream_queue(gpu_stream *stream, gpu_host_queue **out)
     gpu_host_queue *q = atomic_load_explicit(&stream->host_queue, memory_order_acquire);
     tp_status status = TP_OK;
     if (!q) {
-        pthread_mutex_lock(&host_fns.lock);
+        pthread_mutex_lock(&queue_creation_lock);
         q = atomic_load_explicit(&stream->host_queue, memory_order_relaxed);
         if (!q) {
             status = queue_create(stream, &q);
             if (status == TP_OK)
                 atomic_store_explicit(&stream->host_queue, q, memory_order_release);
         }
-        pthread_mutex_unlock(&host_fns.lock);
+        pthread_mutex_unlock(&queue_creation_lock);
     }
     *out = q;
     return status;
@@ -450,6 +345,23 @@ static tp_status ring_grow(gpu_host_queue *q)
     return TP_OK;
 }
 
+/* Under q->lock: room in the ring for the item a launch is about to push (only
+ * launches push, one at a time under submit_lock, so the room stays). */
+static tp_status ring_reserve(gpu_host_queue *q)
+{
+    return q->count == q->capacity ? ring_grow(q) : TP_OK;
+}
+
+static void ring_push(gpu_host_queue *q, host_item item)
+{
+    pthread_mutex_lock(&q->lock);
+    q->ring[(q->first + q->count) & (q->capacity - 1)] = item;
+    q->count++;
+    if (q->worker_idle)
+        pthread_cond_signal(&q->work_ready);
+    pthread_mutex_unlock(&q->lock);
+}
+
 /*
  * Under q->submit_lock, with the stream's device current: the record and the wait
  * go on the native stream in the order of the queue, so that each item's event
@@ -459,12 +371,11 @@ static tp_status ring_grow(gpu_host_queue *q)
  * items under q->lock) makes (seen on the H200: 17 host functions launched at once
  * hung when the launch held the thread's lock).
  */
-static tp_status enqueue(gpu_host_queue *q, void (*fn)(void *), void *arg)
+static tp_status enqueue_held_on_device(gpu_host_queue *q, void (*fn)(void *), void *arg)
 {
     rt_event reached = NULL;
     pthread_mutex_lock(&q->lock);
-    /* Room now means room at the push: only launches add items, one at a time. */
-    tp_status status = q->count == q->capacity ? ring_grow(q) : TP_OK;
+    tp_status status = ring_reserve(q);
     if (status == TP_OK && q->spare_count > 0)
         reached = q->spare[--q->spare_count];
     pthread_mutex_unlock(&q->lock);
@@ -487,30 +398,33 @@ static tp_status enqueue(gpu_host_queue *q, void (*fn)(void *), void *arg)
         return gpu_fail_call(call, e);
     }
     q->submitted = seq;
+    ring_push(q, (host_item){fn, arg, reached, seq});
+    return TP_OK;
+}
+
+/* Beyond the window (HOST_DEVICE_WINDOW): the same, held by a gate. Under
+ * q->submit_lock, with the stream's device current. */
+static tp_status enqueue_behind_gate(gpu_host_queue *q, void (*fn)(void *), void *arg)
+{
     pthread_mutex_lock(&q->lock);
-    q->ring[(q->first + q->count) & (q->capacity - 1)] = (host_item){fn, arg, reached, seq};
-    q->count++;
-    if (q->worker_idle)
-        pthread_cond_signal(&q->work_ready);
+    tp_status status = ring_reserve(q);
+    if (status == TP_OK)
+        q->gates_unreturned++; /* before the launch: the gate may return at once */
     pthread_mutex_unlock(&q->lock);
+    if (status != TP_OK)
+        return status;
+    rt_error e = rt_launch_host_fn(q->native, gate_main, q);
+    if (TP_UNLIKELY(e != RT_SUCCESS)) {
+        pthread_mutex_lock(&q->lock);
+        q->gates_unreturned--;
+        pthread_mutex_unlock(&q->lock);
+        return gpu_fail_call(RT_CALL("LaunchHostFunc"), e);
+    }
+    ring_push(q, (host_item){fn, arg, NULL, ++q->gates_launched});
     return TP_OK;
 }
 
 /* ----------------------------------------------------------------- entries */
-
-static int device_mode(gpu_device *device)
-{
-    host_device *slot = &host_fns.devices[device->index];
-    int mode = atomic_load_explicit(&slot->mode, memory_order_acquire);
-    if (TP_LIKELY(mode != HOST_MODE_UNKNOWN))
-        return mode;
-    const char *why = "";
-    mode = rt_stream_wait_value_supported(device->index, &why) ? HOST_MODE_THREAD : HOST_MODE_RUNTIME;
-    if (mode == HOST_MODE_RUNTIME)
-        atomic_store_explicit(&slot->runtime_reason, why, memory_order_relaxed);
-    atomic_store_explicit(&slot->mode, mode, memory_order_release);
-    return mode;
-}
 
 /*
  * Where the device cannot hold a stream on host memory: the runtime's own host
@@ -532,12 +446,10 @@ TP_NOINLINE static tp_status launch_through_runtime(gpu_stream *stream, void (*f
 tp_status gpu_host_fn_launch(tp_stream *base, void (*fn)(void *), void *arg)
 {
     gpu_stream *stream = gpu_as_stream(base);
-    if (TP_UNLIKELY(exiting()))
-        return refused_at_exit();
+    if (TP_UNLIKELY(gpu_counters_exiting()))
+        return gpu_counters_refused_at_exit("tp_stream_launch_host_fn");
     gpu_host_queue *q = atomic_load_explicit(&stream->host_queue, memory_order_acquire);
     if (TP_UNLIKELY(!q)) {
-        if (device_mode(stream->device) == HOST_MODE_RUNTIME)
-            return launch_through_runtime(stream, fn, arg);
         tp_status status = stream_queue(stream, &q);
         if (status != TP_OK)
             return status;
@@ -563,9 +475,9 @@ tp_status gpu_host_fn_launch(tp_stream *base, void (*fn)(void *), void *arg)
         return launch_through_runtime(stream, fn, arg);
     }
     pthread_mutex_lock(&q->submit_lock);
-    uint64_t done = atomic_load_explicit(q->counter.host, memory_order_acquire);
-    tp_status status = q->submitted - done >= HOST_DEVICE_WINDOW ? launch_through_runtime(stream, fn, arg)
-                                                                 : enqueue(q, fn, arg);
+    bool on_device = q->held_on_device &&
+                     q->submitted - atomic_load_explicit(q->counter.host, memory_order_acquire) < HOST_DEVICE_WINDOW;
+    tp_status status = on_device ? enqueue_held_on_device(q, fn, arg) : enqueue_behind_gate(q, fn, arg);
     pthread_mutex_unlock(&q->submit_lock);
     rt_guard_leave(&guard);
     return status;

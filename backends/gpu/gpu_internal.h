@@ -8,6 +8,7 @@
  * The files, each calling only the ones listed before it:
  *   gpu_device.c     the backend's state, devices (opened lazily), errors
  *   gpu_pool.c       pools of native events per device and flags
+ *   gpu_host_counter.c  counters in mapped host memory that hold streams
  *   gpu_host_fn.c    host functions (rule 15): a thread per stream that runs
  *                    them, the stream held meanwhile by a stream memory
  *                    operation on a counter in mapped host memory; process exit
@@ -113,6 +114,14 @@
 #define gpu_destroy_native GPU_SYMBOL(destroy_native)
 #define gpu_pool_take GPU_SYMBOL(pool_take)
 #define gpu_pool_give GPU_SYMBOL(pool_give)
+#define gpu_counter_raise GPU_SYMBOL(counter_raise)
+#define gpu_counters_supported GPU_SYMBOL(counters_supported)
+#define gpu_counters_unsupported_reason GPU_SYMBOL(counters_unsupported_reason)
+#define gpu_counters_exiting GPU_SYMBOL(counters_exiting)
+#define gpu_counters_refused_at_exit GPU_SYMBOL(counters_refused_at_exit)
+#define gpu_counter_take GPU_SYMBOL(counter_take)
+#define gpu_counters_watch_exit GPU_SYMBOL(counters_watch_exit)
+#define gpu_counter_give GPU_SYMBOL(counter_give)
 #define gpu_host_fn_launch GPU_SYMBOL(host_fn_launch)
 #define gpu_host_fn_stream_closed GPU_SYMBOL(host_fn_stream_closed)
 #define gpu_host_fn_would_wait_for_itself GPU_SYMBOL(host_fn_would_wait_for_itself)
@@ -299,6 +308,36 @@ tp_status gpu_pool_take(gpu_device *device, unsigned flags, rt_event *out);
 /* Gives a native event back. `maybe_pending`: it was recorded, and the record may
  * not be reached yet; it is handed out again only once a query says it is. */
 void gpu_pool_give(gpu_device *device, unsigned flags, rt_event event, bool maybe_pending);
+
+/* ========================================================== gpu_host_counter.c */
+
+/* A 64-bit counter in mapped host memory: `host` for the host's stores, `device`
+ * for the stream memory operations that wait on it. */
+typedef struct gpu_counter {
+    _Atomic uint64_t *host;
+    rt_device_ptr device;
+} gpu_counter;
+
+/* Whether the device can hold a stream on host memory (64-bit stream memory
+ * operations, mapped host memory); decided once. The reason when not. */
+bool gpu_counters_supported(gpu_device *device);
+const char *gpu_counters_unsupported_reason(gpu_device *device);
+
+/* A free counter of the device, at the value it has (it only grows). Refused once
+ * the process is exiting. `operation` names the caller in messages. */
+tp_status gpu_counter_take(gpu_device *device, const char *operation, gpu_counter *out);
+void gpu_counter_give(gpu_device *device, gpu_counter counter);
+
+/* Stores max(counter, value), with release order: what the host wrote before is
+ * seen by the work the stores lets go. */
+void gpu_counter_raise(_Atomic uint64_t *counter, uint64_t value);
+
+/* At exit every counter was raised past every wait, and none is handed out. */
+bool gpu_counters_exiting(void);
+/* Makes sure the exit handler runs at exit, for whoever needs gpu_counters_exiting
+ * without a counter; refused once exiting. */
+tp_status gpu_counters_watch_exit(const char *operation);
+tp_status gpu_counters_refused_at_exit(const char *operation);
 
 /* =============================================================== gpu_host_fn.c */
 

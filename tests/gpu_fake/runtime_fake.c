@@ -92,6 +92,7 @@ static struct {
           .callback_ready = PTHREAD_COND_INITIALIZER};
 
 static _Thread_local int current_device;
+static _Thread_local bool callback_thread;
 
 static uint64_t now_ns(void)
 {
@@ -143,6 +144,7 @@ static void *callback_main(void *arg)
 {
     (void)arg;
     pthread_setname_np(pthread_self(), "fake-callbacks");
+    callback_thread = true;
     pthread_mutex_lock(&fake.callback_lock);
     for (;;) {
         while (!fake.callbacks)
@@ -231,6 +233,7 @@ const char *fake_error_name(rt_error e)
            : e == FAKE_ERROR_OUT_OF_MEMORY  ? "fakeErrorMemoryAllocation"
            : e == FAKE_ERROR_INVALID_HANDLE ? "fakeErrorInvalidResourceHandle"
            : e == FAKE_ERROR_NOT_READY      ? "fakeErrorNotReady"
+           : e == FAKE_ERROR_NOT_PERMITTED  ? "fakeErrorNotPermitted"
            : e == FAKE_ERROR_NOT_SUPPORTED  ? "fakeErrorNotSupported"
                                             : "fakeErrorUnknown";
 }
@@ -243,6 +246,7 @@ rt_error fake_device_count(int *count)
 }
 
 int fake_current_device(void) { return current_device; }
+bool fake_on_callback_thread(void) { return callback_thread; }
 void fake_set_current_device(int device) { current_device = device; }
 bool fake_wait_value_supported(void) { return fake.wait_value; }
 

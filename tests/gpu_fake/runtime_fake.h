@@ -45,6 +45,7 @@ enum {
     FAKE_ERROR_OUT_OF_MEMORY = 2,
     FAKE_ERROR_INVALID_HANDLE = 400,
     FAKE_ERROR_NOT_READY = 600,
+    FAKE_ERROR_NOT_PERMITTED = 800,
     FAKE_ERROR_NOT_SUPPORTED = 801,
 };
 typedef struct fake_stream *rt_stream;
@@ -66,6 +67,9 @@ typedef struct fake_event *rt_event;
 const char *fake_error_name(rt_error e);
 rt_error fake_device_count(int *count);
 int fake_current_device(void);
+/* Whether the calling thread is the runtime's callback thread, where CUDA refuses
+ * runtime calls (cudaSetDevice answered cudaErrorNotPermitted there on the H200). */
+bool fake_on_callback_thread(void);
 void fake_set_current_device(int device);
 rt_error fake_device_synchronize(void);
 rt_error fake_stream_create(rt_stream *stream, int priority);
@@ -197,6 +201,8 @@ static inline rt_error rt_guard_enter(rt_guard *g, rt_context device, rt_need ne
     g->saved_device = -1;
     if (need != RT_NEED_DEVICE)
         return RT_SUCCESS;
+    if (fake_on_callback_thread())
+        return FAKE_ERROR_NOT_PERMITTED;
     int current = fake_current_device();
     if (current != device) {
         fake_set_current_device(device);
