@@ -10,6 +10,7 @@
 #include "tpevent_python.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <time.h>
 
 #define TPPY_WAIT_SLICE_NS (50 * 1000000LL)
@@ -71,8 +72,10 @@ PyObject *tppy_wait(tp_status (*wait)(void *object, int64_t timeout_ns), void *o
         if (PyErr_CheckSignals() < 0)
             return NULL;
         if (bounded && monotonic_ns() >= deadline) {
-            PyErr_Format(PyExc_TimeoutError, "%s: the timeout of %.6g s ran out before %s",
-                         what, (double)timeout_ns / 1e9,
+            /* PyErr_Format has no %g (Python 3.12 raises SystemError for it). */
+            char seconds[32];
+            snprintf(seconds, sizeof seconds, "%.6g", (double)timeout_ns / 1e9);
+            PyErr_Format(PyExc_TimeoutError, "%s: the timeout of %s s ran out before %s", what, seconds,
                          what[0] == 'E' ? "the event's latest record was reached" : "the stream's work was done");
             return NULL;
         }
