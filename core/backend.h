@@ -224,6 +224,20 @@ struct tp_backend {
     tp_status (*event_elapsed)(tp_event *start, tp_event *end, float *ms);
 
     /*
+     * Rule 13's fast path: the CLOCK_MONOTONIC time in ns at which the device
+     * reached the timing event's latest record. The event has TIMING. Anything but
+     * a reached record fails with TP_ERR_NOT_READY or TP_ERR_NOT_RECORDED, no
+     * message needed: the core sequences rule 7's errors from snapshots. A record's
+     * time, once given, is given again unchanged; records of one stream never get
+     * times that go backwards. May be called from any thread.
+     */
+    tp_status (*event_timestamp)(tp_event *event, int64_t *ns);
+
+    /* The device's timer resolution and the bound of its calibration against
+     * CLOCK_MONOTONIC (tp_clock_info, rule 13). May calibrate on first use. */
+    tp_status (*device_clock)(int device, tp_clock_info *info);
+
+    /*
      * IPC (rule 8). export writes the payload (at most TP_IPC_PAYLOAD_MAX bytes)
      * and its length; the core writes the header. import gets a payload whose
      * header the core has checked and refuses anything else with

@@ -306,3 +306,17 @@ tp_status tp_cpu_event_elapsed(tp_event *start_handle, tp_event *end_handle, flo
     *ms = (float)((double)ns / 1e6);
     return TP_OK;
 }
+
+/* A reached timing record's time, read where the worker (or the recording thread,
+ * on an idle stream) reached it; anything else is for the core (rule 7's order). */
+tp_status tp_cpu_event_timestamp(tp_event *handle, int64_t *ns)
+{
+    cpu_event *event = (cpu_event *)handle;
+    if (TP_UNLIKELY(event->ops))
+        return TP_ERR_NOT_READY; /* interprocess events have no timing (rule 8) */
+    record_state record = read_record(event);
+    if (TP_UNLIKELY(!(record.recorded & record.reached)))
+        return TP_ERR_NOT_READY;
+    *ns = (int64_t)record.time_ns;
+    return TP_OK;
+}

@@ -287,6 +287,8 @@ typedef struct cpu_snapshot {
     uint64_t time_ns; /* of a reached timing record, once known */
 } cpu_snapshot;
 
+tp_status tp_cpu_event_timestamp(tp_event *event, int64_t *ns);
+tp_status tp_cpu_device_clock(int device, tp_clock_info *info);
 cpu_snapshot tp_cpu_event_snapshot(cpu_event *event);
 
 /* Block the calling thread until the snapshot is reached; make `queue`'s later

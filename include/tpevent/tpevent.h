@@ -175,6 +175,17 @@ TP_API tp_status tp_current_device(tp_device *out);
 /* Blocks until all work on all streams of the device is done. NULL: current device. */
 TP_API tp_status tp_device_synchronize(const char *device);
 
+/* A device's clock as tp_event_timestamp sees it (rule 13). */
+typedef struct tp_clock_info {
+    int64_t resolution_ns; /* the step of the device's timer */
+    int64_t error_ns;      /* the bound of its calibration against CLOCK_MONOTONIC */
+} tp_clock_info;
+
+/* The device's clock (NULL: current device). On a GPU the first call calibrates
+ * (a few records on an idle stream, tens of us); error_ns may change as later
+ * calibrations are made. */
+TP_API tp_status tp_device_clock(const char *device, tp_clock_info *info);
+
 /* --------------------------------------------------------------- streams */
 
 typedef struct tp_stream tp_stream;
@@ -321,10 +332,21 @@ TP_API tp_status tp_event_synchronize_for(tp_event *event, int64_t timeout_ns);
  * the event's device. */
 TP_API tp_status tp_event_wait(tp_event *event, tp_stream *stream);
 
-/* Milliseconds from start's record to end's (rule 7). Errors, checked in order:
- * TP_ERR_TIMING_DISABLED, TP_ERR_NOT_RECORDED, TP_ERR_NOT_READY,
- * TP_ERR_DEVICE_MISMATCH. */
+/* Milliseconds from start's record to end's (rule 7), negative when end was reached
+ * first. Errors, checked in order: TP_ERR_TIMING_DISABLED, TP_ERR_NOT_RECORDED,
+ * TP_ERR_NOT_READY. Events of one device are timed on its own clock; events of two
+ * devices or two backends on the host clock (tp_event_timestamp), where the answer
+ * may be off by the two devices' error_ns (tp_device_clock) plus their drift over
+ * the interval (the README states the bound). */
 TP_API tp_status tp_event_elapsed_time(tp_event *start, tp_event *end, float *ms);
+
+/* The CLOCK_MONOTONIC time, in ns, at which the device reached the event's latest
+ * record (rule 13). Errors as tp_event_elapsed_time's. A record made on an idle
+ * stream between host times t0 (before the record call) and t1 (after a
+ * synchronize returned) has t0 - e <= *ns <= t1 + e, e being the device's error_ns;
+ * a record's timestamp never changes once given, and timestamps of records on one
+ * stream never go backwards. */
+TP_API tp_status tp_event_timestamp(tp_event *event, int64_t *ns);
 
 TP_API tp_status tp_event_device(tp_event *event, tp_device *out);
 TP_API tp_status tp_event_flags(tp_event *event, unsigned *flags);
