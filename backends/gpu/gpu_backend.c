@@ -73,6 +73,8 @@ FORK_GUARDED(gpu_plain_event_record, "tp_event_record", (tp_event * event, tp_st
 FORK_GUARDED(gpu_plain_event_query, "tp_event_query", (tp_event * event, bool *done), (event, done))
 FORK_GUARDED(gpu_plain_event_synchronize, "tp_event_synchronize", (tp_event * event), (event))
 FORK_GUARDED(gpu_event_elapsed, "tp_event_elapsed_time", (tp_event * start, tp_event *end, float *ms), (start, end, ms))
+FORK_GUARDED(gpu_event_timestamp, "tp_event_timestamp", (tp_event * event, int64_t *ns), (event, ns))
+FORK_GUARDED(gpu_device_clock, "tp_device_clock", (int d, tp_clock_info *info), (d, info))
 FORK_GUARDED(gpu_ipc_stream_wait_event, "tp_event_wait", (tp_stream * stream, tp_event *event), (stream, event))
 FORK_GUARDED(gpu_ipc_event_destroy, "tp_event_destroy", (tp_event * event), (event))
 FORK_GUARDED(gpu_ipc_event_record, "tp_event_record", (tp_event * event, tp_stream *stream), (event, stream))
@@ -91,8 +93,9 @@ FORK_GUARDED(gpu_event_ipc_export, "tp_event_ipc_handle", (tp_event * event, uns
     .stream_native = gpu_stream_native, .event_create = guarded_event_create, .event_ipc_import = guarded_gpu_event_ipc_import,     \
     .native_sample = guarded_gpu_native_sample, .snapshot_take = guarded_gpu_snapshot_take,                                           \
     .snapshot_release = gpu_snapshot_release, .snapshot_query = guarded_gpu_snapshot_query,                                 \
-    .snapshot_synchronize = guarded_gpu_snapshot_synchronize, .snapshot_time = NULL /* the clock issue */,                  \
-    .snapshot_notify = guarded_gpu_snapshot_notify, .stream_hold = NULL /* the cross-backend waits */
+    .snapshot_synchronize = guarded_gpu_snapshot_synchronize, .snapshot_time = NULL /* timestamps go by the event */,      \
+    .snapshot_notify = guarded_gpu_snapshot_notify, .stream_hold = NULL /* the cross-backend waits */,                       \
+    .event_timestamp = guarded_gpu_event_timestamp, .device_clock = guarded_gpu_device_clock
 
 static const tp_backend gpu_table = {
     GPU_SHARED_ENTRIES,

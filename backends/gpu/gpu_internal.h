@@ -8,6 +8,7 @@
  * The files, each calling only the ones listed before it:
  *   gpu_device.c     the backend's state, devices (opened lazily), errors
  *   gpu_pool.c       pools of native events per device and flags
+ *   gpu_clock.c      the device's event clock on CLOCK_MONOTONIC (rule 13)
  *   gpu_host_counter.c  counters in mapped host memory that hold streams
  *   gpu_host_fn.c    host functions (rule 15): a thread per stream that runs
  *                    them, the stream held meanwhile by a stream memory
@@ -162,6 +163,8 @@
 #define gpu_event_ipc_export GPU_SYMBOL(event_ipc_export)
 #define gpu_event_ipc_import GPU_SYMBOL(event_ipc_import)
 #define gpu_native_sample GPU_SYMBOL(native_sample)
+#define gpu_event_timestamp GPU_SYMBOL(event_timestamp)
+#define gpu_device_clock GPU_SYMBOL(device_clock)
 #define gpu_snapshot_take GPU_SYMBOL(snapshot_take)
 #define gpu_snapshot_release GPU_SYMBOL(snapshot_release)
 #define gpu_snapshot_query GPU_SYMBOL(snapshot_query)
@@ -204,8 +207,12 @@ typedef struct gpu_retired_list {
 /* Streams per device that snapshots mark records on, at most (gpu_snapshot.c). */
 #define GPU_SNAPSHOT_STREAMS 16
 
+/* Anchors of a device's clock kept at once (gpu_clock.c). */
+#define GPU_CLOCK_ANCHORS 256
+
 struct gpu_device;
 struct gpu_import;
+typedef struct gpu_clock gpu_clock;
 typedef struct gpu_host_queue gpu_host_queue;
 
 typedef struct gpu_stream {
@@ -248,6 +255,8 @@ typedef struct gpu_device {
     rt_stream snapshot_streams[GPU_SNAPSHOT_STREAMS];
     int snapshot_stream_count;
     unsigned snapshot_stream_next;
+    /* The clock's anchors (gpu_clock.c), made on first need. */
+    _Atomic(gpu_clock *) clock;
 } gpu_device;
 
 /* The backend's state: set by init, read-only afterwards (the devices' own fields
@@ -465,6 +474,11 @@ tp_status gpu_plain_event_synchronize(tp_event *event);
 tp_status gpu_plain_stream_wait_event(tp_stream *stream, tp_event *event);
 /* Events with timing only, so never interprocess ones (rule 8). */
 tp_status gpu_event_elapsed(tp_event *start, tp_event *end, float *ms);
+
+/* ================================================================= gpu_clock.c */
+
+tp_status gpu_event_timestamp(tp_event *event, int64_t *ns);
+tp_status gpu_device_clock(int device, tp_clock_info *info);
 
 /* =================================================================== gpu_ipc.c */
 

@@ -355,6 +355,8 @@ typedef struct rt_guard {
 
 #define RT_QUERY_NEEDS_CONTEXT 0
 #define RT_SYNCHRONIZE_NEEDS_CONTEXT (CUDART_VERSION < 13000)
+/* The step of the event timer: cudaEventElapsedTime: "a resolution of around 0.5 microseconds" (CUDA runtime API). */
+#define RT_EVENT_RESOLUTION_NS 500
 #define RT_ELAPSED_NEEDS_CONTEXT (CUDART_VERSION < 13000)
 
 /* A guard that does nothing when left. */

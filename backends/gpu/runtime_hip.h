@@ -260,6 +260,8 @@ typedef struct rt_guard {
 
 #define RT_QUERY_NEEDS_CONTEXT 0
 #define RT_SYNCHRONIZE_NEEDS_CONTEXT 0
+/* The step of the event timer: hipEventElapsedTime: "a resolution of approximately one microsecond" (HIP API). */
+#define RT_EVENT_RESOLUTION_NS 1000
 #define RT_ELAPSED_NEEDS_CONTEXT 0
 
 static inline void rt_guard_init(rt_guard *g) { g->saved_device = -1; }

@@ -193,6 +193,8 @@ typedef struct rt_guard {
 #define RT_LAZY_CONTEXT_DEVICE (-1)
 #define RT_QUERY_NEEDS_CONTEXT 0
 #define RT_SYNCHRONIZE_NEEDS_CONTEXT 0
+/* The step of the event timer: the fake device reads CLOCK_MONOTONIC (drifted). */
+#define RT_EVENT_RESOLUTION_NS 1
 #define RT_ELAPSED_NEEDS_CONTEXT 0
 
 static inline void rt_guard_init(rt_guard *g) { g->saved_device = -1; }

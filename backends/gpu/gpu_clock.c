@@ -1,0 +1,320 @@
+/*
+ * The device's event clock on CLOCK_MONOTONIC (rule 13): tp_event_timestamp and
+ * tp_device_clock.
+ *
+ * CUDA and HIP only give the milliseconds between two events of one device, as a
+ * float. So a device keeps anchors: native timing events recorded on an idle
+ * stream of its own, each bracketed by host clock reads (t0 before the record, t1
+ * once a spin on its query sees it reached: 6.2 us wide at p50 on the H200), the
+ * narrowest of ANCHOR_TRIES taken, its host time the bracket's middle (off by at
+ * most half its width).
+ *
+ * The map from the device's clock to the host's is piecewise linear and fixed once
+ * made, so a record converted twice gets the same time, and records of one stream
+ * never go backwards (the map only rises). Segment k starts at anchor k, at the
+ * host time the map had reached there (continuity), which differs from the
+ * anchor's own measurement by a residual; the segment's first SLEW_NS then rise
+ * at the drift rate plus what corrects that residual, and the rest at the drift
+ * rate alone. A record is converted from the segment it lies in, forward from the
+ * segment's anchor (elapsed(anchor, record) >= 0), or backwards from the oldest
+ * anchor kept when it lies before all of them.
+ *
+ * Why anchors are taken often: the device's clock ran 8.7 ppm fast against
+ * CLOCK_MONOTONIC on the H200 (+174 us after 20 s), and the float of
+ * cudaEventElapsedTime steps by 1.95 us 16 s from its reference. A conversion
+ * takes a new anchor when the latest is older than ANCHOR_PERIOD_NS: a record is
+ * then rarely far from its segment's start (the float's step 200 ms away: 15 ns;
+ * uncorrected drift over 200 ms: 1.7 us). The drift rate is taken between anchors
+ * at least RATE_BASELINE_NS apart (their brackets' error over that baseline is
+ * under 1 ppm); until there are such, it is 1.
+ *
+ * Not a hot path: one mutex per device around the map.
+ */
+#include "backends/gpu/gpu_internal.h"
+#include "backends/common/clock.h"
+
+#include <stdlib.h>
+
+#define ANCHOR_TRIES 5
+#define ANCHOR_PERIOD_NS 200000000.0 /* 200 ms */
+#define RATE_BASELINE_NS 5e9         /* 5 s */
+#define SLEW_NS 100000000.0          /* 100 ms of device time */
+#define ANCHOR_SPIN_LIMIT_NS 100000000u
+
+/* Spread of the float step and of the drift rate's error, besides the anchors'. */
+#define CLOCK_ERROR_FLOOR_NS 1000
+
+typedef struct clock_anchor {
+    rt_event native;  /* a timing event of the device's TIMING pool */
+    double map_ns;    /* the map's host time at this anchor */
+    double device_ns; /* device time since the first anchor (sum of segment lengths) */
+    double host_ns;   /* the bracket's middle */
+    double slew_rate; /* host ns per device ns over the segment's first SLEW_NS */
+    double rate;      /* host ns per device ns after that */
+    int64_t half_width_ns;
+    int64_t residual_ns; /* host_ns - map_ns, corrected by the slew */
+} clock_anchor;
+
+struct gpu_clock {
+    pthread_mutex_t lock;
+    rt_stream stream; /* idle but for anchors */
+    clock_anchor anchors[GPU_CLOCK_ANCHORS]; /* a ring: oldest at `first` */
+    int first, count;
+};
+
+static clock_anchor *anchor_at(gpu_clock *clock, int i)
+{
+    return &clock->anchors[(clock->first + i) % GPU_CLOCK_ANCHORS];
+}
+
+static rt_error elapsed_ns(rt_event from, rt_event to, double *ns)
+{
+    float ms = 0.0f;
+    rt_error e = rt_event_elapsed(&ms, from, to);
+    *ns = (double)ms * 1e6;
+    return e;
+}
+
+/* ------------------------------------------------------------- anchors */
+
+/* One bracketed record on the clock's stream. */
+static rt_error bracket(gpu_clock *clock, rt_event native, uint64_t *t0, uint64_t *t1)
+{
+    *t0 = tp_now_ns();
+    rt_error e = rt_event_record(native, clock->stream);
+    if (e != RT_SUCCESS)
+        return e;
+    uint64_t limit = *t0 + ANCHOR_SPIN_LIMIT_NS;
+    while ((e = rt_event_query(native)) == RT_ERROR_NOT_READY) {
+        if (tp_now_ns() > limit)
+            return rt_event_synchronize(native) == RT_SUCCESS ? RT_ERROR_NOT_READY : e;
+        tp_cpu_relax();
+    }
+    *t1 = tp_now_ns();
+    return e;
+}
+
+/* The narrowest of ANCHOR_TRIES brackets, into *out (native, host_ns, width). */
+static tp_status measure_anchor(gpu_device *device, gpu_clock *clock, clock_anchor *out)
+{
+    rt_event best = NULL;
+    uint64_t best_width = UINT64_MAX;
+    for (int i = 0; i < ANCHOR_TRIES; i++) {
+        rt_event native;
+        tp_status status = gpu_pool_take(device, TP_EVENT_TIMING, &native);
+        if (status != TP_OK)
+            break;
+        uint64_t t0 = 0, t1 = 0;
+        rt_error e = bracket(clock, native, &t0, &t1);
+        if (e == RT_SUCCESS && t1 - t0 < best_width) {
+            if (best)
+                gpu_pool_give(device, TP_EVENT_TIMING, best, false);
+            best = native;
+            best_width = t1 - t0;
+            out->host_ns = (double)t0 + (double)(t1 - t0) / 2;
+        } else {
+            gpu_pool_give(device, TP_EVENT_TIMING, native, e != RT_SUCCESS);
+            if (e != RT_SUCCESS && e != RT_ERROR_NOT_READY)
+                return gpu_fail_call(RT_CALL("EventRecord"), e);
+        }
+    }
+    if (!best)
+        return gpu.host->fail(TP_ERR_BACKEND, "tp_event_timestamp: no anchor record of %s:%d was reached",
+                              RT_BACKEND_NAME, device->index);
+    out->native = best;
+    out->half_width_ns = (int64_t)(best_width + 1) / 2;
+    return TP_OK;
+}
+
+/* The drift rate: between the new anchor and the newest one at least
+ * RATE_BASELINE_NS before it; 1 until there is one. */
+static double drift_rate(gpu_clock *clock, const clock_anchor *next)
+{
+    for (int i = clock->count - 1; i >= 0; i--) {
+        const clock_anchor *base = anchor_at(clock, i);
+        double device_span = next->device_ns - base->device_ns;
+        if (device_span >= RATE_BASELINE_NS)
+            return (next->host_ns - base->host_ns) / device_span;
+    }
+    return 1.0;
+}
+
+/* The map's host time `ns` device ns after anchor `a` (ns may be negative only
+ * before the oldest anchor). */
+static double map_from(const clock_anchor *a, double ns)
+{
+    if (ns < 0)
+        return a->map_ns + ns * a->rate;
+    double slewed = ns < SLEW_NS ? ns : SLEW_NS;
+    return a->map_ns + slewed * a->slew_rate + (ns - slewed) * a->rate;
+}
+
+/* Under the lock: a new anchor at the end of the ring, the oldest given up if it
+ * is full. */
+static tp_status anchor_add(gpu_device *device, gpu_clock *clock)
+{
+    clock_anchor next = {0};
+    tp_status status = measure_anchor(device, clock, &next);
+    if (status != TP_OK)
+        return status;
+    if (clock->count == 0) {
+        next.map_ns = next.host_ns;
+        next.rate = next.slew_rate = 1.0;
+    } else {
+        const clock_anchor *last = anchor_at(clock, clock->count - 1);
+        double segment = 0;
+        rt_error e = elapsed_ns(last->native, next.native, &segment);
+        if (e != RT_SUCCESS) {
+            gpu_pool_give(device, TP_EVENT_TIMING, next.native, false);
+            return gpu_fail_call(RT_CALL("EventElapsedTime"), e);
+        }
+        next.device_ns = last->device_ns + segment;
+        next.map_ns = map_from(last, segment);
+        next.rate = drift_rate(clock, &next);
+        double residual = next.host_ns - next.map_ns;
+        next.residual_ns = (int64_t)residual;
+        /* The map never falls: a residual too large to slew away in SLEW_NS is
+         * taken at half the rate's pace, and what is left by the next anchor. */
+        double slew_rate = next.rate + residual / SLEW_NS;
+        next.slew_rate = slew_rate > next.rate / 2 ? slew_rate : next.rate / 2;
+    }
+    if (clock->count == GPU_CLOCK_ANCHORS) {
+        gpu_pool_give(device, TP_EVENT_TIMING, anchor_at(clock, 0)->native, false);
+        clock->first = (clock->first + 1) % GPU_CLOCK_ANCHORS;
+        clock->count--;
+    }
+    *anchor_at(clock, clock->count++) = next;
+    return TP_OK;
+}
+
+/* ------------------------------------------------------------- the clock */
+
+static pthread_mutex_t clock_creation_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The device's clock, made on first need, with the device current. */
+static tp_status device_clock(gpu_device *device, gpu_clock **out)
+{
+    gpu_clock *clock = atomic_load_explicit(&device->clock, memory_order_acquire);
+    if (TP_LIKELY(clock)) {
+        *out = clock;
+        return TP_OK;
+    }
+    tp_status status = TP_OK;
+    pthread_mutex_lock(&clock_creation_lock);
+    clock = atomic_load_explicit(&device->clock, memory_order_relaxed);
+    if (!clock) {
+        clock = calloc(1, sizeof *clock);
+        rt_error e = clock ? rt_stream_create(&clock->stream, device->greatest_priority) : RT_SUCCESS;
+        if (!clock) {
+            status = gpu.host->fail(TP_ERR_OUT_OF_MEMORY, "tp_event_timestamp: out of memory");
+        } else if (e != RT_SUCCESS) {
+            free(clock);
+            clock = NULL;
+            status = gpu_fail_call(RT_CALL("StreamCreateWithPriority"), e);
+        } else {
+            pthread_mutex_init(&clock->lock, NULL);
+            atomic_store_explicit(&device->clock, clock, memory_order_release);
+        }
+    }
+    pthread_mutex_unlock(&clock_creation_lock);
+    *out = clock;
+    return status;
+}
+
+/* Under the lock: an anchor younger than ANCHOR_PERIOD_NS last. */
+static tp_status anchors_fresh(gpu_device *device, gpu_clock *clock)
+{
+    if (clock->count > 0 && (double)tp_now_ns() - anchor_at(clock, clock->count - 1)->host_ns < ANCHOR_PERIOD_NS)
+        return TP_OK;
+    return anchor_add(device, clock);
+}
+
+/* Under the lock: the host time of a reached record. */
+static tp_status convert(gpu_clock *clock, rt_event record, int64_t *ns)
+{
+    double offset = 0;
+    for (int i = clock->count - 1; i >= 0; i--) {
+        const clock_anchor *a = anchor_at(clock, i);
+        rt_error e = elapsed_ns(a->native, record, &offset);
+        if (e != RT_SUCCESS)
+            return e == RT_ERROR_NOT_READY ? TP_ERR_NOT_READY : gpu_fail_call(RT_CALL("EventElapsedTime"), e);
+        if (offset >= 0 || i == 0) {
+            *ns = (int64_t)(map_from(a, offset) + 0.5); /* host times are positive: rounds */
+            return TP_OK;
+        }
+    }
+    return TP_ERR_NOT_READY; /* no anchor: not reached here */
+}
+
+/* With the device current, under nothing. */
+static tp_status clock_enter(gpu_device *device, rt_guard *guard, gpu_clock **clock)
+{
+    rt_error e = rt_guard_enter(guard, device->context, RT_NEED_DEVICE);
+    if (e != RT_SUCCESS)
+        return gpu_fail_call(RT_CALL("SetDevice"), e);
+    tp_status status = device_clock(device, clock);
+    if (status != TP_OK) {
+        rt_guard_leave(guard);
+        return status;
+    }
+    pthread_mutex_lock(&(*clock)->lock);
+    status = anchors_fresh(device, *clock);
+    if (status != TP_OK) {
+        pthread_mutex_unlock(&(*clock)->lock);
+        rt_guard_leave(guard);
+    }
+    return status;
+}
+
+static void clock_leave(gpu_clock *clock, rt_guard *guard)
+{
+    pthread_mutex_unlock(&clock->lock);
+    rt_guard_leave(guard);
+}
+
+tp_status gpu_event_timestamp(tp_event *base, int64_t *ns)
+{
+    gpu_event *event = gpu_as_event(base);
+    if (!gpu_event_recorded(event))
+        return TP_ERR_NOT_READY;
+    rt_event native = gpu_event_native(event);
+    /* Reached first: an anchor is then taken after the record, never before it. */
+    rt_error e = rt_event_query(native);
+    if (e != RT_SUCCESS)
+        return e == RT_ERROR_NOT_READY ? TP_ERR_NOT_READY : gpu_fail_call(RT_CALL("EventQuery"), e);
+    gpu_device *device = gpu_event_device(event);
+    rt_guard guard;
+    gpu_clock *clock;
+    tp_status status = clock_enter(device, &guard, &clock);
+    if (status != TP_OK)
+        return status;
+    status = convert(clock, native, ns);
+    clock_leave(clock, &guard);
+    return status;
+}
+
+tp_status gpu_device_clock(int index, tp_clock_info *info)
+{
+    gpu_device *device = &gpu.devices[index];
+    tp_status status = gpu_device_open(device);
+    if (status != TP_OK)
+        return status;
+    rt_guard guard;
+    gpu_clock *clock;
+    status = clock_enter(device, &guard, &clock);
+    if (status != TP_OK)
+        return status;
+    /* The widest bracket and the largest residual of the anchors kept: what a
+     * conversion between them may be off by. */
+    int64_t half_width = 0, residual = 0;
+    for (int i = 0; i < clock->count; i++) {
+        const clock_anchor *a = anchor_at(clock, i);
+        half_width = a->half_width_ns > half_width ? a->half_width_ns : half_width;
+        int64_t r = llabs(a->residual_ns);
+        residual = r > residual ? r : residual;
+    }
+    clock_leave(clock, &guard);
+    info->resolution_ns = RT_EVENT_RESOLUTION_NS;
+    info->error_ns = half_width + residual + CLOCK_ERROR_FLOOR_NS;
+    return TP_OK;
+}
