@@ -27,10 +27,25 @@ static const char *other_backend(const char *device)
     return NULL;
 }
 
-#define REQUIRE_OTHER_BACKEND(env, name)                                                                          \
-    const char *name = other_backend((env)->device);                                                              \
-    if (!name)                                                                                                    \
-    return TEST_SKIP
+/* A check of a pair of devices, run on the device and its peer (two devices) or
+ * on the device and another backend's; skipped, saying why, where there is none. */
+typedef void pair_check(const char *a, const char *b);
+
+static int on_peer(const test_env *env, pair_check *check)
+{
+    REQUIRE_PEER(env);
+    check(env->device, env->peer);
+    return 0;
+}
+
+static int on_other_backend(const test_env *env, pair_check *check)
+{
+    const char *other = other_backend(env->device);
+    if (!other)
+        return TEST_SKIP;
+    check(env->device, other);
+    return 0;
+}
 
 /* Two events, one of each device, each with a stream of its own device. */
 typedef struct pair {
@@ -124,58 +139,42 @@ static void check_timed_on_host_clock(const char *a, const char *b)
 
 TEST(rule07_two_devices_timing_disabled_first)
 {
-    REQUIRE_PEER(env);
-    check_timing_disabled_first(env->device, env->peer);
-    return 0;
+    return on_peer(env, check_timing_disabled_first);
 }
 
 TEST(rule07_two_devices_not_recorded_before_not_ready)
 {
-    REQUIRE_PEER(env);
-    check_not_recorded_before_not_ready(env->device, env->peer);
-    return 0;
+    return on_peer(env, check_not_recorded_before_not_ready);
 }
 
 TEST(rule07_two_devices_not_ready_until_both_reached)
 {
-    REQUIRE_PEER(env);
-    check_not_ready_until_both_reached(env->device, env->peer);
-    return 0;
+    return on_peer(env, check_not_ready_until_both_reached);
 }
 
 TEST(rule07_two_devices_timed_on_host_clock)
 {
-    REQUIRE_PEER(env);
-    check_timed_on_host_clock(env->device, env->peer);
-    return 0;
+    return on_peer(env, check_timed_on_host_clock);
 }
 
 TEST(rule07_two_backends_timing_disabled_first)
 {
-    REQUIRE_OTHER_BACKEND(env, other);
-    check_timing_disabled_first(env->device, other);
-    return 0;
+    return on_other_backend(env, check_timing_disabled_first);
 }
 
 TEST(rule07_two_backends_not_recorded_before_not_ready)
 {
-    REQUIRE_OTHER_BACKEND(env, other);
-    check_not_recorded_before_not_ready(env->device, other);
-    return 0;
+    return on_other_backend(env, check_not_recorded_before_not_ready);
 }
 
 TEST(rule07_two_backends_not_ready_until_both_reached)
 {
-    REQUIRE_OTHER_BACKEND(env, other);
-    check_not_ready_until_both_reached(env->device, other);
-    return 0;
+    return on_other_backend(env, check_not_ready_until_both_reached);
 }
 
 TEST(rule07_two_backends_timed_on_host_clock)
 {
-    REQUIRE_OTHER_BACKEND(env, other);
-    check_timed_on_host_clock(env->device, other);
-    return 0;
+    return on_other_backend(env, check_timed_on_host_clock);
 }
 
 /* ------------------------------------------------ rule 13: one clock */
@@ -248,42 +247,30 @@ static void check_elapsed_is_difference_of_timestamps(const char *a, const char 
 
 TEST(rule13_two_devices_elapsed_within_host_interval)
 {
-    REQUIRE_PEER(env);
-    check_elapsed_within_host_interval(env->device, env->peer);
-    return 0;
+    return on_peer(env, check_elapsed_within_host_interval);
 }
 
 TEST(rule13_two_devices_elapsed_negative_when_end_reached_first)
 {
-    REQUIRE_PEER(env);
-    check_elapsed_negative_when_end_first(env->device, env->peer);
-    return 0;
+    return on_peer(env, check_elapsed_negative_when_end_first);
 }
 
 TEST(rule13_two_devices_elapsed_is_difference_of_timestamps)
 {
-    REQUIRE_PEER(env);
-    check_elapsed_is_difference_of_timestamps(env->device, env->peer);
-    return 0;
+    return on_peer(env, check_elapsed_is_difference_of_timestamps);
 }
 
 TEST(rule13_two_backends_elapsed_within_host_interval)
 {
-    REQUIRE_OTHER_BACKEND(env, other);
-    check_elapsed_within_host_interval(env->device, other);
-    return 0;
+    return on_other_backend(env, check_elapsed_within_host_interval);
 }
 
 TEST(rule13_two_backends_elapsed_negative_when_end_reached_first)
 {
-    REQUIRE_OTHER_BACKEND(env, other);
-    check_elapsed_negative_when_end_first(env->device, other);
-    return 0;
+    return on_other_backend(env, check_elapsed_negative_when_end_first);
 }
 
 TEST(rule13_two_backends_elapsed_is_difference_of_timestamps)
 {
-    REQUIRE_OTHER_BACKEND(env, other);
-    check_elapsed_is_difference_of_timestamps(env->device, other);
-    return 0;
+    return on_other_backend(env, check_elapsed_is_difference_of_timestamps);
 }
