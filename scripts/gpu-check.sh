@@ -11,6 +11,9 @@
 #        JOBS     build parallelism (default: the number of CPUs, at most 16)
 #        TEST_JOBS  tests run at once (default 8: timing tests share the GPUs)
 #        BENCH_ARGS  extra arguments for tpevent_bench_cuda
+#        TIMESTAMP_BENCH_ARGS  arguments for tpevent_bench_timestamp_cuda (default:
+#                 its short defaults, 200 records over 2 s and 10 s of drift; the
+#                 issue's run: "--records 1000 --seconds 60 --drift-seconds 180")
 # Exit status: 0 when configure, build and every test passed; the benchmark's
 # budgets are reported, not enforced.
 set -uo pipefail
@@ -25,6 +28,7 @@ configure_log="$out/gpu-check-configure.log"
 build_log="$out/gpu-check-build.log"
 test_log="$out/gpu-check-ctest.log"
 bench_log="$out/gpu-check-bench.log"
+timestamp_log="$out/gpu-check-timestamp-bench.log"
 summary="$out/gpu-check-summary.txt"
 
 step() { printf '== %s\n' "$*"; }
@@ -50,7 +54,7 @@ if ! cmake --build "$build" -j "$jobs" >"$build_log" 2>&1; then
   grep -E 'error' "$build_log" | head -20
   build_note="BUILD INCOMPLETE: some targets failed (see $build_log)"
   if ! cmake --build "$build" -j "$jobs" --target tpevent tpevent_cuda tpevent_bench_cuda \
-         tpevent_conformance tpevent_gpu_test_cuda >>"$build_log" 2>&1; then
+         tpevent_bench_timestamp tpevent_bench_timestamp_cuda tpevent_conformance tpevent_gpu_test_cuda >>"$build_log" 2>&1; then
     echo "gpu-check: the CUDA backend, its tests or its benchmark do not build"
     exit 1
   fi
@@ -64,6 +68,17 @@ step "benchmark ($bench_log)"
 # shellcheck disable=SC2086 # BENCH_ARGS is a list of words
 "$build/bin/tpevent_bench_cuda" ${BENCH_ARGS:-} >"$bench_log" 2>&1
 bench_status=$?
+
+# Rule 13's numbers (timestamps against their host bracket, drift, across
+# backends), on cuda:0 and, for the CPU's own bracket, cpu:0. Bounded in time.
+step "timestamp benchmark ($timestamp_log)"
+{
+  # shellcheck disable=SC2086 # TIMESTAMP_BENCH_ARGS is a list of words
+  timeout 600 "$build/bin/tpevent_bench_timestamp_cuda" ${TIMESTAMP_BENCH_ARGS:---drift-seconds 10}
+  echo "exit status $?"
+  timeout 120 "$build/bin/tpevent_bench_timestamp" --device cpu:0
+  echo "exit status $?"
+} >"$timestamp_log" 2>&1
 
 # The tool's view (cpu and cuda side by side) and the Python binding against
 # torch.cuda.Event and cupy.cuda.Event, in the same quiet window.
@@ -104,6 +119,7 @@ group_line() { # label, name pattern
   grep -E 'tests passed' "$test_log" || echo "ctest did not finish (status $ctest_status)"
   group_line "all tests" '[^ ]+'
   group_line "conformance on cuda:0" 'conformance\.cuda:0\.[^ ]+'
+  group_line "  of them rules 7 and 13 (clock)" 'conformance\.cuda:0\.rule(07|13)_[^ ]+'
   group_line "gpu tests (cuda)" 'gpu\.cuda\.[^ ]+'
   group_line "conformance on cpu" 'conformance\.cpu:[01]\.[^ ]+'
   if [ "$gpu_count" -lt 2 ]; then
@@ -126,6 +142,9 @@ group_line() { # label, name pattern
   echo "benchmark (exit status $bench_status):"
   sed -n '/^tpevent CUDA backend/,$p' "$bench_log"
   [ "$bench_status" -ne 0 ] && tail -5 "$bench_log"
+  echo
+  echo "timestamp benchmark:"
+  grep -vE '^tpevent timestamp benchmark' "$timestamp_log"
   echo
   echo "tpevent bench:"
   cat "$tool_bench_log"

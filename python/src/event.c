@@ -284,7 +284,11 @@ PyDoc_STRVAR(event_elapsed_time_doc,
              "\n"
              "Returns the elapsed time in milliseconds between when this event and the\n"
              "end_event are each recorded via tpevent.Stream.record_event() (or\n"
-             "Stream.record(), or Event.record()).\n"
+             "Stream.record(), or Event.record()), negative when end_event's record was\n"
+             "reached first. Events of one device are timed on its clock; events of two\n"
+             "devices or two backends (a CPU and a CUDA event) on the host clock, as the\n"
+             "difference of their timestamp()s, within the two devices' error_ns\n"
+             "(device_clock()).\n"
              "\n"
              "Both events must have been created with enable_timing=True; an event that\n"
              "Stream.record_event() creates for you has timing enabled. If a record has\n"
@@ -300,8 +304,7 @@ PyDoc_STRVAR(event_elapsed_time_doc,
              "Raises:\n"
              "    tpevent.Error: with status 'TP_ERR_TIMING_DISABLED' if either event was\n"
              "        created without timing, 'TP_ERR_NOT_RECORDED' if either was never\n"
-             "        recorded, 'TP_ERR_DEVICE_MISMATCH' for events of different devices\n"
-             "        (checked in that order).\n"
+             "        recorded (checked in that order).\n"
              "\n"
              "Example:\n"
              "\n"
@@ -425,6 +428,7 @@ static PyMethodDef event_methods[] = {
      event_synchronize_doc},
     {"wait", (PyCFunction)(void (*)(void))event_wait, METH_FASTCALL | METH_KEYWORDS, event_wait_doc},
     {"elapsed_time", (PyCFunction)event_elapsed_time, METH_O, event_elapsed_time_doc},
+    {"timestamp", tppy_event_timestamp, METH_NOARGS, tppy_event_timestamp_doc},
     {"ipc_handle", (PyCFunction)event_ipc_handle, METH_NOARGS, event_ipc_handle_doc},
     {"from_ipc_handle", (PyCFunction)event_from_ipc_handle, METH_VARARGS | METH_CLASS, event_from_ipc_handle_doc},
     {"__reduce__", event_reduce, METH_NOARGS, "Events cannot be pickled: use ipc_handle()."},

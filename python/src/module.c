@@ -363,6 +363,17 @@ static PyObject *module_backends(PyObject *module, PyObject *unused)
     return list;
 }
 
+/* --------------------------------------------------------------- clock */
+
+static PyObject *module_device_clock(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    tppy_device_text scratch;
+    const char *device_str;
+    if (optional_device_arg(module, args, nargs, kwnames, "device_clock", &scratch, &device_str) < 0)
+        return NULL;
+    return tppy_clock_info(device_str);
+}
+
 /* -------------------------------------------------------------- modules */
 
 #define COMMON_FUNCTIONS                                                                                          \
@@ -377,7 +388,9 @@ static PyObject *module_backends(PyObject *module, PyObject *unused)
         {"device_count", (PyCFunction)(void (*)(void))module_device_count, METH_FASTCALL | METH_KEYWORDS,         \
          device_count_doc},                                                                                       \
         {"is_available", (PyCFunction)(void (*)(void))module_is_available, METH_FASTCALL | METH_KEYWORDS,         \
-         is_available_doc}
+         is_available_doc},                                                                                       \
+        {"device_clock", (PyCFunction)(void (*)(void))module_device_clock, METH_FASTCALL | METH_KEYWORDS,         \
+         tppy_device_clock_doc}
 
 static PyMethodDef top_level_functions[] = {
     COMMON_FUNCTIONS,
@@ -476,7 +489,7 @@ PyMODINIT_FUNC PyInit__tpevent(void)
         return NULL;
     if (tppy_errors_init(module) < 0 || add_namespaces(module, namespaces) < 0 ||
         tppy_event_types_init(module, namespaces) < 0 || tppy_stream_types_init(module, namespaces) < 0 ||
-        add_backend_info(module) < 0 || PyModule_AddStringConstant(module, "__version__", tp_version_string()) < 0 ||
+        add_backend_info(module) < 0 || tppy_clock_types_init(module) < 0 || PyModule_AddStringConstant(module, "__version__", tp_version_string()) < 0 ||
         PyModule_AddIntConstant(module, "IPC_HANDLE_SIZE", TP_IPC_HANDLE_SIZE) < 0) {
         Py_DECREF(module);
         return NULL;

@@ -151,6 +151,20 @@ PyObject *tppy_event_adopt(PyTypeObject *type, tp_event *event);
 /* The tp_event of an Event argument; TypeError for anything else. */
 int tppy_event_arg(PyObject *arg, const char *function, tp_event **out);
 
+/* -------------------------------------------------------------- clock.c */
+
+/* Event.timestamp() (rule 13) and its docstring. */
+extern const char tppy_event_timestamp_doc[];
+PyObject *tppy_event_timestamp(PyObject *self, PyObject *unused);
+
+/* tpevent.ClockInfo, added to the module. */
+int tppy_clock_types_init(PyObject *module);
+
+/* device_clock()'s docstring, and its answer for a device string (NULL: the
+ * current device) as a ClockInfo. */
+extern const char tppy_device_clock_doc[];
+PyObject *tppy_clock_info(const char *device);
+
 /* ------------------------------------------------------------- stream.c */
 
 int tppy_stream_types_init(PyObject *module, PyObject *namespaces[TP_DEVICE_TYPE_COUNT]);

@@ -31,6 +31,7 @@ from . import _tpevent
 from ._tpevent import (
     IPC_HANDLE_SIZE,
     BackendInfo,
+    ClockInfo,
     Error,
     Event,
     Stream,
@@ -39,6 +40,7 @@ from ._tpevent import (
     current_device,
     current_stream,
     default_stream,
+    device_clock,
     device_count,
     is_available,
     set_device,
@@ -80,6 +82,7 @@ del _namespace
 
 __all__ = [
     "BackendInfo",
+    "ClockInfo",
     "Error",
     "Event",
     "IPC_HANDLE_SIZE",
@@ -90,6 +93,7 @@ __all__ = [
     "current_device",
     "current_stream",
     "default_stream",
+    "device_clock",
     "device_count",
     "hip",
     "is_available",

@@ -505,25 +505,6 @@ TEST(rule07_timing_disabled_beats_not_recorded)
     return 0;
 }
 
-TEST(rule07_timing_disabled_beats_device_mismatch)
-{
-    REQUIRE_PEER(env);
-    tp_stream *stream = new_stream(env->device);
-    tp_stream *peer_stream = new_stream(env->peer);
-    tp_event *start = new_event(env->device, TP_EVENT_DEFAULT);
-    tp_event *end = new_event(env->peer, TP_EVENT_TIMING);
-    CHECK_OK(tp_event_record(start, stream));
-    CHECK_OK(tp_event_record(end, peer_stream));
-    CHECK_OK(tp_event_synchronize(start));
-    CHECK_OK(tp_event_synchronize(end));
-    expect_elapsed_refused(start, end, TP_ERR_TIMING_DISABLED);
-    CHECK_OK(tp_event_destroy(end));
-    CHECK_OK(tp_event_destroy(start));
-    CHECK_OK(tp_stream_destroy(peer_stream));
-    CHECK_OK(tp_stream_destroy(stream));
-    return 0;
-}
-
 TEST(rule07_not_recorded_start)
 {
     tp_stream *stream = new_stream(env->device);
@@ -594,50 +575,6 @@ TEST(rule07_not_ready_until_both_reached)
     CHECK_OK(tp_event_destroy(start));
     CHECK_OK(tp_stream_destroy(stream));
     gate_destroy(&g);
-    return 0;
-}
-
-TEST(rule07_not_ready_beats_device_mismatch)
-{
-    REQUIRE_PEER(env);
-    gate g;
-    gate_init(&g);
-    tp_stream *stream = new_stream(env->device);
-    tp_stream *peer_stream = new_stream(env->peer);
-    tp_event *start = new_event(env->device, TP_EVENT_TIMING);
-    tp_event *end = new_event(env->peer, TP_EVENT_TIMING);
-    gate_launch(&g, stream);
-    CHECK_OK(tp_event_record(start, stream));
-    CHECK_OK(tp_event_record(end, peer_stream));
-    CHECK_OK(tp_event_synchronize(end));
-    expect_elapsed_refused(start, end, TP_ERR_NOT_READY);
-    gate_open(&g);
-    CHECK_OK(tp_stream_synchronize(stream));
-    CHECK_OK(tp_event_destroy(end));
-    CHECK_OK(tp_event_destroy(start));
-    CHECK_OK(tp_stream_destroy(peer_stream));
-    CHECK_OK(tp_stream_destroy(stream));
-    gate_destroy(&g);
-    return 0;
-}
-
-TEST(rule07_device_mismatch)
-{
-    REQUIRE_PEER(env);
-    tp_stream *stream = new_stream(env->device);
-    tp_stream *peer_stream = new_stream(env->peer);
-    tp_event *start = new_event(env->device, TP_EVENT_TIMING);
-    tp_event *end = new_event(env->peer, TP_EVENT_TIMING);
-    CHECK_OK(tp_event_record(start, stream));
-    CHECK_OK(tp_event_record(end, peer_stream));
-    CHECK_OK(tp_event_synchronize(start));
-    CHECK_OK(tp_event_synchronize(end));
-    expect_elapsed_refused(start, end, TP_ERR_DEVICE_MISMATCH);
-    expect_elapsed_refused(end, start, TP_ERR_DEVICE_MISMATCH);
-    CHECK_OK(tp_event_destroy(end));
-    CHECK_OK(tp_event_destroy(start));
-    CHECK_OK(tp_stream_destroy(peer_stream));
-    CHECK_OK(tp_stream_destroy(stream));
     return 0;
 }
 

@@ -254,6 +254,36 @@ double monotonic_seconds(void)
     return (double)now.tv_sec + (double)now.tv_nsec / 1e9;
 }
 
+int64_t monotonic_ns(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+}
+
+int64_t device_error_ns(const char *device)
+{
+    tp_clock_info info = {0, -1};
+    CHECK_OK(tp_device_clock(device, &info));
+    CHECK(info.error_ns >= 0);
+    return info.error_ns;
+}
+
+void record_reached(tp_event *event, tp_stream *stream, int64_t *before_ns, int64_t *after_ns)
+{
+    *before_ns = monotonic_ns();
+    CHECK_OK(tp_event_record(event, stream));
+    CHECK_OK(tp_event_synchronize(event));
+    *after_ns = monotonic_ns();
+}
+
+int64_t timestamp_of(tp_event *event)
+{
+    int64_t ns = -1;
+    CHECK_OK(tp_event_timestamp(event, &ns));
+    return ns;
+}
+
 double thread_cpu_seconds(void)
 {
     struct timespec used;

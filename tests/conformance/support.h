@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "check.h"
 
@@ -96,6 +97,15 @@ bool call_returns_within(void (*fn)(void *), void *arg, double seconds);
 
 void sleep_ms(int ms);
 double monotonic_seconds(void);
+/* CLOCK_MONOTONIC in ns: the clock tp_event_timestamp answers on (rule 13). */
+int64_t monotonic_ns(void);
+/* tp_device_clock(device)'s error_ns; fails the test if the call does. */
+int64_t device_error_ns(const char *device);
+/* Records the event on the stream and synchronizes it, bracketed by host times:
+ * on an idle stream its timestamp lies in [before - e, after + e] (rule 13). */
+void record_reached(tp_event *event, tp_stream *stream, int64_t *before_ns, int64_t *after_ns);
+/* tp_event_timestamp's answer; fails the test if the call does. */
+int64_t timestamp_of(tp_event *event);
 /* CPU time used so far by the calling thread, in seconds. */
 double thread_cpu_seconds(void);
 

@@ -109,8 +109,14 @@ bool model_stream_idle(const model *m, int stream);
 bool model_gate_pending(const model *m);
 
 /* Rule 7's answer for elapsed_time(start, end), once settled, if every record the
- * model calls reached has been reached. */
+ * model calls reached has been reached; of one event, tp_event_timestamp's too.
+ * Events of two devices or backends are timed too (on the host clock, rule 13). */
 tp_status model_elapsed(const model *m, int start, int end);
+
+/* True if `then`'s latest record cannot be reached before `first`'s: on one
+ * stream, or ordered through waits. Then elapsed_time(first, then) >= 0, and
+ * first's timestamp <= then's, up to the devices' error_ns on the host clock. */
+bool model_record_precedes(const model *m, int first, int then);
 
 /* Clock of "everything the event's latest record depends on has completed". */
 void model_event_clock(const model *m, int event, int clock[MODEL_MAX_STREAMS]);

@@ -20,8 +20,11 @@
  *   - synchronize of an event, a stream or a device returns only once everything
  *     the model says it depends on has run (rule 5);
  *   - what every call returns: record on another device's stream (rule 1), elapsed
- *     time's errors in rule 7's order, INTERPROCESS|TIMING refused (rule 8),
- *     destroying with work pending (rule 9), the current stream (rule 11).
+ *     time's and timestamps' errors in rule 7's order, INTERPROCESS|TIMING refused
+ *     (rule 8), destroying with work pending (rule 9), the current stream (rule 11);
+ *   - elapsed time's sign where the model knows the order of two records, on one
+ *     device's clock and, across devices and backends, on the host clock, where it
+ *     is the difference of the two timestamps (rules 7 and 13).
  *
  * Host functions of one CUDA or HIP device may all run on one runtime thread, so a
  * closed gate there may hold back host functions of other streams. On those
@@ -33,6 +36,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include <errno.h>
+#include <float.h>
 #include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
@@ -73,6 +77,7 @@ typedef struct host_call {
 struct runner {
     const char *devices[2]; /* the device under test and its peer (NULL: none) */
     tp_device_type types[2];
+    int64_t error_ns[2]; /* tp_device_clock's, for the order on the host clock */
     bool independent_host_threads;
     bool verbose;
     uint64_t base_seed;
@@ -472,9 +477,39 @@ static void check_nothing_early(runner *r)
             fail(r, "stream s%d is idle, but the model says it has blocked work", s);
 }
 
+/* How far, in ms, elapsed_time(a, b) of records in that order may fall below 0:
+ * none on one device (its own clock); on the host clock, the two devices' error_ns
+ * (rule 13), and a float's step. */
+static double order_tolerance_ms(const runner *r, int a, int b, float ms)
+{
+    const model_event *x = &r->m->events[a], *y = &r->m->events[b];
+    if (x->device == y->device)
+        return 0.0;
+    return (double)(r->error_ns[x->device] + r->error_ns[y->device]) / 1e6 + fabs((double)ms) * FLT_EPSILON;
+}
+
+/* Rule 13: one event's timestamp answers as elapsed_time(e, e) does (rule 7's
+ * errors), and is written only on success. */
+static void check_timestamp(runner *r, int a, bool settled, int64_t *ns)
+{
+    tp_status want = model_elapsed(r->m, a, a);
+    *ns = INT64_MIN;
+    tp_status got = tp_event_timestamp(r->events[a], ns);
+    if (!(got == want || (!settled && got == TP_ERR_NOT_READY && want == TP_OK)))
+        fail(r, "timestamp(e%d) returned %s, the model expects %s", a, tp_status_name(got), tp_status_name(want));
+    if (got != TP_OK && *ns != INT64_MIN)
+        fail(r, "timestamp(e%d) returned %s but wrote %" PRId64, a, tp_status_name(got), *ns);
+    if (got != TP_OK)
+        *ns = INT64_MIN;
+}
+
 static void check_elapsed(runner *r, bool settled)
 {
     const model *m = r->m;
+    int64_t timestamps[MODEL_MAX_EVENTS];
+    for (int a = 0; a < m->event_count; a++)
+        if (m->events[a].alive)
+            check_timestamp(r, a, settled, &timestamps[a]);
     for (int a = 0; a < m->event_count; a++) {
         for (int b = 0; b < m->event_count; b++) {
             if (!m->events[a].alive || !m->events[b].alive)
@@ -485,22 +520,29 @@ static void check_elapsed(runner *r, bool settled)
             /* Unsettled (a gate closed on a backend that may hold other host
              * functions back with it): a record the model calls reached may not be
              * yet. */
-            bool allowed = got == want || (!settled && got == TP_ERR_NOT_READY &&
-                                           (want == TP_OK || want == TP_ERR_DEVICE_MISMATCH));
+            bool allowed = got == want || (!settled && got == TP_ERR_NOT_READY && want == TP_OK);
             if (!allowed)
                 fail(r, "elapsed_time(e%d, e%d) returned %s, the model expects %s", a, b, tp_status_name(got),
                      tp_status_name(want));
             if (got != TP_OK)
                 continue;
-            const model_event *x = &m->events[a], *y = &m->events[b];
             if (!isfinite(ms))
                 fail(r, "elapsed_time(e%d, e%d) = %g ms", a, b, (double)ms);
-            /* On one stream, a later record cannot be earlier in time. */
-            if (x->stream == y->stream && x->count <= y->count && ms < 0.0f)
-                fail(r, "elapsed_time(e%d, e%d) = %g ms, though e%d's record follows e%d's on s%d", a, b, (double)ms,
-                     b, a, x->stream);
+            /* A record that must follow another (on its stream, or through waits)
+             * cannot be earlier in time, on either clock. */
+            if (model_record_precedes(m, a, b) && (double)ms < -order_tolerance_ms(r, a, b, ms))
+                fail(r, "elapsed_time(e%d, e%d) = %g ms, though e%d's record follows e%d's (on s%d after s%d)", a,
+                     b, (double)ms, b, a, m->events[b].stream, m->events[a].stream);
             if (a == b && ms != 0.0f)
                 fail(r, "elapsed_time(e%d, e%d) = %g ms, not 0", a, a, (double)ms);
+            /* Two devices: the difference of the two timestamps (rule 13). */
+            if (m->events[a].device != m->events[b].device && timestamps[a] != INT64_MIN &&
+                timestamps[b] != INT64_MIN) {
+                double diff = (double)(timestamps[b] - timestamps[a]) / 1e6;
+                if (fabs(ms - diff) > fabs(diff) * FLT_EPSILON)
+                    fail(r, "elapsed_time(e%d, e%d) = %.9f ms across devices, but the timestamps differ by %.9f ms",
+                         a, b, (double)ms, diff);
+            }
         }
     }
 }
@@ -1060,12 +1102,20 @@ int main(int argc, char **argv)
     tp_device_parse(device, &parsed);
     r.types[0] = parsed.type;
     /* The peer may be of another backend: everything of two devices then spans two
-     * backends (elapsed time's order, rule 7; waits, which answer
+     * backends (elapsed time on the host clock, rules 7 and 13; waits, which answer
      * TP_ERR_UNSUPPORTED until the cross-backend waits, op_wait). */
     if (peer && strcmp(peer, device) != 0 && usable(peer, "peer", true) == 0 &&
         tp_device_parse(peer, &parsed_peer) == TP_OK) {
         r.devices[1] = peer;
         r.types[1] = parsed_peer.type;
+    }
+    for (int d = 0; d < 2; d++) {
+        tp_clock_info clock = {0, 0};
+        if (r.devices[d] && tp_device_clock(r.devices[d], &clock) != TP_OK) {
+            fprintf(stderr, "FAILED: tp_device_clock(\"%s\"): %s\n", r.devices[d], tp_last_error());
+            return 1;
+        }
+        r.error_ns[d] = clock.error_ns;
     }
     r.independent_host_threads = parsed.type == TP_DEVICE_CPU && (!r.devices[1] || r.types[1] == TP_DEVICE_CPU);
     r.m = &m;

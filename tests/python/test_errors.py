@@ -105,6 +105,13 @@ class BadDeviceTests(unittest.TestCase):
         with self.assertRaises(TypeError):
             tpevent.device_count(0)
 
+    def test_device_clock_bad_device(self):
+        for text in ("cdua:0", f"{DEVICE_TYPE}:64", "cpu:x"):
+            with self.subTest(device=text):
+                self.check_invalid_device(lambda: tpevent.device_clock(text), text.partition(":")[0])
+        with self.assertRaises(TypeError):
+            tpevent.device_clock(1.5)
+
 
 class UnavailableBackendTests(unittest.TestCase):
     def unavailable_type(self):
@@ -155,11 +162,26 @@ class StateErrorTests(unittest.TestCase):
         self.check_error(lambda: recorded.elapsed_time(never), "TP_ERR_NOT_RECORDED")
         self.check_error(lambda: never.elapsed_time(recorded), "TP_ERR_NOT_RECORDED")
 
-    def test_elapsed_time_device_mismatch(self):
+    def test_elapsed_time_of_two_devices_is_timed_on_the_host_clock(self):
+        # Rule 7 revised: no TP_ERR_DEVICE_MISMATCH, but the difference of the two
+        # timestamps (rule 13), negative the other way round.
         need_devices(self, 2)
         a = tpevent.Stream(device(0)).record_event()
         b = tpevent.Stream(device(1)).record_event()
-        self.check_error(lambda: a.elapsed_time(b), "TP_ERR_DEVICE_MISMATCH")
+        forward = a.elapsed_time(b)
+        self.assertEqual(forward, -b.elapsed_time(a))
+        self.assertAlmostEqual(forward, (b.timestamp() - a.timestamp()) / 1e6, delta=abs(forward) * 1e-6 + 1e-9)
+
+    def test_timestamp_raises_what_elapsed_time_raises(self):
+        s = tpevent.Stream(DEVICE_TYPE)
+        plain = tpevent.Event(DEVICE_TYPE)
+        self.check_error(plain.timestamp, "TP_ERR_TIMING_DISABLED")  # even never recorded
+        plain.record(s)
+        self.check_error(plain.timestamp, "TP_ERR_TIMING_DISABLED")
+        never = tpevent.Event(DEVICE_TYPE, enable_timing=True)
+        self.check_error(never.timestamp, "TP_ERR_NOT_RECORDED", "never recorded")
+        self.check_error(lambda: never.elapsed_time(never), "TP_ERR_NOT_RECORDED")
+
 
     def test_record_on_a_stream_of_another_device(self):
         need_devices(self, 2)
