@@ -37,7 +37,8 @@
  * them, in order, then gives back its events and its counter and frees the queue;
  * the runtime frees the native stream once its work is done, as for any work.
  *
- * Process exit. An exit handler (registered with the first queue) marks the
+ * Process exit. An exit handler (registered with the first counter taken, a
+ * queue's or a cross-backend wait's hold, gpu_hold.c) marks the
  * process exiting, then raises every counter of every slab by 2^62: every wait
  * ever enqueued passes, so no GPU stream stays held and the runtime's teardown
  * finds none blocked. From then on no host function starts and launches are
@@ -83,10 +84,7 @@
  * they may wait for each other on the runtime's one thread. */
 #define HOST_DEVICE_WINDOW 32u
 
-typedef struct host_counter {
-    _Atomic uint64_t *host;
-    rt_device_ptr device;
-} host_counter;
+typedef gpu_counter host_counter; /* gpu_internal.h: gpu_hold.c takes them too */
 
 /* Never freed: the exit handler walks the slabs without a lock of its own. */
 typedef struct host_slab {
@@ -228,11 +226,16 @@ static void counter_put(gpu_device *device, host_counter counter)
     slot->free[slot->free_count++] = counter; /* there is room for all of them */
 }
 
-static void counter_give(gpu_device *device, host_counter counter)
+void gpu_counter_give(gpu_device *device, host_counter counter)
 {
     pthread_mutex_lock(&host_fns.lock);
     counter_put(device, counter);
     pthread_mutex_unlock(&host_fns.lock);
+}
+
+void gpu_counter_raise(gpu_counter counter, uint64_t value)
+{
+    counter_raise(counter.host, value);
 }
 
 /* ------------------------------------------------------------ process exit */
@@ -263,6 +266,32 @@ static bool exiting(void)
     return atomic_load_explicit(&host_fns.exiting, memory_order_acquire);
 }
 
+/* Under host_fns.lock: the exit handler, registered with the first counter taken
+ * (a queue's or a hold's, gpu_hold.c). */
+static tp_status exit_handler_register(const char *operation)
+{
+    if (host_fns.exit_handler_registered)
+        return TP_OK;
+    host_fns.owner = getpid();
+    if (atexit(host_fns_at_exit) != 0)
+        return gpu.host->fail(TP_ERR_OUT_OF_MEMORY, "%s: atexit failed", operation);
+    host_fns.exit_handler_registered = true;
+    return TP_OK;
+}
+
+tp_status gpu_counter_take(gpu_device *device, gpu_counter *out)
+{
+    pthread_mutex_lock(&host_fns.lock);
+    /* Under the lock, as queue_create: the exit handler raises every slab's
+     * counters under it, so a counter taken here is either raised or refused. */
+    tp_status status = exiting() ? gpu.host->fail(TP_ERR_BACKEND, "tp_event_wait: the process is exiting")
+                                 : exit_handler_register("tp_event_wait");
+    if (status == TP_OK)
+        status = counter_take(device, out);
+    pthread_mutex_unlock(&host_fns.lock);
+    return status;
+}
+
 TP_COLD static tp_status refused_at_exit(void)
 {
     return gpu.host->fail(TP_ERR_BACKEND, "tp_stream_launch_host_fn: the process is exiting: host functions of %s "
@@ -291,7 +320,7 @@ static void queue_free(gpu_host_queue *q)
 {
     for (size_t i = 0; i < q->spare_count; i++)
         gpu_pool_give(q->device, TP_EVENT_BLOCKING, q->spare[i], false);
-    counter_give(q->device, q->counter);
+    gpu_counter_give(q->device, q->counter);
     pthread_cond_destroy(&q->work_ready);
     pthread_mutex_destroy(&q->lock);
     pthread_mutex_destroy(&q->submit_lock);
@@ -375,16 +404,13 @@ static tp_status queue_create(gpu_stream *stream, gpu_host_queue **out)
 {
     if (exiting())
         return refused_at_exit();
-    if (!host_fns.exit_handler_registered) {
-        host_fns.owner = getpid();
-        if (atexit(host_fns_at_exit) != 0)
-            return gpu.host->fail(TP_ERR_OUT_OF_MEMORY, "tp_stream_launch_host_fn: atexit failed");
-        host_fns.exit_handler_registered = true;
-    }
+    tp_status status = exit_handler_register("tp_stream_launch_host_fn");
+    if (status != TP_OK)
+        return status;
     gpu_host_queue *q = calloc(1, sizeof *q);
     if (!q)
         return gpu.host->fail(TP_ERR_OUT_OF_MEMORY, "tp_stream_launch_host_fn: out of memory");
-    tp_status status = counter_take(stream->device, &q->counter);
+    status = counter_take(stream->device, &q->counter);
     if (status != TP_OK) {
         free(q);
         return status;

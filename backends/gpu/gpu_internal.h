@@ -18,6 +18,8 @@
  *                    retirement of shared native events, exporters' liveness
  *   gpu_ipc_event.c  the entries of interprocess and imported events
  *   gpu_snapshot.c   snapshots of records of events of both kinds (markers)
+ *   gpu_hold.c       stream_hold (rule 14): a stream held on a counter of
+ *                    gpu_host_fn.c's slabs, or a runtime host function gate
  *   gpu_sample.c     the runtime's own calls timed, for the benchmark baseline
  *   gpu_backend.c    the table: each event entry picks plain or interprocess by
  *                    the event's TP_EVENT_INTERPROCESS flag
@@ -117,6 +119,11 @@
 #define gpu_host_fn_stream_closed GPU_SYMBOL(host_fn_stream_closed)
 #define gpu_host_fn_would_wait_for_itself GPU_SYMBOL(host_fn_would_wait_for_itself)
 #define gpu_host_fn_on_device GPU_SYMBOL(host_fn_on_device)
+#define gpu_counter_take GPU_SYMBOL(counter_take)
+#define gpu_counter_raise GPU_SYMBOL(counter_raise)
+#define gpu_counter_give GPU_SYMBOL(counter_give)
+#define gpu_stream_hold GPU_SYMBOL(stream_hold)
+#define gpu_wait_mechanism GPU_SYMBOL(wait_mechanism)
 #define gpu_stream_create GPU_SYMBOL(stream_create)
 #define gpu_stream_from_native GPU_SYMBOL(stream_from_native)
 #define gpu_stream_default GPU_SYMBOL(stream_default)
@@ -321,6 +328,36 @@ bool gpu_host_fn_would_wait_for_itself(const gpu_stream *stream);
 /* Whether the calling thread is running a host function of a stream of the
  * device: a device-wide synchronize would wait for it forever. */
 bool gpu_host_fn_on_device(int device);
+
+/*
+ * The counters host functions hold streams with, for gpu_hold.c too: one 64-bit
+ * counter in mapped host memory, its own cache line, seen by the device at
+ * `device`. A counter only grows: a new owner continues from its value (every wait
+ * armed on it before has passed), and the exit handler raises every counter by
+ * 2^62, so that no stream stays held at exit.
+ */
+typedef struct gpu_counter {
+    _Atomic uint64_t *host;
+    rt_device_ptr device;
+} gpu_counter;
+
+/* A free counter of the device's slabs (a new slab if none is free); refused once
+ * the process is exiting. Makes sure the exit handler is registered. */
+tp_status gpu_counter_take(gpu_device *device, gpu_counter *out);
+
+/* Raises the counter to `value` (release ordering: what the caller wrote before is
+ * seen by whoever sees the value), never lowers it. */
+void gpu_counter_raise(gpu_counter counter, uint64_t value);
+
+/* Back to the free counters, at the value it has: every wait armed on it must have
+ * passed or be sure to (its value reached). */
+void gpu_counter_give(gpu_device *device, gpu_counter counter);
+
+/* ================================================================== gpu_hold.c */
+
+/* stream_hold (core/backend.h) and what tpevent devices says of it. */
+tp_status gpu_stream_hold(tp_stream *stream, void (**release)(void *), void **arg);
+tp_status gpu_wait_mechanism(int device, char *buf, size_t size);
 
 /* ================================================================ gpu_stream.c */
 
