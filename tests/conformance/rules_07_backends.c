@@ -8,26 +8,6 @@
  * through too (rules_05_08.c's rule07_*_beats_device_mismatch). */
 #include "support.h"
 
-#include <stdio.h>
-
-/* A device of another backend than `device`, or NULL after printing why none. */
-static const char *other_backend(const char *device)
-{
-    static const char *const gpus[][2] = {{"cuda", "cuda:0"}, {"hip", "hip:0"}};
-    if (strncmp(device, "cpu", 3) != 0)
-        return "cpu:0";
-    for (size_t i = 0; i < sizeof gpus / sizeof gpus[0]; i++)
-        if (tp_backend_status(gpus[i][0], NULL) == TP_OK)
-            return gpus[i][1];
-    printf("skipped: needs a second backend, and no GPU backend is usable here (cuda, hip)\n");
-    return NULL;
-}
-
-#define REQUIRE_OTHER_BACKEND(env, name)                                                                          \
-    const char *name = other_backend((env)->device);                                                              \
-    if (!name)                                                                                                    \
-    return TEST_SKIP
-
 TEST(rule07_two_backends_timing_disabled_first)
 {
     REQUIRE_OTHER_BACKEND(env, other);

@@ -99,6 +99,16 @@ double monotonic_seconds(void);
 /* CPU time used so far by the calling thread, in seconds. */
 double thread_cpu_seconds(void);
 
+/* A device of another backend than `device`, for the rules that span two
+ * backends: the CPU for a GPU device; for a CPU device, the first GPU backend
+ * usable here. NULL after printing why none is (the test then skips). */
+const char *other_backend(const char *device);
+
+#define REQUIRE_OTHER_BACKEND(env, name)                                                                          \
+    const char *name = other_backend((env)->device);                                                              \
+    if (!name)                                                                                                    \
+    return TEST_SKIP
+
 /* Event and stream creation that fails the test on error. */
 tp_event *new_event(const char *device, unsigned flags);
 tp_stream *new_stream(const char *device);
