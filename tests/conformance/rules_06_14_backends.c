@@ -17,6 +17,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+/* The test body: check(event_device, stream_device, ...) both ways, a stream of
+ * the device under test waiting on the other backend's event, then the reverse. */
+#define BOTH_WAYS(env, check, ...)                                                                                \
+    do {                                                                                                          \
+        const char *other_ = other_backend((env)->device);                                                        \
+        if (!other_)                                                                                              \
+            return TEST_SKIP;                                                                                     \
+        check(other_, (env)->device, __VA_ARGS__);                                                                \
+        check((env)->device, other_, __VA_ARGS__);                                                                \
+        return 0;                                                                                                 \
+    } while (0)
+
 /* A record of `event_device`, pending behind a closed gate, and a stream of
  * `stream_device` to wait on it. */
 typedef struct across {
@@ -74,28 +86,22 @@ static void later_work_waits(const char *event_device, const char *stream_device
 
 TEST(rule06_across_backends_later_work_waits_for_the_record)
 {
-    REQUIRE_OTHER_BACKEND(env, other);
-    later_work_waits(other, env->device, TP_EVENT_DEFAULT);
-    later_work_waits(env->device, other, TP_EVENT_DEFAULT);
-    return 0;
+    BOTH_WAYS(env, later_work_waits, TP_EVENT_DEFAULT);
 }
 
 /* With TP_EVENT_BLOCKING the waiting side sleeps instead of spinning; the wait
  * means the same. */
 TEST(rule06_across_backends_blocking_event_later_work_waits)
 {
-    REQUIRE_OTHER_BACKEND(env, other);
-    later_work_waits(other, env->device, TP_EVENT_BLOCKING);
-    later_work_waits(env->device, other, TP_EVENT_BLOCKING);
-    return 0;
+    BOTH_WAYS(env, later_work_waits, TP_EVENT_BLOCKING);
 }
 
 /* The wait is for the record that was latest at the call: recording the event
  * again, on an idle stream, where it is reached at once, releases nothing. */
-static void rerecord_changes_nothing(const char *event_device, const char *stream_device)
+static void rerecord_changes_nothing(const char *event_device, const char *stream_device, unsigned flags)
 {
     across a;
-    across_make(&a, event_device, stream_device, TP_EVENT_DEFAULT);
+    across_make(&a, event_device, stream_device, flags);
     tp_stream *idle = new_stream(event_device);
     CHECK_OK(tp_event_wait(a.event, a.waiting));
     CHECK_OK(tp_event_record(a.event, idle));
@@ -108,18 +114,21 @@ static void rerecord_changes_nothing(const char *event_device, const char *strea
 
 TEST(rule06_across_backends_rerecord_does_not_change_the_wait)
 {
-    REQUIRE_OTHER_BACKEND(env, other);
-    rerecord_changes_nothing(other, env->device);
-    rerecord_changes_nothing(env->device, other);
-    return 0;
+    BOTH_WAYS(env, rerecord_changes_nothing, TP_EVENT_DEFAULT);
 }
 
-/* Never recorded: nothing to wait for; the stream is not held. */
-static void never_recorded_is_noop(const char *event_device, const char *stream_device)
+/* Never recorded, or reached already (`reached`): nothing to wait for; the
+ * stream is not held. */
+static void nothing_to_wait_for(const char *event_device, const char *stream_device, bool reached)
 {
+    tp_stream *source = new_stream(event_device);
     tp_stream *waiting = new_stream(stream_device);
     tp_event *event = new_event(event_device, TP_EVENT_DEFAULT);
     tp_event *after = new_event(stream_device, TP_EVENT_DEFAULT);
+    if (reached) {
+        CHECK_OK(tp_event_record(event, source));
+        CHECK_OK(tp_event_synchronize(event));
+    }
     CHECK_OK(tp_event_wait(event, waiting));
     CHECK_OK(tp_stream_wait_event(waiting, event));
     CHECK_OK(tp_event_record(after, waiting));
@@ -128,49 +137,26 @@ static void never_recorded_is_noop(const char *event_device, const char *stream_
     CHECK_OK(tp_event_destroy(after));
     CHECK_OK(tp_event_destroy(event));
     CHECK_OK(tp_stream_destroy(waiting));
+    CHECK_OK(tp_stream_destroy(source));
 }
 
 TEST(rule06_across_backends_never_recorded_is_a_noop)
 {
-    REQUIRE_OTHER_BACKEND(env, other);
-    never_recorded_is_noop(other, env->device);
-    never_recorded_is_noop(env->device, other);
-    return 0;
-}
-
-/* A record reached already: nothing to wait for either. */
-static void reached_is_noop(const char *event_device, const char *stream_device)
-{
-    tp_stream *source = new_stream(event_device);
-    tp_stream *waiting = new_stream(stream_device);
-    tp_event *event = new_event(event_device, TP_EVENT_DEFAULT);
-    tp_event *after = new_event(stream_device, TP_EVENT_DEFAULT);
-    CHECK_OK(tp_event_record(event, source));
-    CHECK_OK(tp_event_synchronize(event));
-    CHECK_OK(tp_event_wait(event, waiting));
-    CHECK_OK(tp_event_record(after, waiting));
-    CHECK(event_done_within(after, EVENTUALLY_SECONDS));
-    CHECK_OK(tp_event_destroy(after));
-    CHECK_OK(tp_event_destroy(event));
-    CHECK_OK(tp_stream_destroy(waiting));
-    CHECK_OK(tp_stream_destroy(source));
+    BOTH_WAYS(env, nothing_to_wait_for, false);
 }
 
 TEST(rule06_across_backends_reached_record_is_a_noop)
 {
-    REQUIRE_OTHER_BACKEND(env, other);
-    reached_is_noop(other, env->device);
-    reached_is_noop(env->device, other);
-    return 0;
+    BOTH_WAYS(env, nothing_to_wait_for, true);
 }
 
 /* Rule 9: the event, then the waiting stream, then the event's stream destroyed
  * with the wait pending; the gate opens afterwards: nothing crashes, the work
  * recorded after the wait completes, and both devices synchronize. */
-static void destroyed_while_pending(const char *event_device, const char *stream_device)
+static void destroyed_while_pending(const char *event_device, const char *stream_device, unsigned flags)
 {
     across a;
-    across_make(&a, event_device, stream_device, TP_EVENT_DEFAULT);
+    across_make(&a, event_device, stream_device, flags);
     CHECK_OK(tp_event_wait(a.event, a.waiting));
     CHECK_OK(tp_event_record(a.after, a.waiting));
     CHECK_OK(tp_event_destroy(a.event));
@@ -189,22 +175,19 @@ static void destroyed_while_pending(const char *event_device, const char *stream
 
 TEST(rule09_across_backends_destroy_event_and_streams_with_wait_pending)
 {
-    REQUIRE_OTHER_BACKEND(env, other);
-    destroyed_while_pending(other, env->device);
-    destroyed_while_pending(env->device, other);
-    return 0;
+    BOTH_WAYS(env, destroyed_while_pending, TP_EVENT_DEFAULT);
 }
 
 /* Interprocess events are refused across backends, recorded or not, pending or
  * reached, with a message that says so; the stream is left as it was. */
-static void interprocess_refused(const char *event_device, const char *stream_device)
+static void interprocess_refused(const char *event_device, const char *stream_device, unsigned flags)
 {
     across a;
-    across_make(&a, event_device, stream_device, TP_EVENT_INTERPROCESS);
+    across_make(&a, event_device, stream_device, flags);
     CHECK_STATUS(tp_event_wait(a.event, a.waiting), TP_ERR_UNSUPPORTED);
     CHECK_ERROR_MENTIONS("interprocess");
     CHECK_STATUS(tp_stream_wait_event(a.waiting, a.event), TP_ERR_UNSUPPORTED);
-    tp_event *unrecorded = new_event(event_device, TP_EVENT_INTERPROCESS);
+    tp_event *unrecorded = new_event(event_device, flags);
     CHECK_STATUS(tp_event_wait(unrecorded, a.waiting), TP_ERR_UNSUPPORTED);
     CHECK_OK(tp_event_destroy(unrecorded));
     CHECK_OK(tp_event_record(a.after, a.waiting));
@@ -214,21 +197,18 @@ static void interprocess_refused(const char *event_device, const char *stream_de
 
 TEST(rule14_across_backends_interprocess_event_is_refused)
 {
-    REQUIRE_OTHER_BACKEND(env, other);
-    interprocess_refused(other, env->device);
-    interprocess_refused(env->device, other);
-    return 0;
+    BOTH_WAYS(env, interprocess_refused, TP_EVENT_INTERPROCESS);
 }
 
 /* tp_stream_wait_stream across backends: later work waits for the other stream's
  * work so far (an event of its backend, through the same path). */
-static void wait_stream_waits(const char *other_device, const char *stream_device)
+static void wait_stream_waits(const char *other_device, const char *stream_device, unsigned after_flags)
 {
     gate g;
     gate_init(&g);
     tp_stream *other = new_stream(other_device);
     tp_stream *waiting = new_stream(stream_device);
-    tp_event *after = new_event(stream_device, TP_EVENT_DEFAULT);
+    tp_event *after = new_event(stream_device, after_flags);
     gate_launch(&g, other);
     CHECK_OK(tp_stream_wait_stream(waiting, other));
     CHECK_OK(tp_event_record(after, waiting));
@@ -244,17 +224,14 @@ static void wait_stream_waits(const char *other_device, const char *stream_devic
 
 TEST(rule14_across_backends_stream_waits_for_stream)
 {
-    REQUIRE_OTHER_BACKEND(env, other);
-    wait_stream_waits(other, env->device);
-    wait_stream_waits(env->device, other);
-    return 0;
+    BOTH_WAYS(env, wait_stream_waits, TP_EVENT_DEFAULT);
 }
 
 /* Many waits pending at once on one stream, each released in turn: holds do not
  * share a counter, and a counter taken again continues from its value. The gates
  * are on one stream, so that they reach the runtime's one callback thread in order
  * where host functions go through it. */
-static void many_waits(const char *event_device, const char *stream_device)
+static void many_waits(const char *event_device, const char *stream_device, unsigned flags)
 {
     enum { WAITS = 8 };
     gate gates[WAITS];
@@ -263,7 +240,7 @@ static void many_waits(const char *event_device, const char *stream_device)
     tp_stream *waiting = new_stream(stream_device);
     for (int i = 0; i < WAITS; i++) {
         gate_init(&gates[i]);
-        events[i] = new_event(event_device, TP_EVENT_DEFAULT);
+        events[i] = new_event(event_device, flags);
         marks[i] = new_event(stream_device, TP_EVENT_DEFAULT);
         gate_launch(&gates[i], source);
         CHECK_OK(tp_event_record(events[i], source));
@@ -288,10 +265,7 @@ static void many_waits(const char *event_device, const char *stream_device)
 
 TEST(rule14_across_backends_many_waits_released_in_order)
 {
-    REQUIRE_OTHER_BACKEND(env, other);
-    many_waits(other, env->device);
-    many_waits(env->device, other);
-    return 0;
+    BOTH_WAYS(env, many_waits, TP_EVENT_DEFAULT);
 }
 
 /* tpevent devices reports what holds a stream of each device in such a wait. */
