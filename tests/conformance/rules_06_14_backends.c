@@ -268,6 +268,54 @@ TEST(rule14_across_backends_many_waits_released_in_order)
     BOTH_WAYS(env, many_waits, TP_EVENT_DEFAULT);
 }
 
+/*
+ * Exit with waits across backends held for good (rules 9 and 14 at exit): a child
+ * process leaves, both ways, a stream waiting on a record behind a gate that never
+ * opens (and a second waiting stream destroyed with its wait pending), then calls
+ * exit(). It must end, with its own status: no GPU stream stays held (the counters
+ * are raised, the gates opened) and no thread tpevent blocked holds the exit up.
+ */
+#define ACROSS_EXIT_ENV "TPEVENT_TEST_ACROSS_EXIT_CHILD"
+#define ACROSS_EXIT_STATUS 43
+
+static void hold_forever(const char *event_device, const char *stream_device, gate *never)
+{
+    tp_stream *source = new_stream(event_device);
+    tp_stream *waiting = new_stream(stream_device);
+    tp_stream *destroyed = new_stream(stream_device);
+    tp_event *event = new_event(event_device, TP_EVENT_DEFAULT);
+    tp_event *after = new_event(stream_device, TP_EVENT_DEFAULT);
+    gate_launch(never, source);
+    CHECK_OK(tp_event_record(event, source));
+    CHECK_OK(tp_event_wait(event, waiting));
+    CHECK_OK(tp_event_wait(event, destroyed));
+    CHECK_OK(tp_stream_destroy(destroyed));
+    CHECK_OK(tp_event_record(after, waiting));
+    CHECK(event_pending_for(after, 20));
+}
+
+static _Noreturn void across_exit_child(const char *device, const char *other)
+{
+    static gate never[2]; /* static: still there while exit runs */
+    gate_init(&never[0]);
+    gate_init(&never[1]);
+    hold_forever(other, device, &never[0]);
+    hold_forever(device, other, &never[1]);
+    printf("ready\n");
+    fflush(stdout);
+    exit(ACROSS_EXIT_STATUS);
+}
+
+TEST(rule14_across_backends_exit_with_waits_held_forever)
+{
+    REQUIRE_OTHER_BACKEND(env, other);
+    if (getenv(ACROSS_EXIT_ENV) != NULL)
+        across_exit_child(env->device, other);
+    expect_child_exits(env->device, "rule14_across_backends_exit_with_waits_held_forever", ACROSS_EXIT_ENV,
+                       ACROSS_EXIT_STATUS, 60.0);
+    return 0;
+}
+
 /* tpevent devices reports what holds a stream of each device in such a wait. */
 TEST(rule14_wait_mechanism_is_reported)
 {

@@ -109,6 +109,10 @@ const char *other_backend(const char *device);
     if (!name)                                                                                                    \
     return TEST_SKIP
 
+/* Runs `test` of this program in a child with `mark_env`=1 set; fails unless it
+ * prints "ready" and exits with `exit_status` within `seconds` (exit_child.c). */
+void expect_child_exits(const char *device, const char *test, const char *mark_env, int exit_status, double seconds);
+
 /* Event and stream creation that fails the test on error. */
 tp_event *new_event(const char *device, unsigned flags);
 tp_stream *new_stream(const char *device);
