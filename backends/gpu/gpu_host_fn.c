@@ -226,17 +226,16 @@ static void counter_put(gpu_device *device, host_counter counter)
     slot->free[slot->free_count++] = counter; /* there is room for all of them */
 }
 
-void gpu_counter_give(gpu_device *device, host_counter counter)
+static void counter_give(gpu_device *device, host_counter counter)
 {
     pthread_mutex_lock(&host_fns.lock);
     counter_put(device, counter);
     pthread_mutex_unlock(&host_fns.lock);
 }
 
-void gpu_counter_raise(gpu_counter counter, uint64_t value)
-{
-    counter_raise(counter.host, value);
-}
+/* gpu_hold.c's (gpu_internal.h). */
+void gpu_counter_give(gpu_device *device, gpu_counter counter) { counter_give(device, counter); }
+void gpu_counter_raise(gpu_counter counter, uint64_t value) { counter_raise(counter.host, value); }
 
 /* ------------------------------------------------------------ process exit */
 
@@ -320,7 +319,7 @@ static void queue_free(gpu_host_queue *q)
 {
     for (size_t i = 0; i < q->spare_count; i++)
         gpu_pool_give(q->device, TP_EVENT_BLOCKING, q->spare[i], false);
-    gpu_counter_give(q->device, q->counter);
+    counter_give(q->device, q->counter);
     pthread_cond_destroy(&q->work_ready);
     pthread_mutex_destroy(&q->lock);
     pthread_mutex_destroy(&q->submit_lock);
