@@ -278,29 +278,36 @@ TEST(rule14_across_backends_many_waits_released_in_order)
 #define ACROSS_EXIT_ENV "TPEVENT_TEST_ACROSS_EXIT_CHILD"
 #define ACROSS_EXIT_STATUS 43
 
-static void hold_forever(const char *event_device, const char *stream_device, gate *never)
+/* What the child leaves held: static, so that it is still reachable while exit
+ * runs (the leak checker looks then). */
+typedef struct held_forever {
+    gate never;
+    tp_stream *source, *waiting;
+    tp_event *event, *after;
+} held_forever;
+
+static void hold_forever(const char *event_device, const char *stream_device, held_forever *h)
 {
-    tp_stream *source = new_stream(event_device);
-    tp_stream *waiting = new_stream(stream_device);
+    gate_init(&h->never);
+    h->source = new_stream(event_device);
+    h->waiting = new_stream(stream_device);
     tp_stream *destroyed = new_stream(stream_device);
-    tp_event *event = new_event(event_device, TP_EVENT_DEFAULT);
-    tp_event *after = new_event(stream_device, TP_EVENT_DEFAULT);
-    gate_launch(never, source);
-    CHECK_OK(tp_event_record(event, source));
-    CHECK_OK(tp_event_wait(event, waiting));
-    CHECK_OK(tp_event_wait(event, destroyed));
+    h->event = new_event(event_device, TP_EVENT_DEFAULT);
+    h->after = new_event(stream_device, TP_EVENT_DEFAULT);
+    gate_launch(&h->never, h->source);
+    CHECK_OK(tp_event_record(h->event, h->source));
+    CHECK_OK(tp_event_wait(h->event, h->waiting));
+    CHECK_OK(tp_event_wait(h->event, destroyed));
     CHECK_OK(tp_stream_destroy(destroyed));
-    CHECK_OK(tp_event_record(after, waiting));
-    CHECK(event_pending_for(after, 20));
+    CHECK_OK(tp_event_record(h->after, h->waiting));
+    CHECK(event_pending_for(h->after, 20));
 }
 
 static _Noreturn void across_exit_child(const char *device, const char *other)
 {
-    static gate never[2]; /* static: still there while exit runs */
-    gate_init(&never[0]);
-    gate_init(&never[1]);
-    hold_forever(other, device, &never[0]);
-    hold_forever(device, other, &never[1]);
+    static held_forever held[2];
+    hold_forever(other, device, &held[0]);
+    hold_forever(device, other, &held[1]);
     printf("ready\n");
     fflush(stdout);
     exit(ACROSS_EXIT_STATUS);
