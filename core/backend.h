@@ -292,7 +292,8 @@ struct tp_backend {
     tp_status (*snapshot_notify)(const tp_snapshot *snapshot, void (*fn)(void *), void *arg);
 
     /*
-     * Optional until the cross-backend waits (rule 14): work submitted to `stream`
+     * Optional (rule 14; without it a stream of this backend cannot wait on a
+     * record of another backend, see host_fn_may_block): work submitted to `stream`
      * after this call waits until the host lets it go, by calling *release(*arg)
      * once, from any thread (for instance from another backend's snapshot_notify).
      * Holds no thread that the runtime needs for other streams (a GPU runtime: a
@@ -300,6 +301,28 @@ struct tp_backend {
      * release is safe; the release must still come.
      */
     tp_status (*stream_hold)(tp_stream *stream, void (**release)(void *), void **arg);
+
+    /*
+     * How a stream of this backend waits on a record of another backend (rule 14;
+     * core/wait_across.c decides by this flag, nothing else):
+     *   true (the CPU): stream_launch_host_fn's functions run on a thread of the
+     *     stream's own that nothing else needs (the stream's worker), so one may
+     *     block. The core then launches a host function that blocks on the other
+     *     backend's snapshot (spinning briefly, then snapshot_synchronize, which
+     *     sleeps with TP_EVENT_BLOCKING): the next task starts as soon as the
+     *     waiting thread sees the record, with no hop through a notify callback.
+     *   false (CUDA, HIP): stream_hold, released by the event's backend's
+     *     snapshot_notify. A GPU stream's host functions run on tpevent threads
+     *     (rule 15), but blocking one for the length of a wait would hold a thread
+     *     per pending wait, and on the runtime-host-function fallback the runtime's
+     *     one callback thread; a stream memory operation holds no thread at all.
+     */
+    bool host_fn_may_block;
+
+    /* Optional: what holds a stream of the device in a wait on another backend's
+     * record, in words ("stream memory operations (cuStreamWaitValue64)", or the
+     * fallback and why), for `tpevent devices` (tp_device_wait_mechanism). */
+    tp_status (*wait_mechanism)(int device, char *buf, size_t size);
 };
 
 /*

@@ -45,14 +45,6 @@ TP_COLD static tp_status record_mismatch(const tp_event *event, const tp_stream 
                    tp_device_str(event->device, event_device), tp_device_str(stream->device, stream_device));
 }
 
-TP_COLD static tp_status wait_across_backends(const tp_event *event, const tp_stream *stream)
-{
-    char event_device[TP_DEVICE_STRING_MAX], stream_device[TP_DEVICE_STRING_MAX];
-    return tp_fail(TP_ERR_UNSUPPORTED,
-                   "tp_event_wait: a stream of %s cannot wait on an event of %s yet (cross-backend waits)",
-                   tp_device_str(stream->device, stream_device), tp_device_str(event->device, event_device));
-}
-
 tp_status tp_event_record(tp_event *event, tp_stream *stream)
 {
     if (TP_UNLIKELY(!event))
@@ -93,7 +85,7 @@ tp_status tp_event_wait(tp_event *event, tp_stream *stream)
     /* One backend per device type; a backend may give its events of different
      * kinds tables of their own, so the tables are not what is compared. */
     if (TP_UNLIKELY(stream->device.type != event->device.type))
-        return wait_across_backends(event, stream);
+        return tp_wait_across_backends(event, stream); /* core/wait_across.c */
     return event->backend->stream_wait_event(stream, event);
 }
 

@@ -55,6 +55,11 @@ tp_status tp_snapshot_take(tp_event *event, tp_snapshot *out);
 void tp_snapshot_release(tp_snapshot *snapshot);
 tp_status tp_snapshot_reached(const tp_snapshot *snapshot, bool *reached);
 
+/* ------------------------------------------------------ wait_across.c */
+
+/* tp_event_wait of a stream on an event of another backend (rules 6, 14). */
+tp_status tp_wait_across_backends(tp_event *event, tp_stream *stream) TP_COLD;
+
 /* -------------------------------------------------------------- ipc.c */
 
 /* Header of tp_ipc_handle (see core/backend.h for the layout). */

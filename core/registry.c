@@ -203,3 +203,17 @@ tp_status tp_native_sample(const char *device_str, tp_native_op op, uint64_t *sa
         return tp_fail(TP_ERR_UNSUPPORTED, "%s backend has no native runtime to sample", backend->name);
     return backend->native_sample(device.index, op, samples_ns, count);
 }
+
+tp_status tp_device_wait_mechanism(const char *device_str, char *buf, size_t size)
+{
+    tp_device device;
+    const tp_backend *backend;
+    if (!buf || size == 0)
+        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_device_wait_mechanism: buf is NULL or size is 0");
+    tp_status status = tp_device_resolve(device_str, &device, &backend);
+    if (status != TP_OK)
+        return status;
+    if (!backend->wait_mechanism)
+        return tp_unsupported(backend, "waits on records of other backends");
+    return backend->wait_mechanism(device.index, buf, size);
+}

@@ -1,6 +1,7 @@
 /*
  * tpevent devices: one row per backend (built, loaded, device count, available or
- * why not), then one row per device (timer resolution measured, name); or all of it,
+ * why not), then one row per device (timer resolution measured, name, and on a line
+ * of its own what holds its streams in a wait on another backend); or all of it,
  * and the host, as one JSON object (--json).
  */
 #include <math.h>
@@ -8,6 +9,7 @@
 #include <string.h>
 
 #include <tpevent/tpevent.h>
+#include <tpevent/tpevent_diagnostics.h> /* tp_device_wait_mechanism */
 
 #include "host.h"
 #include "json.h"
@@ -17,6 +19,7 @@
 /* Enough back-to-back pairs to catch the timer's smallest step; ~10 ms on a GPU. */
 #define RESOLUTION_TRIES 1000
 #define NAME_SIZE 128
+#define WAIT_SIZE 256
 
 static const char devices_usage[] = "Usage: tpevent devices [--json]\n";
 
@@ -34,6 +37,9 @@ static const char devices_help[] =
     "  timer resolution  the smallest nonzero elapsed time between two timing events\n"
     "                    recorded back to back on an idle stream, over 1000 tries\n"
     "  name              the device's name, as its runtime gives it\n"
+    "and under each device, 'cross-backend waits:' and what holds a stream of the\n"
+    "device that waits on a record of another backend (rule 14): stream memory\n"
+    "operations, or a fallback and why (TPEVENT_GPU_WAIT=host-fn forces it)\n"
     "\n"
     "Options:\n"
     "      --json  print one JSON object instead: the version, the host, each backend\n"
@@ -56,6 +62,7 @@ typedef struct device_row {
     bool measured;
     char name[NAME_SIZE];
     bool has_name;
+    char wait[WAIT_SIZE]; /* tp_device_wait_mechanism; "" if it failed */
     char error[TOOL_ERROR_SIZE]; /* why the resolution or the name is missing */
 } device_row;
 
@@ -88,6 +95,8 @@ static void gather_device(tp_device_type type, int index, device_row *row)
     row->has_name = tp_device_name(row->device, row->name, sizeof row->name) == TP_OK;
     if (!row->has_name && row->measured)
         snprintf(row->error, sizeof row->error, "tp_device_name: %s", tp_last_error());
+    if (tp_device_wait_mechanism(row->device, row->wait, sizeof row->wait) != TP_OK)
+        snprintf(row->wait, sizeof row->wait, "- (%s)", tp_last_error());
 }
 
 static void print_backend_row(const backend_row *row, const char *name)
@@ -109,6 +118,7 @@ static void print_device_row(const device_row *row)
 {
     if (!row->measured) {
         printf("%-8s %16s  %s\n", row->device, "error", "-");
+        printf("%-8s cross-backend waits: %s\n", "", row->wait);
         return;
     }
     char resolution[32] = "all 0";
@@ -120,6 +130,7 @@ static void print_device_row(const device_row *row)
     else
         snprintf(name, sizeof name, "- (%s)", row->error);
     printf("%-8s %16s  %s\n", row->device, resolution, name);
+    printf("%-8s cross-backend waits: %s\n", "", row->wait);
 }
 
 #if TPEVENT_TOOL_HAVE_CJSON
@@ -172,6 +183,7 @@ static bool print_json(const backend_row *backends, const device_row *devices,
             json_number(&doc, object, "timer_resolution_ns", round(row->resolution_ns * 10.0) / 10.0);
         else
             json_null(&doc, object, "timer_resolution_ns");
+        json_string(&doc, object, "cross_backend_wait", row->wait);
         json_string(&doc, object, "error", nonempty_or_null(row->error));
     }
     if (!json_end(&doc, stdout)) {

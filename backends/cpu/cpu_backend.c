@@ -72,7 +72,11 @@ static const tp_backend cpu_table = {
     .snapshot_synchronize = tp_cpu_snapshot_synchronize,
     .snapshot_time = NULL, /* the clock issue (rule 13) */
     .snapshot_notify = tp_cpu_snapshot_notify,
-    .stream_hold = NULL, /* the cross-backend waits (rule 14) */
+    .stream_hold = tp_cpu_stream_hold,
+    /* A host function runs on the stream's own worker: the core's waits on other
+     * backends' records block it on the record (core/wait_across.c). */
+    .host_fn_may_block = true,
+    .wait_mechanism = tp_cpu_wait_mechanism,
 };
 
 tp_status tp_backend_entry_cpu(uint32_t core_abi, const tp_backend **out, char *reason, size_t reason_size)

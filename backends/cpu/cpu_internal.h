@@ -397,6 +397,13 @@ tp_status tp_cpu_snapshot_query(const tp_snapshot *snapshot, bool *reached);
 tp_status tp_cpu_snapshot_synchronize(const tp_snapshot *snapshot);
 tp_status tp_cpu_snapshot_notify(const tp_snapshot *snapshot, void (*fn)(void *), void *arg);
 
+/* -------------------------------------------------------------- cpu_hold.c */
+
+/* stream_hold (core/backend.h): a task that blocks the stream's worker until
+ * released; and what tpevent devices says of the CPU's cross-backend waits. */
+tp_status tp_cpu_stream_hold(tp_stream *stream, void (**release)(void *), void **arg);
+tp_status tp_cpu_wait_mechanism(int device, char *buf, size_t size);
+
 /* ------------------------------------------------------------ cpu_stream.c */
 
 tp_status tp_cpu_stream_create(int device, int priority, tp_stream **out);

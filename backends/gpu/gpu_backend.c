@@ -67,6 +67,8 @@ FORK_GUARDED(gpu_snapshot_take, "snapshot_take", (tp_event * event, tp_snapshot 
 FORK_GUARDED(gpu_snapshot_query, "snapshot_query", (const tp_snapshot *snapshot, bool *reached), (snapshot, reached))
 FORK_GUARDED(gpu_snapshot_synchronize, "snapshot_synchronize", (const tp_snapshot *snapshot), (snapshot))
 FORK_GUARDED(gpu_snapshot_notify, "snapshot_notify", (const tp_snapshot *snapshot, void (*fn)(void *), void *arg), (snapshot, fn, arg))
+FORK_GUARDED(gpu_stream_hold, "tp_event_wait", (tp_stream * stream, void (**release)(void *), void **arg), (stream, release, arg))
+FORK_GUARDED(gpu_wait_mechanism, "tp_device_wait_mechanism", (int d, char *buf, size_t size), (d, buf, size))
 FORK_GUARDED(gpu_plain_stream_wait_event, "tp_event_wait", (tp_stream * stream, tp_event *event), (stream, event))
 FORK_GUARDED(gpu_plain_event_destroy, "tp_event_destroy", (tp_event * event), (event))
 FORK_GUARDED(gpu_plain_event_record, "tp_event_record", (tp_event * event, tp_stream *stream), (event, stream))
@@ -94,8 +96,10 @@ FORK_GUARDED(gpu_event_ipc_export, "tp_event_ipc_handle", (tp_event * event, uns
     .native_sample = guarded_gpu_native_sample, .snapshot_take = guarded_gpu_snapshot_take,                                           \
     .snapshot_release = gpu_snapshot_release, .snapshot_query = guarded_gpu_snapshot_query,                                 \
     .snapshot_synchronize = guarded_gpu_snapshot_synchronize, .snapshot_time = NULL /* timestamps go by the event */,      \
-    .snapshot_notify = guarded_gpu_snapshot_notify, .stream_hold = NULL /* the cross-backend waits */,                       \
-    .event_timestamp = guarded_gpu_event_timestamp, .device_clock = guarded_gpu_device_clock
+    .snapshot_notify = guarded_gpu_snapshot_notify, .stream_hold = guarded_gpu_stream_hold,                                  \
+    .host_fn_may_block = false /* stream_hold holds no thread (core/backend.h) */,                                            \
+    .wait_mechanism = guarded_gpu_wait_mechanism, .event_timestamp = guarded_gpu_event_timestamp,                            \
+    .device_clock = guarded_gpu_device_clock
 
 static const tp_backend gpu_table = {
     GPU_SHARED_ENTRIES,

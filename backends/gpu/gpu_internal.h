@@ -20,6 +20,8 @@
  *                    retirement of shared native events, exporters' liveness
  *   gpu_ipc_event.c  the entries of interprocess and imported events
  *   gpu_snapshot.c   snapshots of records of events of both kinds (markers)
+ *   gpu_hold.c       stream_hold (rule 14): a stream held on a counter
+ *                    (gpu_host_counter.c), or a runtime host function gate
  *   gpu_sample.c     the runtime's own calls timed, for the benchmark baseline
  *   gpu_backend.c    the table: each event entry picks plain or interprocess by
  *                    the event's TP_EVENT_INTERPROCESS flag
@@ -127,6 +129,8 @@
 #define gpu_host_fn_stream_closed GPU_SYMBOL(host_fn_stream_closed)
 #define gpu_host_fn_would_wait_for_itself GPU_SYMBOL(host_fn_would_wait_for_itself)
 #define gpu_host_fn_on_device GPU_SYMBOL(host_fn_on_device)
+#define gpu_stream_hold GPU_SYMBOL(stream_hold)
+#define gpu_wait_mechanism GPU_SYMBOL(wait_mechanism)
 #define gpu_stream_create GPU_SYMBOL(stream_create)
 #define gpu_stream_from_native GPU_SYMBOL(stream_from_native)
 #define gpu_stream_default GPU_SYMBOL(stream_default)
@@ -327,8 +331,7 @@ typedef struct gpu_counter {
     rt_device_ptr device;
 } gpu_counter;
 
-/* Whether the device can hold a stream on host memory (64-bit stream memory
- * operations, mapped host memory); decided once. The reason when not. */
+/* Whether the device can hold a stream on host memory (decided once); why not. */
 bool gpu_counters_supported(gpu_device *device);
 const char *gpu_counters_unsupported_reason(gpu_device *device);
 
@@ -341,10 +344,9 @@ void gpu_counter_give(gpu_device *device, gpu_counter counter);
  * seen by the work the stores lets go. */
 void gpu_counter_raise(_Atomic uint64_t *counter, uint64_t value);
 
-/* At exit every counter was raised past every wait, and none is handed out. */
+/* At exit every counter was raised past every wait, and none is handed out;
+ * watch_exit registers the exit handler for whoever needs it without a counter. */
 bool gpu_counters_exiting(void);
-/* Makes sure the exit handler runs at exit, for whoever needs gpu_counters_exiting
- * without a counter; refused once exiting. */
 tp_status gpu_counters_watch_exit(const char *operation);
 tp_status gpu_counters_refused_at_exit(const char *operation);
 
@@ -369,6 +371,12 @@ bool gpu_host_fn_would_wait_for_itself(const gpu_stream *stream);
 /* Whether the calling thread is running a host function of a stream of the
  * device: a device-wide synchronize would wait for it forever. */
 bool gpu_host_fn_on_device(int device);
+
+/* ================================================================== gpu_hold.c */
+
+/* stream_hold (core/backend.h) and what tpevent devices says of it. */
+tp_status gpu_stream_hold(tp_stream *stream, void (**release)(void *), void **arg);
+tp_status gpu_wait_mechanism(int device, char *buf, size_t size);
 
 /* ================================================================ gpu_stream.c */
 

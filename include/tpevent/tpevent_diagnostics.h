@@ -39,6 +39,17 @@ typedef enum tp_native_op {
 TP_API tp_status tp_native_sample(const char *device, tp_native_op op, uint64_t *samples_ns,
                                   size_t count);
 
+/* ------------------------------------------------- cross-backend waits */
+
+/*
+ * What holds a stream of the device while it waits on a record of another backend
+ * (rule 14), in words, into buf (NUL-terminated, truncated to size): for CUDA and
+ * HIP "stream memory operations (...)" or the fallback and why; for the CPU, the
+ * stream's own worker. For `tpevent devices`. TP_ERR_UNSUPPORTED for a backend
+ * whose streams cannot wait across backends.
+ */
+TP_API tp_status tp_device_wait_mechanism(const char *device, char *buf, size_t size);
+
 #ifdef __cplusplus
 }
 #endif

@@ -14,19 +14,6 @@
 #include <math.h>
 #include <stdio.h>
 
-/* A device of another backend than `device`, or NULL after printing why none. */
-static const char *other_backend(const char *device)
-{
-    static const char *const gpus[][2] = {{"cuda", "cuda:0"}, {"hip", "hip:0"}};
-    if (strncmp(device, "cpu", 3) != 0)
-        return "cpu:0";
-    for (size_t i = 0; i < sizeof gpus / sizeof gpus[0]; i++)
-        if (tp_backend_status(gpus[i][0], NULL) == TP_OK)
-            return gpus[i][1];
-    printf("skipped: needs a second backend, and no GPU backend is usable here (cuda, hip)\n");
-    return NULL;
-}
-
 /* A check of a pair of devices, run on the device and its peer (two devices) or
  * on the device and another backend's; skipped, saying why, where there is none. */
 typedef void pair_check(const char *a, const char *b);

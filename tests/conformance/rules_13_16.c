@@ -430,74 +430,7 @@ TEST(rule15_exit_with_host_fn_blocked_forever)
     if (getenv(EXIT_CHILD_ENV) != NULL)
         exit_child(env->device);
 
-    /* The environment with the child's mark added, and the same test again. */
-    size_t count = 0;
-    while (environ[count] != NULL)
-        count++;
-    char **child_env = calloc(count + 2, sizeof *child_env);
-    CHECK(child_env != NULL);
-    for (size_t i = 0; i < count; i++)
-        child_env[i] = environ[i];
-    child_env[count] = EXIT_CHILD_ENV "=1";
-    char *child_argv[] = {"tpevent_conformance", "--device", (char *)env->device, "--test",
-                          "rule15_exit_with_host_fn_blocked_forever", NULL};
-    int out[2];
-    CHECK(pipe(out) == 0);
-    posix_spawn_file_actions_t actions;
-    CHECK(posix_spawn_file_actions_init(&actions) == 0);
-    CHECK(posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO) == 0);
-    CHECK(posix_spawn_file_actions_addclose(&actions, out[0]) == 0);
-    pid_t child;
-    /* This program as it was started (argv[0]), not /proc/self/exe: under valgrind
-     * that is valgrind's own tool. */
-    CHECK(posix_spawn(&child, program_invocation_name, &actions, NULL, child_argv, child_env) == 0);
-    posix_spawn_file_actions_destroy(&actions);
-    free(child_env);
-    close(out[1]);
-
-    /* Its output until it closes (at its end), then its status: both in time. */
-    char said[512] = "";
-    size_t length = 0;
-    double deadline = monotonic_seconds() + EXIT_CHILD_SECONDS;
-    for (;;) {
-        int left_ms = (int)((deadline - monotonic_seconds()) * 1000.0);
-        struct pollfd p = {out[0], POLLIN, 0};
-        int ready = left_ms > 0 ? poll(&p, 1, left_ms) : 0;
-        if (ready < 0 && errno == EINTR)
-            continue;
-        if (ready <= 0) {
-            kill(child, SIGKILL);
-            (void)waitpid(child, NULL, 0);
-            check_failed(__FILE__, __LINE__, "the child did not end within %.0f s of its exit (it said \"%s\")",
-                         EXIT_CHILD_SECONDS, said);
-        }
-        ssize_t got = read(out[0], said + length, sizeof said - 1 - length);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got <= 0 || length + (size_t)got >= sizeof said - 1)
-            break;
-        length += (size_t)got;
-        said[length] = '\0';
-    }
-    close(out[0]);
-    int status = 0;
-    for (;;) {
-        pid_t done = waitpid(child, &status, WNOHANG);
-        if (done == child)
-            break;
-        CHECK(done == 0);
-        if (monotonic_seconds() > deadline) {
-            kill(child, SIGKILL);
-            (void)waitpid(child, NULL, 0);
-            check_failed(__FILE__, __LINE__, "the child closed its output but did not end within %.0f s",
-                         EXIT_CHILD_SECONDS);
-        }
-        sleep_ms(5);
-    }
-    CHECK_CONTAINS(said, "ready");
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != EXIT_CHILD_STATUS)
-        check_failed(__FILE__, __LINE__, "the child ended with %s %d, not exit status %d (it said \"%s\")",
-                     WIFEXITED(status) ? "exit status" : "signal",
-                     WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), EXIT_CHILD_STATUS, said);
+    expect_child_exits(env->device, "rule15_exit_with_host_fn_blocked_forever", EXIT_CHILD_ENV, EXIT_CHILD_STATUS,
+                       EXIT_CHILD_SECONDS);
     return 0;
 }

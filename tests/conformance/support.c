@@ -3,6 +3,7 @@
 #include "support.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <time.h>
@@ -305,4 +306,16 @@ tp_stream *new_stream(const char *device)
     CHECK_OK(tp_stream_create(&stream, device, 0));
     CHECK(stream != NULL);
     return stream;
+}
+
+const char *other_backend(const char *device)
+{
+    static const char *const gpus[][2] = {{"cuda", "cuda:0"}, {"hip", "hip:0"}};
+    if (strncmp(device, "cpu", 3) != 0)
+        return "cpu:0";
+    for (size_t i = 0; i < sizeof gpus / sizeof gpus[0]; i++)
+        if (tp_backend_status(gpus[i][0], NULL) == TP_OK)
+            return gpus[i][1];
+    printf("skipped: needs a second backend, and no GPU backend is usable here (cuda, hip)\n");
+    return NULL;
 }

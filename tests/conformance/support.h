@@ -109,6 +109,20 @@ int64_t timestamp_of(tp_event *event);
 /* CPU time used so far by the calling thread, in seconds. */
 double thread_cpu_seconds(void);
 
+/* A device of another backend than `device`, for the rules that span two
+ * backends: the CPU for a GPU device; for a CPU device, the first GPU backend
+ * usable here. NULL after printing why none is (the test then skips). */
+const char *other_backend(const char *device);
+
+#define REQUIRE_OTHER_BACKEND(env, name)                                                                          \
+    const char *name = other_backend((env)->device);                                                              \
+    if (!name)                                                                                                    \
+    return TEST_SKIP
+
+/* Runs `test` of this program in a child with `mark_env`=1 set; fails unless it
+ * prints "ready" and exits with `exit_status` within `seconds` (exit_child.c). */
+void expect_child_exits(const char *device, const char *test, const char *mark_env, int exit_status, double seconds);
+
 /* Event and stream creation that fails the test on error. */
 tp_event *new_event(const char *device, unsigned flags);
 tp_stream *new_stream(const char *device);

@@ -790,9 +790,10 @@ static void op_record_new_event(runner *r)
     trace(r, "e%d = stream_record_event(s%d, new)", e, s);
 }
 
-/* Whether a stream of device `a` waiting on device `b` spans two backends: refused
- * with TP_ERR_UNSUPPORTED until the cross-backend waits (rule 14); the model then
- * does nothing. */
+/* Whether a stream of device `a` waiting on device `b` spans two backends. Such a
+ * wait means what a wait on one backend means (rules 6, 14), except on an
+ * interprocess event: refused with TP_ERR_UNSUPPORTED, and the model then does
+ * nothing. */
 static bool across_backends(const runner *r, int a, int b)
 {
     return r->types[a] != r->types[b];
@@ -803,11 +804,8 @@ static void op_wait(runner *r, op_kind op)
     int s = random_stream(r, -1, true);
     if (op == OP_WAIT_STREAM) {
         int other = random_stream(r, -1, true);
-        trace(r, "stream_wait_stream(s%d, s%d)", s, other);
-        if (across_backends(r, r->m->streams[s].device, r->m->streams[other].device)) {
-            EXPECT_STATUS(r, tp_stream_wait_stream(r->streams[s], r->streams[other]), TP_ERR_UNSUPPORTED);
-            return;
-        }
+        trace(r, "stream_wait_stream(s%d, s%d)%s", s, other,
+              across_backends(r, r->m->streams[s].device, r->m->streams[other].device) ? " across backends" : "");
         model_wait_stream(r->m, s, other);
         EXPECT_OK(r, tp_stream_wait_stream(r->streams[s], r->streams[other]));
         return;
@@ -815,8 +813,9 @@ static void op_wait(runner *r, op_kind op)
     int e = random_event(r);
     if (e < 0)
         return;
-    trace(r, "event_wait(e%d, s%d)", e, s);
-    if (across_backends(r, r->m->streams[s].device, r->m->events[e].device)) {
+    bool across = across_backends(r, r->m->streams[s].device, r->m->events[e].device);
+    trace(r, "event_wait(e%d, s%d)%s", e, s, across ? " across backends" : "");
+    if (across && (r->m->events[e].flags & TP_EVENT_INTERPROCESS)) {
         EXPECT_STATUS(r, tp_event_wait(r->events[e], r->streams[s]), TP_ERR_UNSUPPORTED);
         return;
     }
@@ -1103,7 +1102,7 @@ int main(int argc, char **argv)
     r.types[0] = parsed.type;
     /* The peer may be of another backend: everything of two devices then spans two
      * backends (elapsed time on the host clock, rules 7 and 13; waits, which answer
-     * TP_ERR_UNSUPPORTED until the cross-backend waits, op_wait). */
+     * TP_ERR_UNSUPPORTED only for interprocess events, op_wait). */
     if (peer && strcmp(peer, device) != 0 && usable(peer, "peer", true) == 0 &&
         tp_device_parse(peer, &parsed_peer) == TP_OK) {
         r.devices[1] = peer;

@@ -84,6 +84,47 @@ class StreamTests(unittest.TestCase):
             after.synchronize()
             self.assertTrue(s1.query())
 
+    def other_backend(self):
+        """A device type of another backend: the CPU for a GPU, else a usable GPU."""
+        if DEVICE_TYPE != "cpu":
+            return "cpu"
+        for other in ("cuda", "hip"):
+            if tpevent.is_available(other):
+                return other
+        self.skipTest("needs a second backend, and no GPU backend is usable here")
+
+    def test_wait_event_across_backends_both_ways(self):
+        # Issue 16: the same calls as on one backend (rule 6 across backends).
+        other = self.other_backend()
+        for source_type, waiting_type in ((other, DEVICE_TYPE), (DEVICE_TYPE, other)):
+            source, waiting = tpevent.Stream(source_type), tpevent.Stream(waiting_type)
+            with Gate(source) as gate:
+                e = source.record_event()
+                self.assertIsNone(waiting.wait_event(e))
+                after = waiting.record_event()
+                self.assertFalse(after.query())
+                gate.open()
+                after.synchronize()
+                self.assertTrue(e.query())
+
+    def test_wait_stream_across_backends(self):
+        other = self.other_backend()
+        source, waiting = tpevent.Stream(other), tpevent.Stream(DEVICE_TYPE)
+        with Gate(source) as gate:
+            self.assertIsNone(waiting.wait_stream(source))
+            after = waiting.record_event()
+            self.assertFalse(after.query())
+            gate.open()
+            after.synchronize()
+
+    def test_interprocess_event_across_backends_raises(self):
+        other = self.other_backend()
+        e = tpevent.Event(other, interprocess=True)
+        with self.assertRaises(tpevent.Error) as caught:
+            tpevent.Stream(DEVICE_TYPE).wait_event(e)
+        self.assertEqual(caught.exception.status, "TP_ERR_UNSUPPORTED")
+        self.assertIn("interprocess", str(caught.exception))
+
     def test_wait_stream_itself(self):
         s = tpevent.Stream(DEVICE_TYPE)
         s.wait_stream(s)

@@ -17,7 +17,7 @@ TOP_FIELDS = {"version", "host", "backends", "devices"}
 BACKEND_FIELDS = {"backend", "built", "built_in", "module_found", "loaded", "available",
                   "status", "reason", "module_path", "device_count", "runtime_version",
                   "driver_version"}
-DEVICE_FIELDS = {"device", "backend", "name", "timer_resolution_ns", "error"}
+DEVICE_FIELDS = {"device", "backend", "name", "timer_resolution_ns", "cross_backend_wait", "error"}
 
 
 def table_rows(tool):
@@ -100,6 +100,8 @@ def check_device(index, device, backends):
     check(resolution is None or (tool_json.is_number(resolution) and 0 < resolution < 1e9),
           f"{where}: timer_resolution_ns {resolution!r}")
     check(device["error"] is None, f"{where}: error {device['error']!r}")
+    check(isinstance(device["cross_backend_wait"], str) and device["cross_backend_wait"],
+          f"{where}: cross_backend_wait {device['cross_backend_wait']!r}")
     if match.group(1) == "cpu":
         check(tool_json.is_number(resolution), f"{where}: a CPU device without a resolution")
         check(device["name"].startswith("CPU"), f"{where}: name {device['name']!r}")

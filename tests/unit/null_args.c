@@ -313,6 +313,14 @@ TEST(null_native_sample)
     return 0;
 }
 
+TEST(null_wait_mechanism)
+{
+    char text[8];
+    CHECK_REFUSES_NULL(tp_device_wait_mechanism(device, NULL, sizeof text));
+    CHECK_REFUSES_NULL(tp_device_wait_mechanism(device, text, 0));
+    return 0;
+}
+
 TEST(null_backend_status_reason_allowed)
 {
     /* reason is optional. */

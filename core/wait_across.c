@@ -1,0 +1,158 @@
+/*
+ * Waits across backends (rules 6 and 14): a stream of one backend waits on a
+ * record of an event of another. Built from snapshots (core/backend.h), so that no
+ * backend knows another: the event's backend names the record and says when it is
+ * reached; the stream's backend holds the stream's later work.
+ *
+ * The record is the one that was latest at the call (rule 6): a snapshot is taken
+ * now and the wait is for it alone; a later record of the event changes nothing.
+ * Never recorded or reached already: nothing to wait for, nothing is enqueued.
+ *
+ * Two mechanisms, picked by the waiting backend's host_fn_may_block (see there):
+ *   - blocking task (the CPU): a host function on the stream that spins briefly on
+ *     the snapshot, then blocks in snapshot_synchronize (sleeping with
+ *     TP_EVENT_BLOCKING), and releases it. The stream's own worker is the thread
+ *     that waits, so the next task starts the moment the record is seen.
+ *   - hold + notify (CUDA, HIP): stream_hold enqueues what holds the stream (a
+ *     stream memory operation on host memory, no thread held), and the event's
+ *     backend runs the release once the record is reached (snapshot_notify).
+ *
+ * Interprocess events are refused, whatever their state: across backends a dead
+ * exporter would either hang the waiting stream or release it early, and an
+ * answer that depended on whether the record happened to be reached already
+ * would work in tests and fail in production.
+ *
+ * Not a hot path (the same-backend wait is one table call in event.c), but the
+ * blocking task's state comes from a free list, so that a warmed-up program's
+ * waits allocate nothing.
+ */
+#include "core/internal.h"
+
+#include "backends/common/clock.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+/* The spin before snapshot_synchronize, without TP_EVENT_BLOCKING: long enough to
+ * catch a record a few us away (an idle GPU stream's), short enough that a wait
+ * for long work costs the worker nothing measurable. As core/wait.c's spin. */
+#define ACROSS_SPIN_NS 20000u
+
+/* ---------------------------------------------------- blocking task state */
+
+typedef struct blocking_wait {
+    struct blocking_wait *next; /* on the free list */
+    tp_snapshot snapshot;       /* the record waited for; released by the task */
+} blocking_wait;
+
+static struct {
+    pthread_mutex_t lock;
+    blocking_wait *free;
+} waits = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static blocking_wait *wait_get(void)
+{
+    pthread_mutex_lock(&waits.lock);
+    blocking_wait *w = waits.free;
+    if (w)
+        waits.free = w->next;
+    pthread_mutex_unlock(&waits.lock);
+    return w ? w : malloc(sizeof *w);
+}
+
+/* Kept for the next wait, never freed: at most as many as were ever pending at once. */
+static void wait_put(blocking_wait *w)
+{
+    pthread_mutex_lock(&waits.lock);
+    w->next = waits.free;
+    waits.free = w;
+    pthread_mutex_unlock(&waits.lock);
+}
+
+static bool snapshot_reached(const void *arg)
+{
+    bool reached = false;
+    /* A query that fails counts as reached: the synchronize that would follow
+     * would fail the same way, and the stream must not stay held on it. */
+    return tp_snapshot_reached(arg, &reached) != TP_OK || reached;
+}
+
+/* On the waiting stream's worker. A failure (a GPU that failed) cannot be
+ * reported from here; the stream goes on, as a runtime's own wait would. */
+static void blocking_wait_task(void *arg)
+{
+    blocking_wait *w = arg;
+    const tp_snapshot *snapshot = &w->snapshot;
+    bool spin = !(snapshot->flags & TP_EVENT_BLOCKING);
+    if (!(spin && tp_spin_until(snapshot_reached, snapshot, ACROSS_SPIN_NS)))
+        (void)snapshot->backend->snapshot_synchronize(snapshot);
+    tp_snapshot_release(&w->snapshot);
+    wait_put(w);
+}
+
+static tp_status wait_blocking(tp_stream *stream, tp_snapshot *snapshot)
+{
+    blocking_wait *w = wait_get();
+    if (!w) {
+        tp_snapshot_release(snapshot);
+        return tp_fail(TP_ERR_OUT_OF_MEMORY, "tp_event_wait: out of memory");
+    }
+    w->snapshot = *snapshot; /* the task releases it from here on */
+    tp_status status = stream->backend->stream_launch_host_fn(stream, blocking_wait_task, w);
+    if (status != TP_OK) {
+        tp_snapshot_release(&w->snapshot);
+        wait_put(w);
+    }
+    return status;
+}
+
+/* ------------------------------------------------------------ hold + notify */
+
+static tp_status wait_held(tp_stream *stream, tp_snapshot *snapshot)
+{
+    void (*release)(void *) = NULL;
+    void *arg = NULL;
+    tp_status status = stream->backend->stream_hold(stream, &release, &arg);
+    if (status == TP_OK) {
+        status = snapshot->backend->snapshot_notify(snapshot, release, arg);
+        if (status != TP_OK)
+            release(arg); /* nothing else would ever let the stream go */
+    }
+    tp_snapshot_release(snapshot);
+    return status;
+}
+
+/* ------------------------------------------------------------------ entry */
+
+TP_COLD static tp_status refused(const tp_event *event, const tp_stream *stream, const char *why)
+{
+    char event_device[TP_DEVICE_STRING_MAX], stream_device[TP_DEVICE_STRING_MAX];
+    return tp_fail(TP_ERR_UNSUPPORTED, "tp_event_wait: a stream of %s cannot wait on an event of %s: %s",
+                   tp_device_str(stream->device, stream_device), tp_device_str(event->device, event_device), why);
+}
+
+tp_status tp_wait_across_backends(tp_event *event, tp_stream *stream)
+{
+    const tp_backend *waiting = stream->backend, *owner = event->backend;
+    if (event->flags & TP_EVENT_INTERPROCESS)
+        return refused(event, stream,
+                       "interprocess events cannot be waited on across backends yet (a process that exits before "
+                       "its record would hang the stream or release it early); wait on a stream of the event's "
+                       "own backend, or synchronize the event");
+    bool blocking = waiting->host_fn_may_block;
+    if (blocking ? !waiting->stream_launch_host_fn : !waiting->stream_hold)
+        return refused(event, stream,
+                       blocking ? "its backend has no host functions" : "its backend cannot hold a stream (stream_hold)");
+    bool owner_can = blocking ? owner->snapshot_synchronize != NULL : owner->snapshot_notify != NULL;
+    if (!owner->snapshot_take || !owner->snapshot_release || !owner->snapshot_query || !owner_can)
+        return refused(event, stream, "the event's backend offers no snapshots of its records");
+    tp_snapshot snapshot;
+    tp_status status = owner->snapshot_take(event, &snapshot);
+    if (status != TP_OK)
+        return status;
+    if (snapshot.state != TP_SNAPSHOT_PENDING) {
+        tp_snapshot_release(&snapshot); /* never recorded or reached: nothing to wait for (rule 6) */
+        return TP_OK;
+    }
+    return blocking ? wait_blocking(stream, &snapshot) : wait_held(stream, &snapshot);
+}
