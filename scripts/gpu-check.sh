@@ -11,6 +11,7 @@
 #        JOBS     build parallelism (default: the number of CPUs, at most 16)
 #        TEST_JOBS  tests run at once (default 8: timing tests share the GPUs)
 #        BENCH_ARGS  extra arguments for tpevent_bench_cuda
+#        CROSS_WAIT_SECONDS  how long the cross-backend wait benchmark samples (default 30)
 #        TIMESTAMP_BENCH_ARGS  arguments for tpevent_bench_timestamp_cuda (default:
 #                 its short defaults, 200 records over 2 s and 10 s of drift; the
 #                 issue's run: "--records 1000 --seconds 60 --drift-seconds 180")
@@ -54,7 +55,7 @@ if ! cmake --build "$build" -j "$jobs" >"$build_log" 2>&1; then
   grep -E 'error' "$build_log" | head -20
   build_note="BUILD INCOMPLETE: some targets failed (see $build_log)"
   if ! cmake --build "$build" -j "$jobs" --target tpevent tpevent_cuda tpevent_bench_cuda \
-         tpevent_bench_timestamp tpevent_bench_timestamp_cuda tpevent_conformance tpevent_gpu_test_cuda >>"$build_log" 2>&1; then
+         tpevent_bench_timestamp tpevent_bench_timestamp_cuda tpevent_bench_cross_wait tpevent_conformance tpevent_gpu_test_cuda >>"$build_log" 2>&1; then
     echo "gpu-check: the CUDA backend, its tests or its benchmark do not build"
     exit 1
   fi
@@ -79,6 +80,13 @@ step "timestamp benchmark ($timestamp_log)"
   timeout 120 "$build/bin/tpevent_bench_timestamp" --device cpu:0
   echo "exit status $?"
 } >"$timestamp_log" 2>&1
+
+# Rule 14's numbers: record reached -> the waiting stream's next work, across
+# backends both ways, next to the raw floors. Bounded in time.
+cross_wait_log="$out/gpu-check-cross-wait-bench.log"
+step "cross-backend wait benchmark ($cross_wait_log)"
+timeout 200 "$build/bin/tpevent_bench_cross_wait" --max-seconds "${CROSS_WAIT_SECONDS:-30}" >"$cross_wait_log" 2>&1
+echo "exit status $?" >>"$cross_wait_log"
 
 # The tool's view (cpu and cuda side by side) and the Python binding against
 # torch.cuda.Event and cupy.cuda.Event, in the same quiet window.
@@ -145,6 +153,9 @@ group_line() { # label, name pattern
   echo
   echo "timestamp benchmark:"
   grep -vE '^tpevent timestamp benchmark' "$timestamp_log"
+  echo
+  echo "cross-backend wait benchmark:"
+  cat "$cross_wait_log"
   echo
   echo "tpevent bench:"
   cat "$tool_bench_log"
