@@ -39,7 +39,18 @@
 #define ANCHOR_PERIOD_NS 200000000.0 /* 200 ms */
 #define RATE_BASELINE_NS 5e9         /* 5 s */
 #define SLEW_NS 100000000.0          /* 100 ms of device time */
-#define ANCHOR_SPIN_LIMIT_NS 100000000u
+/* A try whose record is not reached within this is given up (its event goes back
+ * to the pool pending), and an anchor whose bracket is wider than twice
+ * ANCHOR_MAX_HALF_WIDTH_NS is not kept once there is one: streams share the
+ * device's hardware queues (CUDA_DEVICE_MAX_CONNECTIONS), so an anchor's record may
+ * wait behind another stream's held work; its bracket's middle is then off by half
+ * its width (a model test on the H200 saw a record 0.57 ms early so). The map
+ * then runs on from the anchors it has, and a later conversion tries again. */
+#define ANCHOR_SPIN_LIMIT_NS 1000000u
+#define ANCHOR_MAX_HALF_WIDTH_NS 20000
+#define ANCHOR_RETRY_NS 10000000u
+/* For the first anchor only, which nothing can replace: how long it may take. */
+#define FIRST_ANCHOR_LIMIT_NS 1000000000u
 
 /* Spread of the float step and of the drift rate's error, besides the anchors'. */
 #define CLOCK_ERROR_FLOOR_NS 1000
@@ -60,6 +71,8 @@ struct gpu_clock {
     rt_stream stream; /* idle but for anchors */
     clock_anchor anchors[GPU_CLOCK_ANCHORS]; /* a ring: oldest at `first` */
     int first, count;
+    uint64_t next_try_ns; /* after an anchor could not be had: not before then */
+    uint64_t anchors_made;
 };
 
 static clock_anchor *anchor_at(gpu_clock *clock, int i)
@@ -77,25 +90,27 @@ static rt_error elapsed_ns(rt_event from, rt_event to, double *ns)
 
 /* ------------------------------------------------------------- anchors */
 
-/* One bracketed record on the clock's stream. */
-static rt_error bracket(gpu_clock *clock, rt_event native, uint64_t *t0, uint64_t *t1)
+/* One bracketed record on the clock's stream; RT_ERROR_NOT_READY if it was not
+ * reached within `limit_ns`. */
+static rt_error bracket(gpu_clock *clock, rt_event native, uint64_t limit_ns, uint64_t *t0, uint64_t *t1)
 {
     *t0 = tp_now_ns();
     rt_error e = rt_event_record(native, clock->stream);
     if (e != RT_SUCCESS)
         return e;
-    uint64_t limit = *t0 + ANCHOR_SPIN_LIMIT_NS;
+    uint64_t limit = *t0 + limit_ns;
     while ((e = rt_event_query(native)) == RT_ERROR_NOT_READY) {
         if (tp_now_ns() > limit)
-            return rt_event_synchronize(native) == RT_SUCCESS ? RT_ERROR_NOT_READY : e;
+            return e;
         tp_cpu_relax();
     }
     *t1 = tp_now_ns();
     return e;
 }
 
-/* The narrowest of ANCHOR_TRIES brackets, into *out (native, host_ns, width). */
-static tp_status measure_anchor(gpu_device *device, gpu_clock *clock, clock_anchor *out)
+/* The narrowest of ANCHOR_TRIES brackets, into *out (native, host_ns, width);
+ * TP_ERR_NOT_READY (no message) if none was reached in time. */
+static tp_status measure_anchor(gpu_device *device, gpu_clock *clock, uint64_t limit_ns, clock_anchor *out)
 {
     rt_event best = NULL;
     uint64_t best_width = UINT64_MAX;
@@ -105,7 +120,7 @@ static tp_status measure_anchor(gpu_device *device, gpu_clock *clock, clock_anch
         if (status != TP_OK)
             break;
         uint64_t t0 = 0, t1 = 0;
-        rt_error e = bracket(clock, native, &t0, &t1);
+        rt_error e = bracket(clock, native, limit_ns, &t0, &t1);
         if (e == RT_SUCCESS && t1 - t0 < best_width) {
             if (best)
                 gpu_pool_give(device, TP_EVENT_TIMING, best, false);
@@ -119,8 +134,7 @@ static tp_status measure_anchor(gpu_device *device, gpu_clock *clock, clock_anch
         }
     }
     if (!best)
-        return gpu.host->fail(TP_ERR_BACKEND, "tp_event_timestamp: no anchor record of %s:%d was reached",
-                              RT_BACKEND_NAME, device->index);
+        return TP_ERR_NOT_READY;
     out->native = best;
     out->half_width_ns = (int64_t)(best_width + 1) / 2;
     return TP_OK;
@@ -149,14 +163,35 @@ static double map_from(const clock_anchor *a, double ns)
     return a->map_ns + slewed * a->slew_rate + (ns - slewed) * a->rate;
 }
 
+/* Under the lock: the first anchor, which must be had. */
+static tp_status first_anchor(gpu_device *device, gpu_clock *clock, clock_anchor *out)
+{
+    tp_status status = measure_anchor(device, clock, ANCHOR_SPIN_LIMIT_NS, out);
+    if (status == TP_ERR_NOT_READY)
+        status = measure_anchor(device, clock, FIRST_ANCHOR_LIMIT_NS, out);
+    if (status == TP_ERR_NOT_READY)
+        return gpu.host->fail(TP_ERR_BACKEND,
+                              "tp_event_timestamp: %s:%d reached none of its clock's records on an idle stream "
+                              "within %u ms (its hardware queue held by other streams' work?)",
+                              RT_BACKEND_NAME, device->index, FIRST_ANCHOR_LIMIT_NS / 1000000u);
+    return status;
+}
+
 /* Under the lock: a new anchor at the end of the ring, the oldest given up if it
- * is full. */
+ * is full. TP_OK without one when none was narrow enough: the map runs on. */
 static tp_status anchor_add(gpu_device *device, gpu_clock *clock)
 {
     clock_anchor next = {0};
-    tp_status status = measure_anchor(device, clock, &next);
+    tp_status status =
+        clock->count == 0 ? first_anchor(device, clock, &next) : measure_anchor(device, clock, ANCHOR_SPIN_LIMIT_NS, &next);
+    if (status == TP_ERR_NOT_READY)
+        return TP_OK;
     if (status != TP_OK)
         return status;
+    if (clock->count > 0 && next.half_width_ns > ANCHOR_MAX_HALF_WIDTH_NS) {
+        gpu_pool_give(device, TP_EVENT_TIMING, next.native, false);
+        return TP_OK;
+    }
     if (clock->count == 0) {
         next.map_ns = next.host_ns;
         next.rate = next.slew_rate = 1.0;
@@ -184,6 +219,7 @@ static tp_status anchor_add(gpu_device *device, gpu_clock *clock)
         clock->count--;
     }
     *anchor_at(clock, clock->count++) = next;
+    clock->anchors_made++;
     return TP_OK;
 }
 
@@ -224,9 +260,15 @@ static tp_status device_clock(gpu_device *device, gpu_clock **out)
 /* Under the lock: an anchor younger than ANCHOR_PERIOD_NS last. */
 static tp_status anchors_fresh(gpu_device *device, gpu_clock *clock)
 {
-    if (clock->count > 0 && (double)tp_now_ns() - anchor_at(clock, clock->count - 1)->host_ns < ANCHOR_PERIOD_NS)
+    uint64_t now = tp_now_ns();
+    if (clock->count > 0 &&
+        ((double)now - anchor_at(clock, clock->count - 1)->host_ns < ANCHOR_PERIOD_NS || now < clock->next_try_ns))
         return TP_OK;
-    return anchor_add(device, clock);
+    uint64_t made = clock->anchors_made;
+    tp_status status = anchor_add(device, clock);
+    if (status == TP_OK && clock->anchors_made == made)
+        clock->next_try_ns = now + ANCHOR_RETRY_NS; /* none narrow enough: not again at once */
+    return status;
 }
 
 /* Under the lock: the host time of a reached record. */
