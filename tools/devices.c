@@ -39,7 +39,9 @@ static const char devices_help[] =
     "  name              the device's name, as its runtime gives it\n"
     "and under each device, 'cross-backend waits:' and what holds a stream of the\n"
     "device that waits on a record of another backend (rule 14): stream memory\n"
-    "operations, or a fallback and why (TPEVENT_GPU_WAIT=host-fn forces it)\n"
+    "operations, or a fallback and why (TPEVENT_GPU_WAIT=host-fn forces it); and\n"
+    "'host clock:' the step of its event timer and the bound of its calibration\n"
+    "against CLOCK_MONOTONIC (tp_device_clock, rule 13)\n"
     "\n"
     "Options:\n"
     "      --json  print one JSON object instead: the version, the host, each backend\n"
@@ -63,6 +65,8 @@ typedef struct device_row {
     char name[NAME_SIZE];
     bool has_name;
     char wait[WAIT_SIZE]; /* tp_device_wait_mechanism; "" if it failed */
+    tp_clock_info clock;  /* tp_device_clock */
+    bool has_clock;
     char error[TOOL_ERROR_SIZE]; /* why the resolution or the name is missing */
 } device_row;
 
@@ -97,6 +101,17 @@ static void gather_device(tp_device_type type, int index, device_row *row)
         snprintf(row->error, sizeof row->error, "tp_device_name: %s", tp_last_error());
     if (tp_device_wait_mechanism(row->device, row->wait, sizeof row->wait) != TP_OK)
         snprintf(row->wait, sizeof row->wait, "- (%s)", tp_last_error());
+    row->has_clock = tp_device_clock(row->device, &row->clock) == TP_OK;
+}
+
+/* Rule 13: what tp_event_timestamp's times stand on. */
+static void print_clock_line(const device_row *row)
+{
+    if (row->has_clock)
+        printf("%-8s host clock: timer step %lld ns, calibration error bound %.1f us\n", "",
+               (long long)row->clock.resolution_ns, (double)row->clock.error_ns / 1000.0);
+    else
+        printf("%-8s host clock: -\n", "");
 }
 
 static void print_backend_row(const backend_row *row, const char *name)
@@ -119,6 +134,7 @@ static void print_device_row(const device_row *row)
     if (!row->measured) {
         printf("%-8s %16s  %s\n", row->device, "error", "-");
         printf("%-8s cross-backend waits: %s\n", "", row->wait);
+        print_clock_line(row);
         return;
     }
     char resolution[32] = "all 0";
@@ -131,6 +147,7 @@ static void print_device_row(const device_row *row)
         snprintf(name, sizeof name, "- (%s)", row->error);
     printf("%-8s %16s  %s\n", row->device, resolution, name);
     printf("%-8s cross-backend waits: %s\n", "", row->wait);
+    print_clock_line(row);
 }
 
 #if TPEVENT_TOOL_HAVE_CJSON
@@ -184,6 +201,13 @@ static bool print_json(const backend_row *backends, const device_row *devices,
         else
             json_null(&doc, object, "timer_resolution_ns");
         json_string(&doc, object, "cross_backend_wait", row->wait);
+        if (row->has_clock) {
+            json_number(&doc, object, "clock_resolution_ns", (double)row->clock.resolution_ns);
+            json_number(&doc, object, "clock_error_ns", (double)row->clock.error_ns);
+        } else {
+            json_null(&doc, object, "clock_resolution_ns");
+            json_null(&doc, object, "clock_error_ns");
+        }
         json_string(&doc, object, "error", nonempty_or_null(row->error));
     }
     if (!json_end(&doc, stdout)) {

@@ -17,7 +17,8 @@ TOP_FIELDS = {"version", "host", "backends", "devices"}
 BACKEND_FIELDS = {"backend", "built", "built_in", "module_found", "loaded", "available",
                   "status", "reason", "module_path", "device_count", "runtime_version",
                   "driver_version"}
-DEVICE_FIELDS = {"device", "backend", "name", "timer_resolution_ns", "cross_backend_wait", "error"}
+DEVICE_FIELDS = {"device", "backend", "name", "timer_resolution_ns", "cross_backend_wait", "clock_resolution_ns",
+                 "clock_error_ns", "error"}
 
 
 def table_rows(tool):
@@ -102,6 +103,10 @@ def check_device(index, device, backends):
     check(device["error"] is None, f"{where}: error {device['error']!r}")
     check(isinstance(device["cross_backend_wait"], str) and device["cross_backend_wait"],
           f"{where}: cross_backend_wait {device['cross_backend_wait']!r}")
+    # tp_device_clock (rule 13): a positive step and a bound of at least 0 (the CPU's is 0).
+    resolution, error = device["clock_resolution_ns"], device["clock_error_ns"]
+    check(isinstance(resolution, (int, float)) and resolution > 0, f"{where}: clock_resolution_ns {resolution!r}")
+    check(isinstance(error, (int, float)) and 0 <= error < 1e6, f"{where}: clock_error_ns {error!r}")
     if match.group(1) == "cpu":
         check(tool_json.is_number(resolution), f"{where}: a CPU device without a resolution")
         check(device["name"].startswith("CPU"), f"{where}: name {device['name']!r}")
