@@ -51,9 +51,14 @@ class BadDeviceTests(unittest.TestCase):
         self.check_invalid_device(lambda: tpevent.is_available("gpu"))
         self.check_invalid_device(lambda: tpevent.device_count("cpu:0"), "wants a device type")
 
-    def test_negative_int_device(self):
+    def test_negative_int_device_is_the_current_device(self):
+        # As torch's device index -1: the current device (of the namespace's type).
+        self.assertEqual(tpevent.Event(-1).device, tpevent.current_device())
+        ns = getattr(tpevent, DEVICE_TYPE)
+        self.assertEqual(ns.Event(-1).device, ns.Event().device)
+        self.assertEqual(ns.Stream(-5).device, ns.Stream().device)
         with self.assertRaisesRegex(ValueError, "out of range"):
-            tpevent.Event(-1)
+            tpevent.Event(64)
 
     def test_null_character(self):
         with self.assertRaisesRegex(ValueError, "null character"):
