@@ -114,18 +114,20 @@ static int device_from_id(PyObject *id, int type, tppy_device_text *scratch, con
     return 0;
 }
 
-/* The device of another library's stream: its .device (torch.device, or an object
- * with device_id), its .device_id, else the current device of the type. */
-static int foreign_device(PyObject *arg, int type, tppy_device_text *scratch, const char **out)
+/* The device of another library's stream: its .device (torch.device, a str, or an
+ * object with device_id), its .device_id, else the current device of the type
+ * (`ns`, the namespace's, which a .device must then be of; else cuda). */
+static int foreign_device(PyObject *arg, int ns, tppy_device_text *scratch, const char **out)
 {
     bool error;
+    int type = ns == TPPY_ANY_TYPE ? TP_DEVICE_CUDA : ns;
     *out = tp_device_type_name((tp_device_type)type);
     PyObject *device = optional_attr(arg, "device", &error);
     if (error)
         return -1;
     if (device) {
         PyObject *id = optional_attr(device, "device_id", &error);
-        int rc = error ? -1 : id ? device_from_id(id, type, scratch, out) : tppy_device_arg(device, type, scratch, out);
+        int rc = error ? -1 : id ? device_from_id(id, type, scratch, out) : tppy_device_arg(device, ns, scratch, out);
         Py_XDECREF(id);
         Py_DECREF(device);
         return rc;
@@ -149,7 +151,7 @@ int tppy_foreign_stream(PyObject *arg, PyTypeObject *type, PyObject **out)
     int ns = namespace_of(type, &tppy_stream_type, tppy_namespace_stream_types);
     tppy_device_text scratch;
     const char *device;
-    if (foreign_device(arg, ns == TPPY_ANY_TYPE ? TP_DEVICE_CUDA : ns, &scratch, &device) < 0)
+    if (foreign_device(arg, ns, &scratch, &device) < 0)
         return -1;
     tp_stream *stream;
     tp_status status = tp_stream_from_native(&stream, device, handle);
