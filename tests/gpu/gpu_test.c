@@ -267,24 +267,6 @@ TEST(default_stream_is_the_null_stream)
     return 0;
 }
 
-TEST(priority_range_is_the_clamp)
-{
-    if (!backend_available())
-        return skip_without_backend();
-    int least = 99, greatest = 99, high = 0, low = 0;
-    CHECK_OK(tp_stream_priority_range(DEVICE0, &least, &greatest));
-    CHECK(greatest <= least);
-    tp_stream *highest, *lowest;
-    CHECK_OK(tp_stream_create(&highest, DEVICE0, -1000000));
-    CHECK_OK(tp_stream_create(&lowest, DEVICE0, 1000000));
-    CHECK_OK(tp_stream_priority(highest, &high));
-    CHECK_OK(tp_stream_priority(lowest, &low));
-    CHECK(high == greatest && low == least);
-    CHECK_OK(tp_stream_destroy(lowest));
-    CHECK_OK(tp_stream_destroy(highest));
-    return 0;
-}
-
 /*
  * Pooled native events go back out only once their record is reached: an event
  * destroyed while its record waits behind a gate must not be recorded by the next
