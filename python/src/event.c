@@ -25,10 +25,7 @@ PyObject *tppy_event_adopt(PyTypeObject *type, tp_event *event)
         tp_event_destroy(event);
         return NULL;
     }
-    self->event = event;
-    self->device_name = NULL;
-    self->owner = NULL;
-    self->weak_references = NULL;
+    self->event = event; /* tp_alloc zeroed the rest */
     return (PyObject *)self;
 }
 
@@ -444,8 +441,7 @@ static PyMethodDef event_methods[] = {
     {"elapsed_time", (PyCFunction)event_elapsed_time, METH_O, event_elapsed_time_doc},
     {"timestamp", tppy_event_timestamp, METH_NOARGS, tppy_event_timestamp_doc},
     {"ipc_handle", (PyCFunction)event_ipc_handle, METH_NOARGS, event_ipc_handle_doc},
-    {"from_ipc_handle", (PyCFunction)(void (*)(void))event_from_ipc_handle, METH_VARARGS | METH_KEYWORDS | METH_CLASS,
-     event_from_ipc_handle_doc},
+    {"from_ipc_handle", (PyCFunction)(void (*)(void))event_from_ipc_handle, METH_VARARGS | METH_KEYWORDS | METH_CLASS, event_from_ipc_handle_doc},
     {"__reduce__", event_reduce, METH_NOARGS, "Events cannot be pickled: use ipc_handle()."},
     {NULL, NULL, 0, NULL},
 };
