@@ -323,6 +323,23 @@ struct tp_backend {
      * record, in words ("stream memory operations (cuStreamWaitValue64)", or the
      * fallback and why), for `tpevent devices` (tp_device_wait_mechanism). */
     tp_status (*wait_mechanism)(int device, char *buf, size_t size);
+
+    /*
+     * Interop (appended: entries above keep their offsets).
+     * event_native: the runtime's event behind the latest record (cudaEvent_t,
+     * hipEvent_t), NULL for an event never recorded or a backend with none (the
+     * CPU). Never blocks. Valid until the event's next record or its destroy.
+     */
+    tp_status (*event_native)(tp_event *event, void **native);
+
+    /* Optional: an event of `device` wrapping a runtime event the caller owns and
+     * keeps alive until the wrapper is destroyed; records go on that native event,
+     * and destroying the wrapper leaves it alone. NULL: TP_ERR_UNSUPPORTED. */
+    tp_status (*event_from_native)(int device, void *native, tp_event **out);
+
+    /* The priorities a stream of the device may have, as the runtime reports them:
+     * greatest (runs first) <= least. */
+    tp_status (*stream_priority_range)(int device, int *least, int *greatest);
 };
 
 /*

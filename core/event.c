@@ -151,3 +151,31 @@ tp_status tp_event_from_ipc_handle(tp_event **out, const char *device_str, const
         return tp_unsupported(backend, "IPC handles");
     return backend->event_ipc_import(device.index, handle->bytes + TP_IPC_HEADER_SIZE, length, out);
 }
+
+tp_status tp_event_native(tp_event *event, void **native)
+{
+    if (!event || !native)
+        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_event_native: %s is NULL", event ? "native" : "event");
+    if (!event->backend->event_native)
+        return tp_unsupported(event->backend, "tp_event_native");
+    return event->backend->event_native(event, native);
+}
+
+tp_status tp_event_from_native(tp_event **out, const char *device_str, void *native)
+{
+    if (!out)
+        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_event_from_native: out is NULL");
+    tp_device device;
+    const tp_backend *backend;
+    tp_status status = tp_device_resolve(device_str, &device, &backend);
+    if (status != TP_OK)
+        return status;
+    if (!backend->event_from_native)
+        return tp_fail(TP_ERR_UNSUPPORTED,
+                       "tp_event_from_native: the %s backend has no runtime events to wrap (its events are "
+                       "tpevent's own); only cuda and hip events can be wrapped",
+                       backend->name);
+    if (!native)
+        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_event_from_native: native is NULL (no runtime event to wrap)");
+    return backend->event_from_native(device.index, native, out);
+}

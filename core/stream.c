@@ -214,3 +214,23 @@ tp_status tp_stream_priority(tp_stream *stream, int *priority)
     *priority = stream->priority;
     return TP_OK;
 }
+
+tp_status tp_stream_priority_range(const char *device_str, int *least, int *greatest)
+{
+    if (!least || !greatest)
+        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_stream_priority_range: %s is NULL", least ? "greatest" : "least");
+    tp_device device;
+    const tp_backend *backend;
+    tp_status status = tp_device_resolve(device_str, &device, &backend);
+    if (status != TP_OK)
+        return status;
+    if (!backend->stream_priority_range)
+        return tp_unsupported(backend, "tp_stream_priority_range");
+    int l = 0, g = 0;
+    status = backend->stream_priority_range(device.index, &l, &g);
+    if (status == TP_OK) {
+        *least = l;
+        *greatest = g;
+    }
+    return status;
+}

@@ -37,6 +37,22 @@ static tp_status cpu_event_create(int device, unsigned flags, tp_event **out)
     return tp_cpu_event_create(device, flags, out);
 }
 
+/* CPU events are tpevent's own: no runtime event is behind them (tp_event_native). */
+static tp_status cpu_event_native(tp_event *event, void **native)
+{
+    (void)event;
+    *native = NULL;
+    return TP_OK;
+}
+
+static tp_status cpu_stream_priority_range(int device, int *least, int *greatest)
+{
+    (void)device;
+    *least = 0;
+    *greatest = TP_CPU_PRIORITY_HIGHEST;
+    return TP_OK;
+}
+
 static const tp_backend cpu_table = {
     .abi_version = TP_BACKEND_ABI_VERSION,
     .size = sizeof(tp_backend),
@@ -77,6 +93,9 @@ static const tp_backend cpu_table = {
      * backends' records block it on the record (core/wait_across.c). */
     .host_fn_may_block = true,
     .wait_mechanism = tp_cpu_wait_mechanism,
+    .event_native = cpu_event_native,
+    .event_from_native = NULL, /* nothing native to wrap: the core says so */
+    .stream_priority_range = cpu_stream_priority_range,
 };
 
 tp_status tp_backend_entry_cpu(uint32_t core_abi, const tp_backend **out, char *reason, size_t reason_size)

@@ -11,7 +11,7 @@
 
 #include <stdio.h>
 
-static const tp_backend gpu_table, gpu_ipc_table;
+static const tp_backend gpu_table, gpu_ipc_table, gpu_wrapped_table;
 
 static tp_status init(const tp_host *host, char *reason, size_t reason_size)
 {
@@ -35,6 +35,12 @@ static tp_status device_synchronize(int device)
                               "would wait for itself forever",
                               RT_BACKEND_NAME, device);
     return gpu_device_synchronize(device);
+}
+
+/* tp_event_from_native: wrappers point at gpu_wrapped_table. */
+static tp_status event_from_native(int device, void *native, tp_event **out)
+{
+    return gpu_wrapped_event_create(device, native, &gpu_wrapped_table, out);
 }
 
 /*
@@ -82,6 +88,10 @@ FORK_GUARDED(gpu_ipc_event_destroy, "tp_event_destroy", (tp_event * event), (eve
 FORK_GUARDED(gpu_ipc_event_record, "tp_event_record", (tp_event * event, tp_stream *stream), (event, stream))
 FORK_GUARDED(gpu_ipc_event_query, "tp_event_query", (tp_event * event, bool *done), (event, done))
 FORK_GUARDED(gpu_ipc_event_synchronize, "tp_event_synchronize", (tp_event * event), (event))
+FORK_GUARDED(event_from_native, "tp_event_from_native", (int d, void *native, tp_event **out), (d, native, out))
+FORK_GUARDED(gpu_stream_priority_range, "tp_stream_priority_range", (int d, int *least, int *greatest), (d, least, greatest))
+FORK_GUARDED(gpu_wrapped_event_destroy, "tp_event_destroy", (tp_event * event), (event))
+FORK_GUARDED(gpu_wrapped_event_record, "tp_event_record", (tp_event * event, tp_stream *stream), (event, stream))
 FORK_GUARDED(gpu_event_ipc_export, "tp_event_ipc_handle", (tp_event * event, unsigned char *payload, size_t *length), (event, payload, length))
 
 /* What both tables share: everything but the entries that take an event. */
@@ -99,7 +109,8 @@ FORK_GUARDED(gpu_event_ipc_export, "tp_event_ipc_handle", (tp_event * event, uns
     .snapshot_notify = guarded_gpu_snapshot_notify, .stream_hold = guarded_gpu_stream_hold,                                  \
     .host_fn_may_block = false /* stream_hold holds no thread (core/backend.h) */,                                            \
     .wait_mechanism = guarded_gpu_wait_mechanism, .event_timestamp = guarded_gpu_event_timestamp,                            \
-    .device_clock = guarded_gpu_device_clock
+    .device_clock = guarded_gpu_device_clock, .event_native = gpu_event_native_handle,                                    \
+    .event_from_native = guarded_event_from_native, .stream_priority_range = guarded_gpu_stream_priority_range
 
 static const tp_backend gpu_table = {
     GPU_SHARED_ENTRIES,
@@ -121,6 +132,20 @@ static const tp_backend gpu_ipc_table = {
     .event_synchronize = guarded_gpu_ipc_event_synchronize,
     .event_elapsed = guarded_gpu_event_elapsed, /* the core lets only timing events, never interprocess ones (rule 8) */
     .event_ipc_export = guarded_gpu_event_ipc_export,
+};
+
+/* Wrappers of native events their callers own (tp_event_from_native): the plain
+ * entries, but for a record that goes on the native event and a destroy that
+ * leaves it alone; never interprocess. */
+static const tp_backend gpu_wrapped_table = {
+    GPU_SHARED_ENTRIES,
+    .stream_wait_event = guarded_gpu_plain_stream_wait_event,
+    .event_destroy = guarded_gpu_wrapped_event_destroy,
+    .event_record = guarded_gpu_wrapped_event_record,
+    .event_query = guarded_gpu_plain_event_query,
+    .event_synchronize = guarded_gpu_plain_event_synchronize,
+    .event_elapsed = guarded_gpu_event_elapsed,
+    .event_ipc_export = NULL,
 };
 
 tp_status GPU_ENTRY(uint32_t core_abi, const tp_backend **out, char *reason, size_t reason_size)

@@ -291,3 +291,51 @@ tp_status gpu_event_elapsed(tp_event *start_base, tp_event *end_base, float *ms)
     }
     return event_elapsed_checked(start, end, ms);
 }
+
+/* ----------------------------------------------------------- interop */
+
+/* tp_event_native, for events of every kind: the native event of the latest
+ * record, once there is one (rule 2: none before). */
+tp_status gpu_event_native_handle(tp_event *base, void **native)
+{
+    gpu_event *event = gpu_as_event(base);
+    *native = gpu_event_recorded(event) ? (void *)gpu_event_native(event) : NULL;
+    return TP_OK;
+}
+
+/*
+ * tp_event_from_native: a wrapper of a native event the caller owns. Its native
+ * event is set at creation and never replaced, so the plain entries serve it for
+ * query, synchronize, waits, elapsed time and snapshots; `recorded` is true from
+ * the start, the native event's own state being the answer (a native event never
+ * recorded answers "reached", as rule 4 wants). Its record and destroy are the two
+ * below: a record goes on the native event itself, and destroy never pools it.
+ */
+tp_status gpu_wrapped_event_create(int index, void *native, const tp_backend *table, tp_event **out)
+{
+    gpu_device *device = &gpu.devices[index];
+    tp_status status = gpu_device_open(device);
+    if (status != TP_OK)
+        return status;
+    gpu_event *event = malloc(sizeof *event);
+    if (!event)
+        return gpu.host->fail(TP_ERR_OUT_OF_MEMORY, "tp_event_from_native: out of memory");
+    event->head = (tp_event){table, {RT_DEVICE_TYPE, index}, TP_EVENT_TIMING};
+    atomic_init(&event->native, (rt_event)native);
+    atomic_init(&event->recorded, true);
+    *out = &event->head;
+    return TP_OK;
+}
+
+tp_status gpu_wrapped_event_destroy(tp_event *base)
+{
+    free(gpu_as_event(base)); /* the native event is its owner's */
+    return TP_OK;
+}
+
+/* Always in place, as its owner's own records are (HIP: recording it while its
+ * record is pending is the runtime's rule, as for the owner). */
+tp_status gpu_wrapped_event_record(tp_event *base, tp_stream *stream)
+{
+    return gpu_record_native(gpu_event_native(gpu_as_event(base)), gpu_as_stream(stream));
+}

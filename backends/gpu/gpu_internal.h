@@ -14,8 +14,8 @@
  *                    them, the stream held meanwhile by a stream memory
  *                    operation on a counter in mapped host memory; process exit
  *   gpu_stream.c     streams, and the relay streams a stream's relayed waits use
- *   gpu_event.c      plain (in-process) events: the hot paths, and the
- *                    per-thread cache of their structs
+ *   gpu_event.c      plain (in-process) events: the hot paths, the per-thread
+ *                    cache of their structs; wrapped native events (interop)
  *   gpu_ipc.c        what interprocess events rest on: payloads, opened handles,
  *                    retirement of shared native events, exporters' liveness
  *   gpu_ipc_event.c  the entries of interprocess and imported events
@@ -139,6 +139,11 @@
 #define gpu_stream_synchronize GPU_SYMBOL(stream_synchronize)
 #define gpu_stream_native GPU_SYMBOL(stream_native)
 #define gpu_stream_relay GPU_SYMBOL(stream_relay)
+#define gpu_stream_priority_range GPU_SYMBOL(stream_priority_range)
+#define gpu_event_native_handle GPU_SYMBOL(event_native_handle)
+#define gpu_wrapped_event_create GPU_SYMBOL(wrapped_event_create)
+#define gpu_wrapped_event_destroy GPU_SYMBOL(wrapped_event_destroy)
+#define gpu_wrapped_event_record GPU_SYMBOL(wrapped_event_record)
 #define gpu_record_native GPU_SYMBOL(record_native)
 #define gpu_event_record_fresh GPU_SYMBOL(event_record_fresh)
 #define gpu_plain_event_create GPU_SYMBOL(plain_event_create)
@@ -176,7 +181,6 @@
 #define gpu_snapshot_notify GPU_SYMBOL(snapshot_notify)
 
 /* ================================================================ gpu_device.c */
-
 /* One pool per flag combination: TIMING, BLOCKING and INTERPROCESS each change the
  * native event's creation flags. */
 #define GPU_POOL_COUNT (TP_EVENT_FLAGS_ALL + 1)
@@ -306,7 +310,6 @@ tp_status gpu_device_name(int device, char *buf, size_t size);
 tp_status gpu_device_synchronize(int device);
 
 /* ================================================================== gpu_pool.c */
-
 /* The runtime's creation flags for an event of tp `flags`. */
 unsigned gpu_native_flags(unsigned flags);
 
@@ -323,7 +326,6 @@ tp_status gpu_pool_take(gpu_device *device, unsigned flags, rt_event *out);
 void gpu_pool_give(gpu_device *device, unsigned flags, rt_event event, bool maybe_pending);
 
 /* ========================================================== gpu_host_counter.c */
-
 /* A 64-bit counter in mapped host memory: `host` for the host's stores, `device`
  * for the stream memory operations that wait on it. */
 typedef struct gpu_counter {
@@ -351,7 +353,6 @@ tp_status gpu_counters_watch_exit(const char *operation);
 tp_status gpu_counters_refused_at_exit(const char *operation);
 
 /* =============================================================== gpu_host_fn.c */
-
 /*
  * tp_stream_launch_host_fn: fn(arg) runs on the stream's host-function thread once
  * the stream reaches this point; the stream is held until fn returns. Refused once
@@ -373,13 +374,11 @@ bool gpu_host_fn_would_wait_for_itself(const gpu_stream *stream);
 bool gpu_host_fn_on_device(int device);
 
 /* ================================================================== gpu_hold.c */
-
 /* stream_hold (core/backend.h) and what tpevent devices says of it. */
 tp_status gpu_stream_hold(tp_stream *stream, void (**release)(void *), void **arg);
 tp_status gpu_wait_mechanism(int device, char *buf, size_t size);
 
 /* ================================================================ gpu_stream.c */
-
 static inline gpu_stream *gpu_as_stream(tp_stream *stream)
 {
     return (gpu_stream *)stream;
@@ -415,6 +414,7 @@ tp_status gpu_stream_destroy(tp_stream *stream);
 tp_status gpu_stream_query(tp_stream *stream, bool *idle);
 tp_status gpu_stream_synchronize(tp_stream *stream);
 void *gpu_stream_native(tp_stream *stream);
+tp_status gpu_stream_priority_range(int device, int *least, int *greatest);
 
 /*
  * A native stream of `device` that serves `stream` alone (made on first need,
@@ -425,7 +425,6 @@ void *gpu_stream_native(tp_stream *stream);
 tp_status gpu_stream_relay(gpu_stream *stream, gpu_device *device, rt_stream *out);
 
 /* ================================================================= gpu_event.c */
-
 typedef struct gpu_event {
     tp_event head;
     /* NULL until the first record (or export). Replaced, never cleared, by a record
@@ -482,14 +481,18 @@ tp_status gpu_plain_event_synchronize(tp_event *event);
 tp_status gpu_plain_stream_wait_event(tp_stream *stream, tp_event *event);
 /* Events with timing only, so never interprocess ones (rule 8). */
 tp_status gpu_event_elapsed(tp_event *start, tp_event *end, float *ms);
+/* tp_event_native, for every kind; tp_event_from_native's wrapper of a native event
+ * its caller owns (its `table`: the plain entries but for these record, destroy). */
+tp_status gpu_event_native_handle(tp_event *event, void **native);
+tp_status gpu_wrapped_event_create(int device, void *native, const tp_backend *table, tp_event **out);
+tp_status gpu_wrapped_event_destroy(tp_event *event);
+tp_status gpu_wrapped_event_record(tp_event *event, tp_stream *stream);
 
 /* ================================================================= gpu_clock.c */
-
 tp_status gpu_event_timestamp(tp_event *event, int64_t *ns);
 tp_status gpu_device_clock(int device, tp_clock_info *info);
 
 /* =================================================================== gpu_ipc.c */
-
 /*
  * The payload of an IPC handle (the core writes the header around it). All
  * integers little-endian.
@@ -572,7 +575,6 @@ bool gpu_import_exporter_alive_throttled(gpu_import *import);
 tp_status gpu_exporter_exited(const gpu_import *import, const char *operation);
 
 /* ============================================================= gpu_ipc_event.c */
-
 /* The entries of events with TP_EVENT_INTERPROCESS, imported ones included. */
 tp_status gpu_ipc_event_create(int device, unsigned flags, tp_event **out);
 tp_status gpu_ipc_event_destroy(tp_event *event);
@@ -584,7 +586,6 @@ tp_status gpu_event_ipc_export(tp_event *event, unsigned char *payload, size_t *
 tp_status gpu_event_ipc_import(int device, const unsigned char *payload, size_t length, tp_event **out);
 
 /* ============================================================== gpu_snapshot.c */
-
 /* The snapshot entries (core/backend.h), for events of both kinds: a pending
  * record is marked by a pooled native event (`object`). */
 tp_status gpu_snapshot_take(tp_event *event, tp_snapshot *out);
@@ -594,7 +595,6 @@ tp_status gpu_snapshot_synchronize(const tp_snapshot *snapshot);
 tp_status gpu_snapshot_notify(const tp_snapshot *snapshot, void (*fn)(void *), void *arg);
 
 /* ================================================================ gpu_sample.c */
-
 tp_status gpu_native_sample(int device, tp_native_op op, uint64_t *samples_ns, size_t count);
 
 #endif /* TPEVENT_BACKENDS_GPU_INTERNAL_H */

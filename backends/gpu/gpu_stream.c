@@ -80,7 +80,7 @@ tp_status gpu_stream_from_native(int index, void *native, tp_stream **out)
     tp_status status = gpu_device_open(device);
     if (status != TP_OK)
         return status;
-    rt_stream handle = (rt_stream)native;
+    rt_stream handle = rt_stream_from_public(native); /* NULL: the default stream, as tpevent names it */
     bool follows = rt_stream_follows_current_device(handle);
     rt_guard guard;
     rt_error e = rt_guard_enter(&guard, device->context, follows ? RT_NEED_DEVICE : RT_NEED_CONTEXT_FOR_CALL);
@@ -194,9 +194,10 @@ tp_status gpu_stream_synchronize(tp_stream *base)
     return TP_LIKELY(e == RT_SUCCESS) ? TP_OK : gpu_fail_call(RT_CALL("StreamSynchronize"), e);
 }
 
+/* The default stream answers NULL, as torch and CuPy name it (tpevent.h). */
 void *gpu_stream_native(tp_stream *base)
 {
-    return (void *)gpu_as_stream(base)->native;
+    return rt_stream_public(gpu_as_stream(base)->native);
 }
 
 /* ---------------------------------------------------------------- relays */
@@ -244,5 +245,16 @@ tp_status gpu_stream_relay(gpu_stream *stream, gpu_device *device, rt_stream *ou
         relay = seen;
     }
     *out = relay;
+    return TP_OK;
+}
+
+tp_status gpu_stream_priority_range(int index, int *least, int *greatest)
+{
+    gpu_device *device = &gpu.devices[index];
+    tp_status status = gpu_device_open(device);
+    if (status != TP_OK)
+        return status;
+    *least = device->least_priority;
+    *greatest = device->greatest_priority;
     return TP_OK;
 }

@@ -63,6 +63,12 @@ static inline bool rt_stream_follows_current_device(rt_stream stream)
     return stream == NULL || stream == cudaStreamLegacy || stream == cudaStreamPerThread;
 }
 
+/* The handle tp_stream_native gives out, and back: the legacy default stream is 0
+ * (NULL), as torch and CuPy name it; a 0 taken in is the legacy stream whatever
+ * the caller was built with (this module is not built for per-thread streams). */
+static inline void *rt_stream_public(rt_stream s) { return s == cudaStreamLegacy ? NULL : (void *)s; }
+static inline rt_stream rt_stream_from_public(void *h) { return h ? (rt_stream)h : cudaStreamLegacy; }
+
 static inline const char *rt_error_name(rt_error e) { return cudaGetErrorName(e); }
 static inline const char *rt_error_string(rt_error e) { return cudaGetErrorString(e); }
 

@@ -58,6 +58,10 @@ typedef hipEvent_t rt_event;
  */
 #define RT_RERECORD_WHILE_PENDING 0
 
+/* The handle tp_stream_native gives out, and back: HIP names its default stream 0. */
+static inline void *rt_stream_public(rt_stream s) { return (void *)s; }
+static inline rt_stream rt_stream_from_public(void *h) { return (rt_stream)h; }
+
 static inline bool rt_stream_follows_current_device(rt_stream stream)
 {
     return stream == NULL || stream == hipStreamPerThread;

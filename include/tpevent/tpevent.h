@@ -275,10 +275,23 @@ TP_API tp_status tp_stream_record_event(tp_stream *stream, tp_event **event);
  */
 TP_API tp_status tp_stream_launch_host_fn(tp_stream *stream, void (*fn)(void *), void *arg);
 
-/* The native stream (cudaStream_t, hipStream_t, the CPU stream itself). */
+/*
+ * The native stream (cudaStream_t, hipStream_t, the CPU stream itself). The default
+ * stream of a CUDA or HIP device answers NULL (0), as torch and CuPy name it: the
+ * legacy default stream, for code built without per-thread default streams (tpevent
+ * itself passes cudaStreamLegacy to the runtime for it, whatever the caller's build).
+ * tp_stream_from_native of NULL or of cudaStreamLegacy wraps that same stream.
+ * Lifetime: a handle given away to another library is valid until tp_stream_destroy
+ * of a stream tpevent created; keep the stream until that library is done with it
+ * (the Python binding keeps its streams through interpreter exit: README, interop).
+ */
 TP_API tp_status tp_stream_native(tp_stream *stream, void **native);
 TP_API tp_status tp_stream_device(tp_stream *stream, tp_device *out);
 TP_API tp_status tp_stream_priority(tp_stream *stream, int *priority);
+
+/* The device's stream priorities (NULL: current device), as cudaDeviceGetStreamPriorityRange
+ * answers them: *greatest (runs first) <= *least. CPU: 0 and TP_CPU_PRIORITY_HIGHEST. */
+TP_API tp_status tp_stream_priority_range(const char *device, int *least, int *greatest);
 
 /* ---------------------------------------------------------------- events */
 
@@ -350,6 +363,30 @@ TP_API tp_status tp_event_timestamp(tp_event *event, int64_t *ns);
 
 TP_API tp_status tp_event_device(tp_event *event, tp_device *out);
 TP_API tp_status tp_event_flags(tp_event *event, unsigned *flags);
+
+/*
+ * The runtime's event behind the latest record (cudaEvent_t, hipEvent_t), for
+ * another library to query, wait on or time: NULL (and TP_OK) for an event never
+ * recorded and for every CPU event. Native events are pooled: the handle is valid
+ * until the event's next record or its destroy, and must not be recorded or
+ * destroyed by its user.
+ */
+TP_API tp_status tp_event_native(tp_event *event, void **native);
+
+/*
+ * Wraps a runtime event the caller owns (a torch.cuda.Event's cuda_event, a CuPy
+ * Event's ptr) as an event of `device`, as tp_stream_from_native does for streams.
+ * Records go on that native event itself (so its owner sees them), and query,
+ * synchronize, wait, elapsed time and tp_event_native answer for its latest record,
+ * whoever made it. tpevent never destroys it: the caller keeps it alive until the
+ * wrapper is destroyed (and until the records it made are reached, if other
+ * events' waits depend on them). The wrapper has TP_EVENT_TIMING (the runtime
+ * answers elapsed time for a native event made without timing with its error). The
+ * handle cannot be checked: one that is not a live event of that device is
+ * undefined behaviour, as in the runtime. NULL: TP_ERR_INVALID_ARGUMENT; the CPU
+ * backend has no native events: TP_ERR_UNSUPPORTED.
+ */
+TP_API tp_status tp_event_from_native(tp_event **out, const char *device, void *native);
 
 /* ------------------------------------------------------------------- IPC */
 

@@ -104,15 +104,25 @@ static int device_from_str(PyObject *arg, int namespace_type, const char **out)
     return 0;
 }
 
-/* An index alone is of the namespace's type, else of the current device's type. */
+/* An index alone is of the namespace's type, else of the current device's type; a
+ * negative one is the current device of that type, as torch's -1. */
 static int device_from_index(PyObject *arg, int namespace_type, tppy_device_text *scratch, const char **out)
 {
     long index = PyLong_AsLong(arg);
     if (index == -1 && PyErr_Occurred())
         return -1;
-    if (index < 0 || index >= TP_MAX_DEVICES) {
-        PyErr_Format(PyExc_ValueError, "device index %ld out of range (0 to %d)", index, TP_MAX_DEVICES - 1);
+    if (index >= TP_MAX_DEVICES) {
+        PyErr_Format(PyExc_ValueError, "device index %ld out of range (0 to %d, or negative for the current device)",
+                     index, TP_MAX_DEVICES - 1);
         return -1;
+    }
+    if (index < 0 && namespace_type != TPPY_ANY_TYPE) {
+        *out = tp_device_type_name((tp_device_type)namespace_type);
+        return 0;
+    }
+    if (index < 0) {
+        *out = NULL; /* the current device */
+        return 0;
     }
     tp_device device = {.type = (tp_device_type)namespace_type, .index = (int)index};
     if (namespace_type == TPPY_ANY_TYPE) {

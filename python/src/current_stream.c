@@ -115,3 +115,109 @@ PyObject *tppy_current_stream(const char *device_str, PyTypeObject *wrapper_type
         return NULL;
     return tppy_stream_wrap(wrapper_type, stream, false);
 }
+
+/* ------------------------------------------------------ `with stream:` */
+
+const char tppy_stream_enter_doc[] =
+             "__enter__($self, /)\n"
+             "--\n"
+             "\n"
+             "Make the stream the current stream of its device on this thread, and its\n"
+             "device the current device, as torch.cuda.StreamContext does; the matching\n"
+             "__exit__ restores the stream and the device it replaced. Returns the stream.\n";
+
+static tp_device device_of_key(PyObject *key)
+{
+    long value = PyLong_AsLong(key);
+    return (tp_device){(tp_device_type)(value / TP_MAX_DEVICES), (int)(value % TP_MAX_DEVICES)};
+}
+
+/* The thread's current index of the stream's type, without touching a device: an
+ * event made of "cuda" has no native event yet (rule 2). */
+static tp_status current_of_type(tp_device_type type, tp_device *out)
+{
+    tp_event *probe;
+    tp_status status = tp_event_create(&probe, tp_device_type_name(type), TP_EVENT_DEFAULT);
+    if (status != TP_OK)
+        return status;
+    status = tp_event_device(probe, out);
+    (void)tp_event_destroy(probe);
+    return status;
+}
+
+int tppy_set_current_device(tp_device device)
+{
+    char text[TP_DEVICE_STRING_MAX];
+    tp_status status = tp_device_format(device, text, sizeof text);
+    if (status == TP_OK)
+        status = tp_set_device(text);
+    return status == TP_OK ? 0 : tppy_raise_int(status);
+}
+
+PyObject *tppy_stream_enter(tppy_stream *self, PyObject *unused)
+{
+    (void)unused;
+    char device_text[TP_DEVICE_STRING_MAX];
+    tp_device current, of_type;
+    tp_status status = tp_device_format(self->device, device_text, sizeof device_text);
+    if (status == TP_OK)
+        status = tp_current_device(&current);
+    of_type = current;
+    if (status == TP_OK && current.type != self->device.type)
+        status = current_of_type(self->device.type, &of_type);
+    if (status != TP_OK)
+        return tppy_raise(status);
+    PyObject *stack = tppy_thread_stream_stack();
+    if (!stack)
+        return NULL;
+    PyObject *previous = tppy_current_stream(device_text, &tppy_stream_type);
+    if (!previous)
+        return NULL;
+    /* (the stream replaced, the current device, the current device of the stream's type) */
+    PyObject *entry = Py_BuildValue("(NNN)", previous, device_key(current), device_key(of_type));
+    if (!entry)
+        return NULL;
+    int rc = PyList_Append(stack, entry);
+    Py_DECREF(entry);
+    if (rc < 0)
+        return NULL;
+    if (tppy_set_current_stream(self) < 0 || tppy_set_current_device(self->device) < 0) {
+        Py_ssize_t size = PyList_GET_SIZE(stack);
+        PyList_SetSlice(stack, size - 1, size, NULL);
+        return NULL;
+    }
+    return Py_NewRef(self);
+}
+
+const char tppy_stream_exit_doc[] =
+             "__exit__($self, /, *exc_info)\n"
+             "--\n"
+             "\n"
+             "Restore the current stream and device that the matching __enter__ replaced.\n";
+
+PyObject *tppy_stream_exit(tppy_stream *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    (void)args;
+    (void)nargs;
+    PyObject *stack = tppy_thread_stream_stack();
+    if (!stack)
+        return NULL;
+    Py_ssize_t size = PyList_GET_SIZE(stack);
+    if (size == 0) {
+        PyErr_SetString(PyExc_RuntimeError, "Stream.__exit__() without a matching __enter__() on this thread");
+        return NULL;
+    }
+    PyObject *entry = Py_NewRef(PyList_GET_ITEM(stack, size - 1));
+    int rc = PyList_SetSlice(stack, size - 1, size, NULL);
+    if (rc == 0)
+        rc = tppy_set_current_stream((tppy_stream *)PyTuple_GET_ITEM(entry, 0));
+    if (rc == 0)
+        rc = tppy_set_current_device(device_of_key(PyTuple_GET_ITEM(entry, 2)));
+    if (rc == 0)
+        rc = tppy_set_current_device(device_of_key(PyTuple_GET_ITEM(entry, 1)));
+    Py_DECREF(entry);
+    if (rc < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}

@@ -4,6 +4,7 @@
 #include <string.h>
 
 PyObject *tppy_error_type;
+PyObject *tppy_not_recorded_error_type;
 
 PyDoc_STRVAR(error_doc,
              "Error(message)\n"
@@ -32,6 +33,24 @@ int tppy_errors_init(PyObject *module)
         Py_DECREF(tppy_error_type);
         return -1;
     }
+    /* torch raises ValueError for elapsed_time of events not recorded; tpevent
+     * raised tpevent.Error (a RuntimeError): this one is both. */
+    PyObject *bases = PyTuple_Pack(2, tppy_error_type, PyExc_ValueError);
+    if (!bases)
+        return -1;
+    tppy_not_recorded_error_type = PyErr_NewExceptionWithDoc(
+        "tpevent.NotRecordedError",
+        "An event was asked for what only a recorded event has (elapsed_time(), timestamp()).\n"
+        "Both a tpevent.Error (so a RuntimeError) and a ValueError, as torch raises.",
+        bases, NULL);
+    Py_DECREF(bases);
+    if (!tppy_not_recorded_error_type)
+        return -1;
+    Py_INCREF(tppy_not_recorded_error_type);
+    if (PyModule_AddObject(module, "NotRecordedError", tppy_not_recorded_error_type) < 0) {
+        Py_DECREF(tppy_not_recorded_error_type);
+        return -1;
+    }
     return 0;
 }
 
@@ -41,19 +60,50 @@ static PyObject *exception_type_for(tp_status status)
     case TP_ERR_INVALID_DEVICE:
     case TP_ERR_INVALID_ARGUMENT:
         return PyExc_ValueError;
+    case TP_ERR_NOT_RECORDED:
+        return tppy_not_recorded_error_type;
     default:
         return tppy_error_type;
     }
 }
 
+/* The C library's names that Python code does not see, in Python's words. */
+static const char *const python_words[][2] = {
+    {"TP_EVENT_TIMING", "enable_timing=True"},
+    {"TP_EVENT_BLOCKING", "blocking=True"},
+    {"TP_EVENT_INTERPROCESS", "interprocess=True"},
+    {"tp_event_elapsed_time", "Event.elapsed_time"},
+    {"tp_event_timestamp", "Event.timestamp"},
+    {"tp_event_from_native", "Event.from_native"},
+    {"tp_stream_from_native", "Stream.from_native"},
+};
+
+static PyObject *python_message(const char *message)
+{
+    /* A message may quote a file path, which need not be UTF-8. */
+    PyObject *text = PyUnicode_DecodeUTF8(message, (Py_ssize_t)strlen(message), "replace");
+    for (size_t i = 0; text && i < sizeof python_words / sizeof python_words[0]; i++) {
+        if (!strstr(message, python_words[i][0]))
+            continue;
+        PyObject *from = PyUnicode_FromString(python_words[i][0]), *to = PyUnicode_FromString(python_words[i][1]);
+        PyObject *replaced = from && to ? PyUnicode_Replace(text, from, to, -1) : NULL;
+        Py_XDECREF(from);
+        Py_XDECREF(to);
+        Py_SETREF(text, replaced);
+    }
+    return text;
+}
+
 PyObject *tppy_raise(tp_status status)
 {
     const char *message = tp_last_error();
-    if (message[0] == '\0')
-        message = tp_status_description(status);
+    return tppy_raise_with(status, message[0] == '\0' ? tp_status_description(status) : message);
+}
+
+PyObject *tppy_raise_with(tp_status status, const char *message)
+{
     PyObject *type = exception_type_for(status);
-    /* A message may quote a file path, which need not be UTF-8. */
-    PyObject *text = PyUnicode_DecodeUTF8(message, (Py_ssize_t)strlen(message), "replace");
+    PyObject *text = python_message(message);
     if (!text)
         return NULL;
     PyObject *exception = PyObject_CallOneArg(type, text);

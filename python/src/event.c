@@ -2,6 +2,7 @@
  * tpevent.hip.Event, which default the device to their type. */
 #include "tpevent_python.h"
 
+#include <stddef.h>
 #include <string.h>
 
 /* ------------------------------------------------------------ creation */
@@ -24,13 +25,14 @@ PyObject *tppy_event_adopt(PyTypeObject *type, tp_event *event)
         tp_event_destroy(event);
         return NULL;
     }
-    self->event = event;
-    self->device_name = NULL;
+    self->event = event; /* tp_alloc zeroed the rest */
     return (PyObject *)self;
 }
 
 static PyObject *event_create(PyTypeObject *type, PyObject *device, unsigned flags)
 {
+    if ((flags & TP_EVENT_TIMING) && (flags & TP_EVENT_INTERPROCESS)) /* rule 8, in Python's words */
+        return tppy_raise_with(TP_ERR_INVALID_ARGUMENT, "enable_timing and interprocess cannot both be True");
     tppy_device_text scratch;
     const char *device_str;
     if (tppy_device_arg(device, event_type_namespace(type), &scratch, &device_str) < 0)
@@ -121,8 +123,11 @@ static void event_dealloc(tppy_event *self)
 {
     /* Safe with a record pending: the backend frees it once reached (rule 9). It
      * cannot fail for a live event, and a destructor has no one to tell. */
+    if (self->weak_references)
+        PyObject_ClearWeakRefs((PyObject *)self);
     if (self->event)
         (void)tp_event_destroy(self->event);
+    Py_XDECREF(self->owner); /* after the wrapper of its native event is gone */
     Py_XDECREF(self->device_name);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
@@ -165,13 +170,15 @@ PyDoc_STRVAR(event_record_doc,
 static PyObject *event_record(tppy_event *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
     tp_stream *stream = NULL;
+    PyObject *hold = NULL; /* a wrapper of another library's stream, for the call */
     if (nargs != 0 || kwnames != NULL) {
         PyObject *arg;
         if (tppy_one_optional_arg(args, nargs, kwnames, tppy_name.stream, "record", &arg) < 0 ||
-            tppy_stream_arg(arg, true, "record", &stream) < 0)
+            tppy_stream_arg(arg, true, "record", &stream, &hold) < 0)
             return NULL;
     }
     tp_status status = tp_event_record(self->event, stream);
+    Py_XDECREF(hold);
     if (status != TP_OK)
         return tppy_raise(status);
     Py_RETURN_NONE;
@@ -266,13 +273,15 @@ PyDoc_STRVAR(event_wait_doc,
 static PyObject *event_wait(tppy_event *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
     tp_stream *stream = NULL;
+    PyObject *hold = NULL; /* a wrapper of another library's stream, for the call */
     if (nargs != 0 || kwnames != NULL) {
         PyObject *arg;
         if (tppy_one_optional_arg(args, nargs, kwnames, tppy_name.stream, "wait", &arg) < 0 ||
-            tppy_stream_arg(arg, true, "wait", &stream) < 0)
+            tppy_stream_arg(arg, true, "wait", &stream, &hold) < 0)
             return NULL;
     }
     tp_status status = tp_event_wait(self->event, stream);
+    Py_XDECREF(hold);
     if (status != TP_OK)
         return tppy_raise(status);
     Py_RETURN_NONE;
@@ -303,8 +312,9 @@ PyDoc_STRVAR(event_elapsed_time_doc,
              "\n"
              "Raises:\n"
              "    tpevent.Error: with status 'TP_ERR_TIMING_DISABLED' if either event was\n"
-             "        created without timing, 'TP_ERR_NOT_RECORDED' if either was never\n"
-             "        recorded (checked in that order).\n"
+             "        created without timing; then tpevent.NotRecordedError (a\n"
+             "        tpevent.Error and a ValueError, as torch raises) if either was never\n"
+             "        recorded.\n"
              "\n"
              "Example:\n"
              "\n"
@@ -361,7 +371,7 @@ static PyObject *event_ipc_handle(tppy_event *self, PyObject *unused)
 }
 
 PyDoc_STRVAR(event_from_ipc_handle_doc,
-             "from_ipc_handle($cls, device, handle, /)\n"
+             "from_ipc_handle($cls, device, handle)\n"
              "--\n"
              "\n"
              "Reconstruct an event from an IPC handle on the given device.\n"
@@ -375,11 +385,12 @@ PyDoc_STRVAR(event_from_ipc_handle_doc,
              "that is not one, or a device of another type than the handle's, is a\n"
              "ValueError.\n");
 
-static PyObject *event_from_ipc_handle(PyTypeObject *cls, PyObject *args)
+static PyObject *event_from_ipc_handle(PyTypeObject *cls, PyObject *args, PyObject *kwargs)
 {
+    static char *keywords[] = {"device", "handle", NULL};
     PyObject *device;
     Py_buffer buffer;
-    if (!PyArg_ParseTuple(args, "Oy*:from_ipc_handle", &device, &buffer))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "Oy*:from_ipc_handle", keywords, &device, &buffer))
         return NULL;
     tp_ipc_handle handle;
     if (buffer.len != (Py_ssize_t)sizeof handle.bytes) {
@@ -430,7 +441,7 @@ static PyMethodDef event_methods[] = {
     {"elapsed_time", (PyCFunction)event_elapsed_time, METH_O, event_elapsed_time_doc},
     {"timestamp", tppy_event_timestamp, METH_NOARGS, tppy_event_timestamp_doc},
     {"ipc_handle", (PyCFunction)event_ipc_handle, METH_NOARGS, event_ipc_handle_doc},
-    {"from_ipc_handle", (PyCFunction)event_from_ipc_handle, METH_VARARGS | METH_CLASS, event_from_ipc_handle_doc},
+    {"from_ipc_handle", (PyCFunction)(void (*)(void))event_from_ipc_handle, METH_VARARGS | METH_KEYWORDS | METH_CLASS, event_from_ipc_handle_doc},
     {"__reduce__", event_reduce, METH_NOARGS, "Events cannot be pickled: use ipc_handle()."},
     {NULL, NULL, 0, NULL},
 };
@@ -538,6 +549,7 @@ PyTypeObject tppy_event_type = {
     .tp_repr = (reprfunc)event_repr,
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
     .tp_doc = event_doc,
+    .tp_weaklistoffset = offsetof(tppy_event, weak_references),
     .tp_methods = event_methods,
     .tp_getset = event_getset,
     .tp_new = event_new,

@@ -114,10 +114,11 @@ PyDoc_STRVAR(set_stream_doc,
              "set_stream(stream, /)\n"
              "--\n"
              "\n"
-             "Make a stream the current stream of its device on the calling thread. The\n"
-             "current device does not change. The stream is kept alive while it is\n"
-             "current. None does nothing. Prefer `with stream:` (or tpevent.stream()),\n"
-             "which restores the previous stream.\n");
+             "Make a stream the current stream of its device on the calling thread, and\n"
+             "its device the current device, as torch.cuda.set_stream does. The stream\n"
+             "is kept alive while it is current; another library's stream (__cuda_stream__,\n"
+             "torch's, CuPy's) is taken too. None does nothing. Prefer `with stream:`\n"
+             "(or tpevent.stream()), which restores the previous stream and device.\n");
 
 static PyObject *module_set_stream(PyObject *module, PyObject *arg)
 {
@@ -125,9 +126,15 @@ static PyObject *module_set_stream(PyObject *module, PyObject *arg)
     if (arg == Py_None)
         Py_RETURN_NONE;
     tp_stream *unused;
-    if (tppy_stream_arg(arg, false, "set_stream", &unused) < 0)
+    PyObject *hold;
+    if (tppy_stream_arg(arg, false, "set_stream", &unused, &hold) < 0)
         return NULL;
-    if (tppy_set_current_stream((tppy_stream *)arg) < 0)
+    tppy_stream *stream = hold ? (tppy_stream *)hold : (tppy_stream *)arg;
+    int rc = tppy_set_current_stream(stream);
+    if (rc == 0)
+        rc = tppy_set_current_device(stream->device);
+    Py_XDECREF(hold); /* a wrapper made current is kept by the thread's dict */
+    if (rc < 0)
         return NULL;
     Py_RETURN_NONE;
 }
@@ -489,7 +496,7 @@ PyMODINIT_FUNC PyInit__tpevent(void)
         return NULL;
     if (tppy_errors_init(module) < 0 || add_namespaces(module, namespaces) < 0 ||
         tppy_event_types_init(module, namespaces) < 0 || tppy_stream_types_init(module, namespaces) < 0 ||
-        add_backend_info(module) < 0 || tppy_clock_types_init(module) < 0 || PyModule_AddStringConstant(module, "__version__", tp_version_string()) < 0 ||
+        add_backend_info(module) < 0 || tppy_clock_types_init(module) < 0 || tppy_interop_init(module) < 0 || PyModule_AddStringConstant(module, "__version__", tp_version_string()) < 0 ||
         PyModule_AddIntConstant(module, "IPC_HANDLE_SIZE", TP_IPC_HANDLE_SIZE) < 0) {
         Py_DECREF(module);
         return NULL;

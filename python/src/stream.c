@@ -43,6 +43,7 @@ PyObject *tppy_stream_wrap(PyTypeObject *type, tp_stream *stream, bool owned)
     self->owned = owned;
     self->device_name = NULL;
     self->weak_references = NULL;
+    self->owner = NULL;
     return (PyObject *)self;
 }
 
@@ -70,24 +71,39 @@ static void stream_dealloc(tppy_stream *self)
      * not here: that thread's dict holds it. */
     if (self->weak_references)
         PyObject_ClearWeakRefs((PyObject *)self);
-    if (self->owned && self->stream)
+    /* At exit a CUDA or HIP stream is kept: its handle may have been given to
+     * another library that still uses it while the interpreter goes away (torch's
+     * host allocator records events on it from its own teardown). */
+    bool keep = self->device.type != TP_DEVICE_CPU && tppy_exiting();
+    if (self->owned && self->stream && !keep)
         (void)tp_stream_destroy(self->stream);
+    Py_XDECREF(self->owner);
     Py_XDECREF(self->device_name);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-int tppy_stream_arg(PyObject *arg, bool none_ok, const char *function, tp_stream **out)
+int tppy_stream_arg(PyObject *arg, bool none_ok, const char *function, tp_stream **out, PyObject **hold)
 {
+    *hold = NULL;
     if (none_ok && arg == Py_None) {
         *out = NULL;
         return 0;
     }
-    if (!PyObject_TypeCheck(arg, &tppy_stream_type)) {
-        PyErr_Format(PyExc_TypeError, "%s() expects a tpevent.Stream%s, not %.100s", function,
-                     none_ok ? " or None" : "", Py_TYPE(arg)->tp_name);
+    if (PyObject_TypeCheck(arg, &tppy_stream_type)) {
+        *out = ((tppy_stream *)arg)->stream;
+        return 0;
+    }
+    int found = tppy_foreign_stream(arg, &tppy_stream_type, hold);
+    if (found < 0)
+        return -1;
+    if (found == 0) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s() expects a tpevent.Stream%s, not %.100s (or another library's stream: an object "
+                     "with __cuda_stream__, .cuda_stream or .ptr)",
+                     function, none_ok ? " or None" : "", Py_TYPE(arg)->tp_name);
         return -1;
     }
-    *out = ((tppy_stream *)arg)->stream;
+    *out = ((tppy_stream *)*hold)->stream;
     return 0;
 }
 
@@ -200,9 +216,11 @@ PyDoc_STRVAR(stream_wait_stream_doc,
 static PyObject *stream_wait_stream(tppy_stream *self, PyObject *arg)
 {
     tp_stream *other;
-    if (tppy_stream_arg(arg, false, "wait_stream", &other) < 0)
+    PyObject *hold;
+    if (tppy_stream_arg(arg, false, "wait_stream", &other, &hold) < 0)
         return NULL;
     tp_status status = tp_stream_wait_stream(self->stream, other);
+    Py_XDECREF(hold);
     if (status != TP_OK)
         return tppy_raise(status);
     Py_RETURN_NONE;
@@ -250,67 +268,6 @@ static tp_status stream_wait_slice(void *stream, int64_t timeout_ns)
 static PyObject *stream_synchronize(tppy_stream *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
     return tppy_synchronize_method(args, nargs, kwnames, stream_wait_slice, self->stream, "Stream.synchronize");
-}
-
-PyDoc_STRVAR(stream_enter_doc,
-             "__enter__($self, /)\n"
-             "--\n"
-             "\n"
-             "Make the stream the current stream of its device on this thread; the\n"
-             "matching __exit__ restores the one it replaced. Returns the stream.\n");
-
-static PyObject *stream_enter(tppy_stream *self, PyObject *unused)
-{
-    (void)unused;
-    char device_text[TP_DEVICE_STRING_MAX];
-    tp_status status = tp_device_format(self->device, device_text, sizeof device_text);
-    if (status != TP_OK)
-        return tppy_raise(status);
-    PyObject *stack = tppy_thread_stream_stack();
-    if (!stack)
-        return NULL;
-    PyObject *previous = tppy_current_stream(device_text, &tppy_stream_type);
-    if (!previous)
-        return NULL;
-    int rc = PyList_Append(stack, previous);
-    Py_DECREF(previous);
-    if (rc < 0)
-        return NULL;
-    if (tppy_set_current_stream(self) < 0) {
-        Py_ssize_t size = PyList_GET_SIZE(stack);
-        PyList_SetSlice(stack, size - 1, size, NULL);
-        return NULL;
-    }
-    return Py_NewRef(self);
-}
-
-PyDoc_STRVAR(stream_exit_doc,
-             "__exit__($self, /, *exc_info)\n"
-             "--\n"
-             "\n"
-             "Restore the current stream that the matching __enter__ replaced.\n");
-
-static PyObject *stream_exit(tppy_stream *self, PyObject *const *args, Py_ssize_t nargs)
-{
-    (void)self;
-    (void)args;
-    (void)nargs;
-    PyObject *stack = tppy_thread_stream_stack();
-    if (!stack)
-        return NULL;
-    Py_ssize_t size = PyList_GET_SIZE(stack);
-    if (size == 0) {
-        PyErr_SetString(PyExc_RuntimeError, "Stream.__exit__() without a matching __enter__() on this thread");
-        return NULL;
-    }
-    PyObject *previous = Py_NewRef(PyList_GET_ITEM(stack, size - 1));
-    int rc = PyList_SetSlice(stack, size - 1, size, NULL);
-    if (rc == 0)
-        rc = tppy_set_current_stream((tppy_stream *)previous);
-    Py_DECREF(previous);
-    if (rc < 0)
-        return NULL;
-    Py_RETURN_NONE;
 }
 
 PyDoc_STRVAR(stream_from_native_doc,
@@ -369,8 +326,8 @@ static PyMethodDef stream_methods[] = {
     {"query", (PyCFunction)stream_query, METH_NOARGS, stream_query_doc},
     {"synchronize", (PyCFunction)(void (*)(void))stream_synchronize, METH_FASTCALL | METH_KEYWORDS,
      stream_synchronize_doc},
-    {"__enter__", (PyCFunction)stream_enter, METH_NOARGS, stream_enter_doc},
-    {"__exit__", (PyCFunction)(void (*)(void))stream_exit, METH_FASTCALL, stream_exit_doc},
+    {"__enter__", (PyCFunction)tppy_stream_enter, METH_NOARGS, tppy_stream_enter_doc},
+    {"__exit__", (PyCFunction)(void (*)(void))tppy_stream_exit, METH_FASTCALL, tppy_stream_exit_doc},
     {"from_native", (PyCFunction)stream_from_native, METH_VARARGS | METH_CLASS, stream_from_native_doc},
     {"__reduce__", stream_reduce, METH_NOARGS, "Streams cannot be pickled."},
     {NULL, NULL, 0, NULL},
@@ -471,8 +428,9 @@ PyDoc_STRVAR(stream_doc,
              "        backend clamps it to its range (default: 0).\n"
              "\n"
              "Used as a context manager (`with stream:`), the stream is the current\n"
-             "stream of its device on this thread inside the block, and the one it\n"
-             "replaced is restored on exit. Streams compare equal, and hash alike, when\n"
+             "stream of its device on this thread inside the block, and its device the\n"
+             "current device (as torch.cuda.StreamContext); both are restored on exit.\n"
+             "Streams compare equal, and hash alike, when\n"
              "they are of the same device and native handle: tpevent.current_stream()\n"
              "== tpevent.default_stream() until another stream is made current.\n"
              "\n"

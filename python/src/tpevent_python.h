@@ -33,6 +33,8 @@ typedef struct {
     PyObject_HEAD
     tp_event *event;
     PyObject *device_name; /* "cuda:0", made on first use of .device */
+    PyObject *owner;       /* from_native: the object whose native event it wraps, kept alive */
+    PyObject *weak_references;
 } tppy_event;
 
 typedef struct {
@@ -43,6 +45,7 @@ typedef struct {
     bool owned;            /* destroy the tp_stream with the object */
     PyObject *device_name; /* "cuda:0", made on first use of .device */
     PyObject *weak_references;
+    PyObject *owner; /* a stream of another library it wraps, kept alive */
 } tppy_stream;
 
 /* tpevent.Event, tpevent.cuda.Event, tpevent.hip.Event, and the same for Stream. */
@@ -84,6 +87,13 @@ PyObject *tppy_raise(tp_status status);
 
 /* Same, for callers that return an int (-1). */
 int tppy_raise_int(tp_status status);
+
+/* tppy_raise with a message of the binding's own instead of tp_last_error(). */
+PyObject *tppy_raise_with(tp_status status, const char *message);
+
+/* tpevent.NotRecordedError, raised for TP_ERR_NOT_RECORDED: a tpevent.Error and a
+ * ValueError (torch's elapsed_time raises ValueError). */
+extern PyObject *tppy_not_recorded_error_type;
 
 /* --------------------------------------------------------------- args.c */
 
@@ -174,8 +184,9 @@ int tppy_stream_types_init(PyObject *module, PyObject *namespaces[TP_DEVICE_TYPE
 PyObject *tppy_stream_wrap(PyTypeObject *type, tp_stream *stream, bool owned);
 
 /* The tp_stream of a Stream argument, NULL for None if none_ok; TypeError for
- * anything else. */
-int tppy_stream_arg(PyObject *arg, bool none_ok, const char *function, tp_stream **out);
+ * anything else. A stream of another library (interop.c) is wrapped: *hold is then a
+ * new reference to the wrapper, which the caller drops after its call (else NULL). */
+int tppy_stream_arg(PyObject *arg, bool none_ok, const char *function, tp_stream **out, PyObject **hold);
 
 /* The thread's current stream of a device (NULL: the current device), as the Stream
  * object that was made current from Python when it still is, else a new wrapper. */
@@ -185,8 +196,36 @@ PyObject *tppy_current_stream(const char *device, PyTypeObject *wrapper_type);
  * for as long as it stays current there. */
 int tppy_set_current_stream(tppy_stream *stream);
 
-/* The list of streams that `with stream:` blocks of this thread replaced, innermost
- * last (a borrowed reference, NULL with an exception set). */
+/* The list of what `with stream:` blocks of this thread replaced, innermost last:
+ * (stream, current device, current device of the stream's type) (a borrowed
+ * reference, NULL with an exception set). */
 PyObject *tppy_thread_stream_stack(void);
+
+/* Stream.__enter__ and __exit__: the stream and its device current inside the block. */
+extern const char tppy_stream_enter_doc[], tppy_stream_exit_doc[];
+PyObject *tppy_stream_enter(tppy_stream *self, PyObject *unused);
+PyObject *tppy_stream_exit(tppy_stream *self, PyObject *const *args, Py_ssize_t nargs);
+
+/* Makes `device` the thread's current device (set_stream does, as torch's). */
+int tppy_set_current_device(tp_device device);
+
+/* ------------------------------------------------------------ interop.c */
+
+/*
+ * Another library's stream as a Stream of `type` (its namespace picks the device
+ * type, else cuda): an object with __cuda_stream__ (returning (version, handle)),
+ * torch's (.cuda_stream) or CuPy's (.ptr). 1 with a new wrapper in *out (keeping
+ * the object alive, not owning the native stream), 0 if arg is none of these, -1
+ * with an exception.
+ */
+int tppy_foreign_stream(PyObject *arg, PyTypeObject *type, PyObject **out);
+
+/* Set by the atexit hook (or seen from Py_IsFinalizing): the interpreter is going
+ * away; host functions still to run are dropped, CUDA/HIP streams are kept. */
+bool tppy_exiting(void);
+
+/* Adds the interop methods and attributes to Stream and Event, and the module's
+ * _at_exit hook. After the types are ready. */
+int tppy_interop_init(PyObject *module);
 
 #endif /* TPEVENT_PYTHON_H */

@@ -19,11 +19,14 @@ event of the current CUDA device), for code written against ``torch.cuda``.
 Errors: ``ValueError`` for a bad device string or argument, ``tpevent.Error`` (a
 ``RuntimeError``) for state and backend errors; both carry ``status``, the name of
 the C library's status (``'TP_ERR_TIMING_DISABLED'``), and its message.
+``tpevent.NotRecordedError`` (events not recorded) is both, as torch raises
+``ValueError`` there.
 
 Everything that runs per call (Event and Stream methods, creation) is C, in the
 extension ``tpevent._tpevent``; this file only gathers the names.
 """
 
+import atexit as _atexit
 import contextlib as _contextlib
 import sys as _sys
 
@@ -34,6 +37,7 @@ from ._tpevent import (
     ClockInfo,
     Error,
     Event,
+    NotRecordedError,
     Stream,
     __version__,
     backends,
@@ -52,13 +56,19 @@ cpu = _tpevent.cpu
 cuda = _tpevent.cuda
 hip = _tpevent.hip
 
+# From here on host functions still pending are dropped, and CUDA/HIP streams are
+# no longer destroyed: other libraries may use their handles during teardown.
+_atexit.register(_tpevent._at_exit)
+
 
 def stream(stream):
     """Context manager that makes ``stream`` the current stream of its device.
 
     Inside the ``with`` block the stream is the calling thread's current stream
-    of its device; on exit the previous one is restored. ``None`` does nothing,
-    as in ``torch.cuda.stream``. The same as ``with stream:``.
+    of its device, and its device the current device; on exit both are
+    restored. ``None`` does nothing, as in ``torch.cuda.stream``. The same as
+    ``with stream:``. Another library's stream (``__cuda_stream__``, a
+    ``torch.cuda.Stream``, a CuPy stream) is taken too.
 
     Example:
 
@@ -69,9 +79,12 @@ def stream(stream):
     """
     if stream is None:
         return _contextlib.nullcontext()
-    if not isinstance(stream, Stream):
-        raise TypeError(f"stream() expects a tpevent.Stream or None, not {type(stream).__name__}")
-    return stream
+    if isinstance(stream, Stream):
+        return stream
+    try:
+        return Stream.from_external(stream)  # __cuda_stream__, torch's, CuPy's
+    except TypeError:
+        raise TypeError(f"stream() expects a tpevent.Stream or None, not {type(stream).__name__}") from None
 
 
 for _namespace in (cpu, cuda, hip):
@@ -86,6 +99,7 @@ __all__ = [
     "Error",
     "Event",
     "IPC_HANDLE_SIZE",
+    "NotRecordedError",
     "Stream",
     "backends",
     "cpu",

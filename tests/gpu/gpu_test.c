@@ -244,18 +244,26 @@ TEST(default_stream_is_the_null_stream)
     void *native = (void *)&stream;
     CHECK_OK(tp_stream_default(DEVICE0, &stream));
     CHECK_OK(tp_stream_native(stream, &native));
-    /* CUDA: cudaStreamLegacy, the legacy NULL stream named so that per-thread
-     * default-stream builds agree; HIP: the NULL stream itself. */
-    CHECK(native == (IS_CUDA ? (void *)(uintptr_t)0x1 : NULL));
-    /* A wrapper of the NULL handle works on the device's NULL stream too. */
-    tp_stream *wrapper = NULL;
-    tp_event *event = new_event(DEVICE0, TP_EVENT_DEFAULT);
-    CHECK_OK(tp_stream_from_native(&wrapper, DEVICE0, NULL));
-    CHECK_OK(tp_event_record(event, wrapper));
-    CHECK_OK(tp_event_synchronize(event));
-    CHECK_OK(tp_stream_synchronize(wrapper));
-    CHECK_OK(tp_stream_destroy(wrapper));
-    CHECK_OK(tp_event_destroy(event));
+    /* 0 on both, as torch's and CuPy's default streams say (README, interop): CUDA's
+     * legacy NULL stream, which tpevent passes to the runtime as cudaStreamLegacy so
+     * that per-thread default-stream builds agree; HIP's NULL stream itself. */
+    CHECK(native == NULL);
+    /* Wrappers of 0 and (CUDA) of cudaStreamLegacy are that stream: they say 0 too,
+     * and work on the device's NULL stream. */
+    void *handles[2] = {NULL, (void *)(uintptr_t)0x1};
+    for (int i = 0; i < (IS_CUDA ? 2 : 1); i++) {
+        tp_stream *wrapper = NULL;
+        tp_event *event = new_event(DEVICE0, TP_EVENT_DEFAULT);
+        CHECK_OK(tp_stream_from_native(&wrapper, DEVICE0, handles[i]));
+        native = (void *)&stream;
+        CHECK_OK(tp_stream_native(wrapper, &native));
+        CHECK(native == NULL);
+        CHECK_OK(tp_event_record(event, wrapper));
+        CHECK_OK(tp_event_synchronize(event));
+        CHECK_OK(tp_stream_synchronize(wrapper));
+        CHECK_OK(tp_stream_destroy(wrapper));
+        CHECK_OK(tp_event_destroy(event));
+    }
     return 0;
 }
 

@@ -90,6 +90,8 @@ rt_error fake_event_elapsed(float *ms, rt_event start, rt_event end);
 bool fake_wait_value_supported(void);
 
 static inline bool rt_stream_follows_current_device(rt_stream stream) { return stream == NULL; }
+static inline void *rt_stream_public(rt_stream s) { return (void *)s; }
+static inline rt_stream rt_stream_from_public(void *h) { return (rt_stream)h; }
 static inline const char *rt_error_name(rt_error e) { return fake_error_name(e); }
 static inline const char *rt_error_string(rt_error e) { return fake_error_name(e); }
 static inline rt_error rt_device_count(int *count) { return fake_device_count(count); }

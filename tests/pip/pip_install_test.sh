@@ -106,7 +106,8 @@ cat "$work/show.txt"
 grep -qx 'Name: tpevent' "$work/show.txt" || fail "pip show: no 'Name: tpevent'"
 grep -qx "Version: $version" "$work/show.txt" || fail "pip show: version is not $version"
 grep -qx "Location: $site" "$work/show.txt" || fail "pip show: not installed in $site"
-expected_files=(tpevent/__init__.py "tpevent/lib/libtpevent.so.$soversion"
+expected_files=(tpevent/__init__.py tpevent/__init__.pyi tpevent/_tpevent.pyi tpevent/py.typed
+                "tpevent/lib/libtpevent.so.$soversion"
                 tpevent/libexec/tpevent/tpevent-module-probe)
 [ "$have_cuda" = 1 ] && expected_files+=(tpevent/lib/libtpevent-cuda.so)
 [ "$have_hip" = 1 ] && expected_files+=(tpevent/lib/libtpevent-hip.so)
@@ -201,7 +202,8 @@ for name in names:
     print("  " + name)
 outside = [n for n in names if not (n.startswith("tpevent/") or n.startswith("tpevent-"))]
 assert not outside, f"files outside the package: {outside}"
-expected = {"tpevent/__init__.py", f"tpevent/lib/libtpevent.so.{soversion}",
+expected = {"tpevent/__init__.py", "tpevent/__init__.pyi", "tpevent/_tpevent.pyi", "tpevent/py.typed",
+            f"tpevent/lib/libtpevent.so.{soversion}",
             "tpevent/libexec/tpevent/tpevent-module-probe"}
 if have_cuda == "1":
     expected.add("tpevent/lib/libtpevent-cuda.so")

@@ -100,12 +100,41 @@ class ContextTests(unittest.TestCase):
         tpevent.set_stream(self.default)
         self.assertEqual(tpevent.current_stream(DEVICE_TYPE), self.default)
 
-    def test_set_stream_does_not_change_the_current_device(self):
+    # Settled with torch's behaviour (issue 19): torch.cuda.set_stream makes the
+    # stream's device current, and torch.cuda.StreamContext (`with stream:`) does
+    # too inside the block, restoring the device it found on exit.
+    def test_set_stream_makes_its_device_current(self):
         need_devices(self, 2)
         tpevent.set_device(device(0))
         tpevent.set_stream(tpevent.Stream(device(1)))
-        self.assertEqual(tpevent.current_device(), device(0))
+        self.assertEqual(tpevent.current_device(), device(1))
         tpevent.set_stream(tpevent.default_stream(device(1)))
+        tpevent.set_device(device(0))
+
+    def test_with_stream_makes_its_device_current_and_restores_it(self):
+        need_devices(self, 2)
+        tpevent.set_device(device(0))
+        s = tpevent.Stream(device(1))
+        with s:
+            self.assertEqual(tpevent.current_device(), device(1))
+            self.assertEqual(tpevent.Event().device, device(1))
+            self.assertIs(tpevent.current_stream(), s)
+            with tpevent.Stream(device(0)):
+                self.assertEqual(tpevent.current_device(), device(0))
+            self.assertEqual(tpevent.current_device(), device(1))
+        self.assertEqual(tpevent.current_device(), device(0))
+
+    def test_with_stream_of_another_type_restores_both_devices(self):
+        other = "cuda" if DEVICE_TYPE == "cpu" else "cpu"
+        if not tpevent.is_available(other):
+            self.skipTest(f"needs the {other} backend too")
+        tpevent.set_device(f"{other}:0")
+        before = tpevent.Event(DEVICE_TYPE).device
+        with tpevent.Stream(device(tpevent.device_count(DEVICE_TYPE) - 1)) as s:
+            self.assertEqual(tpevent.current_device(), s.device)
+        self.assertEqual(tpevent.current_device(), f"{other}:0")
+        self.assertEqual(tpevent.Event(DEVICE_TYPE).device, before)
+        tpevent.set_device(device(0))
 
     def test_a_current_stream_outlives_its_last_reference(self):
         s = tpevent.Stream(DEVICE_TYPE)

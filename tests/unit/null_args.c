@@ -329,3 +329,18 @@ TEST(null_backend_status_reason_allowed)
     CHECK(cuda == TP_OK || cuda == TP_ERR_BACKEND_UNAVAILABLE);
     return 0;
 }
+
+TEST(null_interop)
+{
+    int least = 0, greatest = 0;
+    CHECK_REFUSES_NULL(tp_stream_priority_range(device, NULL, &greatest));
+    CHECK_REFUSES_NULL(tp_stream_priority_range(device, &least, NULL));
+    CHECK_REFUSES_NULL(tp_event_native(NULL, NULL));
+    tp_event *event = fixture_event(TP_EVENT_DEFAULT);
+    CHECK_REFUSES_NULL(tp_event_native(event, NULL));
+    CHECK_OK(tp_event_destroy(event));
+    void *native = NULL;
+    CHECK_REFUSES_NULL(tp_event_native(NULL, &native));
+    CHECK_REFUSES_NULL(tp_event_from_native(NULL, device, &native));
+    return 0;
+}

@@ -1,0 +1,35 @@
+# Type stubs of the tpevent package (PEP 561): the extension's names, and stream().
+from typing import ContextManager, Optional
+
+from ._tpevent import (
+    IPC_HANDLE_SIZE as IPC_HANDLE_SIZE,
+    BackendInfo as BackendInfo,
+    ClockInfo as ClockInfo,
+    Error as Error,
+    Event as Event,
+    NotRecordedError as NotRecordedError,
+    Stream as Stream,
+    __version__ as __version__,
+    _Namespace,
+    _StreamLike,
+    backends as backends,
+    current_device as current_device,
+    current_stream as current_stream,
+    default_stream as default_stream,
+    device_clock as device_clock,
+    device_count as device_count,
+    is_available as is_available,
+    set_device as set_device,
+    set_stream as set_stream,
+    synchronize as synchronize,
+)
+
+cpu: _Namespace
+cuda: _Namespace
+hip: _Namespace
+
+
+def stream(stream: Optional[_StreamLike]) -> ContextManager[Optional[Stream]]: ...
+
+
+__all__: list[str]
