@@ -323,7 +323,8 @@ static void cpu_to_cpu_tpevent(row *r, tp_stream *source, tp_stream *waiting, tp
 
 static void parse(int argc, char **argv)
 {
-    for (int i = 1; i < argc; i++) {
+    /* Options come in pairs: name, value. */
+    for (int i = 1; i < argc; i += 2) {
         const char *value = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(argv[i], "--device") == 0 && value)
             bench.device = value;
@@ -335,7 +336,6 @@ static void parse(int argc, char **argv)
             fprintf(stderr, "usage: %s [--device cuda:N] [--samples N] [--max-seconds S]\n", argv[0]);
             exit(2);
         }
-        i++;
     }
 }
 

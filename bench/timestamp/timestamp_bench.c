@@ -241,7 +241,7 @@ static void usage(void)
 static options parse(int argc, char **argv)
 {
     options o = {NULL, NULL, 200, 2.0, 2000, 0.0};
-    for (int i = 1; i < argc; i++) {
+    for (int i = 1; i < argc; i += 2) { /* name, value */
         const char *value = i + 1 < argc ? argv[i + 1] : NULL;
         if (!value)
             usage();
@@ -259,7 +259,6 @@ static options parse(int argc, char **argv)
             o.drift_seconds = atof(value);
         else
             usage();
-        i++;
     }
     if (o.records < 1 || o.cost < 1 || !(o.seconds >= 0.0) || !(o.drift_seconds >= 0.0))
         usage();

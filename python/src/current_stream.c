@@ -158,7 +158,7 @@ PyObject *tppy_stream_enter(tppy_stream *self, PyObject *unused)
 {
     (void)unused;
     char device_text[TP_DEVICE_STRING_MAX];
-    tp_device current, of_type;
+    tp_device current = self->device, of_type;
     tp_status status = tp_device_format(self->device, device_text, sizeof device_text);
     if (status == TP_OK)
         status = tp_current_device(&current);
