@@ -82,6 +82,7 @@ tp_status gpu_plain_event_create(int index, unsigned flags, tp_event **out)
     event->head = (tp_event){gpu.table, {RT_DEVICE_TYPE, index}, flags};
     atomic_init(&event->native, NULL);
     atomic_init(&event->recorded, false);
+    atomic_init(&event->capture, NULL);
     *out = &event->head;
     return TP_OK;
 }
