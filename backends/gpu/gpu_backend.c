@@ -8,6 +8,7 @@
  * Only creation picks the kind.
  */
 #include "backends/gpu/gpu_internal.h"
+#include "backends/gpu/gpu_graph.h"
 
 #include <stdio.h>
 

@@ -1,6 +1,6 @@
 /*
- * Rule 16 on CUDA and HIP: events and streams inside stream capture, and
- * tpevent's own captures as the runtime's graphs (gpu_graph.h for the marks).
+ * Rule 16 on CUDA and HIP: events and streams inside stream capture (gpu_graph.h
+ * for the tokens and marks).
  *
  * Being captured. A stream captures when tpevent began a capture on it or it
  * joined one (stream->capture), or, for a wrapped stream only, when the runtime
@@ -32,65 +32,25 @@
  * Calls that must touch the pool during a capture (taking a fresh native, giving
  * one back) run with the thread in relaxed capture mode, restored after.
  *
- * Graphs. end_capture ends the runtime's capture and instantiates the graph.
- * A launch records a marker of the graph's after it on the launch stream; a
- * destroyed graph keeps its external natives pinned until every marker is
- * reached (a launch not started yet still records them), then unpins them. The
- * runtime frees an executable graph destroyed in flight once it completes.
+ * tpevent's own captures and their graphs: gpu_graph_exec.c.
  */
 #include "backends/gpu/gpu_internal.h"
+#include "backends/gpu/gpu_graph.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 
-typedef struct build_branch {
-    gpu_stream *stream; /* NULL once destroyed */
-    rt_stream native;   /* for messages */
-    uint64_t ops, covered;
-} build_branch;
-
-typedef struct pinned_list {
-    rt_event *items;
-    bool *external;
-    size_t count, capacity;
-} pinned_list;
-
-typedef struct gpu_capture_build {
-    build_branch *branches; /* [0]: the origin */
-    size_t branch_count, branch_capacity;
-    pinned_list natives;
-    bool out_of_memory;
-} gpu_capture_build;
-
-typedef struct graph_marker {
-    rt_stream stream;
-    rt_event marker;
-} graph_marker;
-
-typedef struct gpu_graph {
-    tp_graph head;
-    gpu_device *device;
-    rt_graph_exec exec;
-    gpu_capture *token; /* a reference: launches mark it launched */
-    rt_event *externals; /* pinned until the graph and its launches are gone */
-    size_t external_count;
-    graph_marker *markers;
-    size_t marker_count;
-    struct gpu_graph *next_retired;
-} gpu_graph;
-
-static pthread_mutex_t capture_lock = PTHREAD_MUTEX_INITIALIZER;
-static gpu_graph *retired; /* under capture_lock */
+pthread_mutex_t gpu_capture_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* ----------------------------------------------------------------- tokens */
 
-static void token_unref(gpu_capture *token)
+void gpu_capture_token_unref(gpu_capture *token)
 {
     if (token && atomic_fetch_sub_explicit(&token->refs, 1, memory_order_acq_rel) == 1)
         free(token);
 }
 
-static bool token_open(const gpu_capture *token)
+bool gpu_capture_token_open(const gpu_capture *token)
 {
     if (!token)
         return false;
@@ -99,11 +59,11 @@ static bool token_open(const gpu_capture *token)
     return atomic_load_explicit(&token->open, memory_order_acquire);
 }
 
-/* Under capture_lock. */
+/* Under gpu_capture_lock. */
 static void mark_free(gpu_capture_mark *mark)
 {
     if (mark) {
-        token_unref(mark->token);
+        gpu_capture_token_unref(mark->token);
         free(mark);
     }
 }
@@ -113,13 +73,13 @@ static void mark_free(gpu_capture_mark *mark)
  * foreign token; NULL when not capturing. */
 static gpu_capture *stream_capture(gpu_stream *stream)
 {
-    pthread_mutex_lock(&capture_lock);
+    pthread_mutex_lock(&gpu_capture_lock);
     gpu_capture *token = atomic_load_explicit(&stream->capture, memory_order_relaxed);
-    if (token && token_open(token))
+    if (token && gpu_capture_token_open(token))
         atomic_fetch_add_explicit(&token->refs, 1, memory_order_relaxed);
     else
         token = NULL;
-    pthread_mutex_unlock(&capture_lock);
+    pthread_mutex_unlock(&gpu_capture_lock);
     if (token || !(stream->head.kind & TP_STREAM_BORROWED) || !rt_stream_capturing(stream->native))
         return token;
     token = calloc(1, sizeof *token);
@@ -131,10 +91,10 @@ static gpu_capture *stream_capture(gpu_stream *stream)
     return token;
 }
 
-static bool stream_captures(gpu_stream *stream)
+bool gpu_stream_captures(gpu_stream *stream)
 {
     gpu_capture *token = stream_capture(stream);
-    token_unref(token);
+    gpu_capture_token_unref(token);
     return token != NULL;
 }
 
@@ -165,10 +125,10 @@ static tp_status settle(gpu_event *event, const char *operation)
 {
     if (TP_LIKELY(atomic_load_explicit(&event->capture, memory_order_acquire) == NULL))
         return TP_OK;
-    pthread_mutex_lock(&capture_lock);
+    pthread_mutex_lock(&gpu_capture_lock);
     gpu_capture_mark *mark = atomic_load_explicit(&event->capture, memory_order_relaxed);
     bool recorded = mark && gpu_event_recorded(event);
-    bool open = mark && !recorded && token_open(mark->token);
+    bool open = mark && !recorded && gpu_capture_token_open(mark->token);
     /* An external record answers once a launch made it; before, no record. */
     bool external = mark && !recorded && (event->head.flags & TP_EVENT_EXTERNAL);
     bool waiting = external && !mark->token->foreign &&
@@ -179,7 +139,7 @@ static tp_status settle(gpu_event *event, const char *operation)
             atomic_store_explicit(&event->recorded, true, memory_order_release);
         mark_free(mark);
     }
-    pthread_mutex_unlock(&capture_lock);
+    pthread_mutex_unlock(&gpu_capture_lock);
     return open ? event_capturing_fail(event, operation) : TP_OK;
 }
 
@@ -205,7 +165,7 @@ static bool pinned_push(pinned_list *list, rt_event native, bool external)
     return true;
 }
 
-static build_branch *branch_of(gpu_capture_build *build, gpu_stream *stream)
+build_branch *gpu_capture_branch_of(gpu_capture_build *build, gpu_stream *stream)
 {
     for (size_t i = 0; i < build->branch_count; i++)
         if (build->branches[i].stream == stream)
@@ -213,7 +173,7 @@ static build_branch *branch_of(gpu_capture_build *build, gpu_stream *stream)
     return NULL;
 }
 
-static bool add_branch(gpu_capture_build *build, gpu_stream *stream, uint64_t ops)
+bool gpu_capture_add_branch(gpu_capture_build *build, gpu_stream *stream, uint64_t ops)
 {
     if (build->branch_count == build->branch_capacity) {
         size_t capacity = build->branch_capacity ? 2 * build->branch_capacity : 4;
@@ -227,12 +187,12 @@ static bool add_branch(gpu_capture_build *build, gpu_stream *stream, uint64_t op
     return true;
 }
 
-/* Under capture_lock: the stream is in the capture of `token` from now on. */
-static void stream_enter_capture(gpu_stream *stream, gpu_capture *token)
+/* Under gpu_capture_lock: the stream is in the capture of `token` from now on. */
+void gpu_capture_enter(gpu_stream *stream, gpu_capture *token)
 {
     atomic_fetch_add_explicit(&token->refs, 1, memory_order_relaxed);
     gpu_capture *old = atomic_exchange_explicit(&stream->capture, token, memory_order_acq_rel);
-    token_unref(old);
+    gpu_capture_token_unref(old);
     atomic_store_explicit(&stream->capture_check, true, memory_order_relaxed);
 }
 
@@ -267,12 +227,12 @@ static tp_status capture_record(gpu_event *event, gpu_stream *stream, gpu_captur
         free(mark);
         return gpu_fail_call(external ? RT_CALL("EventRecordWithFlags") : RT_CALL("EventRecord"), e);
     }
-    pthread_mutex_lock(&capture_lock);
+    pthread_mutex_lock(&gpu_capture_lock);
     mark->token = token; /* takes over the caller's reference */
     mark->branch = stream;
-    if (!token->foreign && token_open(token)) {
+    if (!token->foreign && gpu_capture_token_open(token)) {
         gpu_capture_build *build = token->build;
-        build_branch *branch = branch_of(build, stream);
+        build_branch *branch = gpu_capture_branch_of(build, stream);
         if (branch)
             mark->pos = ++branch->ops;
         if (!pinned_push(&build->natives, fresh, external))
@@ -283,7 +243,7 @@ static tp_status capture_record(gpu_event *event, gpu_stream *stream, gpu_captur
     atomic_store_explicit(&event->recorded, false, memory_order_release);
     gpu_capture_mark *old_mark = atomic_exchange_explicit(&event->capture, mark, memory_order_acq_rel);
     mark_free(old_mark);
-    pthread_mutex_unlock(&capture_lock);
+    pthread_mutex_unlock(&gpu_capture_lock);
     if (old)
         gpu_pool_give(device, event->head.flags, old, true);
     rt_thread_capture_restore(mode);
@@ -312,7 +272,7 @@ TP_COLD static tp_status refuse_interprocess(const char *operation)
 tp_status gpu_capture_ipc_event_record(tp_event *base, tp_stream *stream_base)
 {
     gpu_stream *stream = gpu_as_stream(stream_base);
-    if (TP_UNLIKELY(atomic_load_explicit(&stream->capture_check, memory_order_relaxed)) && stream_captures(stream))
+    if (TP_UNLIKELY(atomic_load_explicit(&stream->capture_check, memory_order_relaxed)) && gpu_stream_captures(stream))
         return refuse_interprocess("tp_event_record");
     return gpu_ipc_event_record(base, stream_base);
 }
@@ -335,9 +295,9 @@ static tp_status wait_failed(rt_error e)
 static tp_status capture_wait(gpu_stream *stream, gpu_event *event)
 {
     gpu_capture *mine = stream_capture(stream);
-    pthread_mutex_lock(&capture_lock);
+    pthread_mutex_lock(&gpu_capture_lock);
     gpu_capture_mark *mark = atomic_load_explicit(&event->capture, memory_order_relaxed);
-    gpu_capture *theirs = mark && !gpu_event_recorded(event) && token_open(mark->token) ? mark->token : NULL;
+    gpu_capture *theirs = mark && !gpu_event_recorded(event) && gpu_capture_token_open(mark->token) ? mark->token : NULL;
     rt_event native = gpu_event_native(event);
     tp_status status = TP_OK;
     bool plain = false;
@@ -357,19 +317,19 @@ static tp_status capture_wait(gpu_stream *stream, gpu_event *event)
         status = wait_failed(e);
         if (status == TP_OK && !theirs->foreign) {
             gpu_capture_build *build = theirs->build;
-            build_branch *branch = branch_of(build, stream);
-            if (!branch && !add_branch(build, stream, 0))
+            build_branch *branch = gpu_capture_branch_of(build, stream);
+            if (!branch && !gpu_capture_add_branch(build, stream, 0))
                 build->out_of_memory = true;
-            branch = branch_of(build, stream);
+            branch = gpu_capture_branch_of(build, stream);
             if (branch)
                 branch->ops++;
-            build_branch *joined = branch_of(build, mark->branch);
+            build_branch *joined = gpu_capture_branch_of(build, mark->branch);
             if (branch == &build->branches[0] && joined && joined->covered < mark->pos)
                 joined->covered = mark->pos;
             if (!mine)
-                stream_enter_capture(stream, theirs);
+                gpu_capture_enter(stream, theirs);
         } else if (status == TP_OK && !mine) {
-            stream_enter_capture(stream, theirs); /* joined someone else's capture */
+            gpu_capture_enter(stream, theirs); /* joined someone else's capture */
         }
     } else if (!gpu_event_recorded(event) && !(mark && (event->head.flags & TP_EVENT_EXTERNAL))) {
         /* Never recorded outside (or only inside a capture now closed): nothing. */
@@ -384,13 +344,13 @@ static tp_status capture_wait(gpu_stream *stream, gpu_event *event)
         }
         status = wait_failed(e);
         if (status == TP_OK && !mine->foreign) {
-            build_branch *branch = branch_of(mine->build, stream);
+            build_branch *branch = gpu_capture_branch_of(mine->build, stream);
             if (branch)
                 branch->ops++;
         }
     }
-    pthread_mutex_unlock(&capture_lock);
-    token_unref(mine);
+    pthread_mutex_unlock(&gpu_capture_lock);
+    gpu_capture_token_unref(mine);
     if (plain) {
         status = settle(event, "tp_event_wait");
         if (status == TP_OK)
@@ -412,7 +372,7 @@ tp_status gpu_capture_wait_event(tp_stream *stream_base, tp_event *event_base)
 tp_status gpu_capture_ipc_wait_event(tp_stream *stream_base, tp_event *event_base)
 {
     gpu_stream *stream = gpu_as_stream(stream_base);
-    if (TP_UNLIKELY(atomic_load_explicit(&stream->capture_check, memory_order_relaxed)) && stream_captures(stream))
+    if (TP_UNLIKELY(atomic_load_explicit(&stream->capture_check, memory_order_relaxed)) && gpu_stream_captures(stream))
         return refuse_interprocess("tp_event_wait");
     return gpu_ipc_stream_wait_event(stream_base, event_base);
 }
@@ -425,7 +385,7 @@ tp_status gpu_capture_host_fn_launch(tp_stream *stream_base, void (*fn)(void *),
     if (TP_UNLIKELY(atomic_load_explicit(&stream->capture_check, memory_order_relaxed))) {
         gpu_capture *token = stream_capture(stream);
         bool own = token && !token->foreign;
-        token_unref(token);
+        gpu_capture_token_unref(token);
         if (own)
             return gpu.host->fail(TP_ERR_CAPTURING,
                                   "tp_stream_launch_host_fn: the %s:%d stream %p is capturing: a host function "
@@ -438,7 +398,7 @@ tp_status gpu_capture_host_fn_launch(tp_stream *stream_base, void (*fn)(void *),
 tp_status gpu_capture_stream_query(tp_stream *stream_base, bool *idle)
 {
     gpu_stream *stream = gpu_as_stream(stream_base);
-    if (TP_UNLIKELY(atomic_load_explicit(&stream->capture_check, memory_order_relaxed)) && stream_captures(stream))
+    if (TP_UNLIKELY(atomic_load_explicit(&stream->capture_check, memory_order_relaxed)) && gpu_stream_captures(stream))
         return stream_capturing_fail(stream, "tp_stream_query");
     return gpu_stream_query(stream_base, idle);
 }
@@ -446,7 +406,7 @@ tp_status gpu_capture_stream_query(tp_stream *stream_base, bool *idle)
 tp_status gpu_capture_stream_synchronize(tp_stream *stream_base)
 {
     gpu_stream *stream = gpu_as_stream(stream_base);
-    if (TP_UNLIKELY(atomic_load_explicit(&stream->capture_check, memory_order_relaxed)) && stream_captures(stream))
+    if (TP_UNLIKELY(atomic_load_explicit(&stream->capture_check, memory_order_relaxed)) && gpu_stream_captures(stream))
         return stream_capturing_fail(stream, "tp_stream_synchronize");
     return gpu_stream_synchronize(stream_base);
 }
@@ -455,15 +415,15 @@ tp_status gpu_capture_stream_destroy(tp_stream *stream_base)
 {
     gpu_stream *stream = gpu_as_stream(stream_base);
     if (TP_UNLIKELY(atomic_load_explicit(&stream->capture, memory_order_relaxed) != NULL)) {
-        pthread_mutex_lock(&capture_lock);
+        pthread_mutex_lock(&gpu_capture_lock);
         gpu_capture *token = atomic_exchange_explicit(&stream->capture, NULL, memory_order_acq_rel);
-        if (token && token_open(token) && !token->foreign) {
-            build_branch *branch = branch_of(token->build, stream);
+        if (token && gpu_capture_token_open(token) && !token->foreign) {
+            build_branch *branch = gpu_capture_branch_of(token->build, stream);
             if (branch)
                 branch->stream = NULL; /* its work stays in the capture; its pointer goes */
         }
-        pthread_mutex_unlock(&capture_lock);
-        token_unref(token);
+        pthread_mutex_unlock(&gpu_capture_lock);
+        gpu_capture_token_unref(token);
     }
     return gpu_stream_destroy(stream_base);
 }
@@ -506,276 +466,10 @@ tp_status gpu_capture_event_destroy(tp_event *base)
 {
     gpu_event *event = gpu_as_event(base);
     if (TP_UNLIKELY(atomic_load_explicit(&event->capture, memory_order_relaxed) != NULL)) {
-        pthread_mutex_lock(&capture_lock);
+        pthread_mutex_lock(&gpu_capture_lock);
         mark_free(atomic_exchange_explicit(&event->capture, NULL, memory_order_acq_rel));
-        pthread_mutex_unlock(&capture_lock);
+        pthread_mutex_unlock(&gpu_capture_lock);
     }
     return gpu_plain_event_destroy(base);
 }
 
-/* ---------------------------------------------------------------- capture */
-
-tp_status gpu_stream_begin_capture(tp_stream *stream_base)
-{
-    gpu_stream *stream = gpu_as_stream(stream_base);
-    if (stream_captures(stream))
-        return gpu.host->fail(TP_ERR_CAPTURING, "tp_stream_begin_capture: the %s:%d stream %p is capturing already",
-                              RT_BACKEND_NAME, stream->head.device.index, (void *)stream->native);
-    gpu_capture *token = calloc(1, sizeof *token);
-    gpu_capture_build *build = calloc(1, sizeof *build);
-    if (!token || !build || !add_branch(build, stream, 0)) {
-        free(token);
-        if (build)
-            free(build->branches);
-        free(build);
-        return gpu.host->fail(TP_ERR_OUT_OF_MEMORY, "tp_stream_begin_capture: out of memory");
-    }
-    atomic_init(&token->refs, 1); /* the capture's own, while open */
-    atomic_init(&token->open, true);
-    token->build = build;
-    rt_guard guard;
-    rt_error e = gpu_stream_enter(stream, &guard);
-    if (e == RT_SUCCESS) {
-        e = rt_stream_begin_capture(stream->native);
-        rt_guard_leave(&guard);
-    }
-    if (e != RT_SUCCESS) {
-        free(build->branches);
-        free(build);
-        free(token);
-        return gpu_fail_call(RT_CALL("StreamBeginCapture"), e);
-    }
-    pthread_mutex_lock(&capture_lock);
-    stream_enter_capture(stream, token);
-    pthread_mutex_unlock(&capture_lock);
-    return TP_OK; /* two references: the capture's own and the stream's */
-}
-
-tp_status gpu_stream_is_capturing(tp_stream *stream, bool *capturing)
-{
-    gpu_stream *s = gpu_as_stream(stream);
-    *capturing = atomic_load_explicit(&s->capture_check, memory_order_relaxed) && stream_captures(s);
-    return TP_OK;
-}
-
-static void unpin_all(const pinned_list *natives, bool externals_too)
-{
-    for (size_t i = 0; i < natives->count; i++)
-        if (externals_too || !natives->external[i])
-            gpu_pool_unpin(natives->items[i]);
-}
-
-/* Under capture_lock: every stream of the capture leaves it; the token closes. */
-static void close_capture(gpu_capture *token)
-{
-    gpu_capture_build *build = token->build;
-    for (size_t i = 0; i < build->branch_count; i++) {
-        gpu_stream *stream = build->branches[i].stream;
-        if (!stream)
-            continue;
-        gpu_capture *held = atomic_exchange_explicit(&stream->capture, NULL, memory_order_acq_rel);
-        atomic_store_explicit(&stream->capture_check, (stream->head.kind & TP_STREAM_BORROWED) != 0,
-                              memory_order_relaxed);
-        token_unref(held);
-    }
-    atomic_store_explicit(&token->open, false, memory_order_release);
-    token->build = NULL;
-}
-
-static tp_status make_graph(gpu_stream *origin, rt_graph graph, gpu_capture *token, gpu_capture_build *build,
-                            tp_graph **out)
-{
-    gpu_graph *g = calloc(1, sizeof *g);
-    size_t externals = 0;
-    for (size_t i = 0; i < build->natives.count; i++)
-        externals += build->natives.external[i];
-    rt_event *list = externals ? malloc(externals * sizeof *list) : NULL;
-    if (!g || (externals && !list)) {
-        free(g);
-        free(list);
-        (void)rt_graph_destroy(graph);
-        unpin_all(&build->natives, true);
-        return gpu.host->fail(TP_ERR_OUT_OF_MEMORY, "tp_stream_end_capture: out of memory");
-    }
-    rt_guard guard;
-    rt_error e = gpu_stream_enter(origin, &guard);
-    if (e == RT_SUCCESS) {
-        e = rt_graph_instantiate(&g->exec, graph);
-        rt_guard_leave(&guard);
-    }
-    (void)rt_graph_destroy(graph); /* the executable graph stands alone */
-    if (e != RT_SUCCESS) {
-        free(g);
-        free(list);
-        unpin_all(&build->natives, true);
-        return gpu_fail_call(RT_CALL("GraphInstantiate"), e);
-    }
-    unpin_all(&build->natives, false); /* plain records were edges: done with */
-    for (size_t i = 0; i < build->natives.count; i++)
-        if (build->natives.external[i])
-            list[g->external_count++] = build->natives.items[i];
-    g->head = (tp_graph){.backend = gpu.table, .device = origin->head.device};
-    g->device = origin->device;
-    g->externals = list;
-    atomic_fetch_add_explicit(&token->refs, 1, memory_order_relaxed);
-    g->token = token;
-    *out = &g->head;
-    return TP_OK;
-}
-
-tp_status gpu_stream_end_capture(tp_stream *stream_base, tp_graph **out)
-{
-    gpu_stream *stream = gpu_as_stream(stream_base);
-    pthread_mutex_lock(&capture_lock);
-    gpu_capture *token = atomic_load_explicit(&stream->capture, memory_order_relaxed);
-    bool own = token && !token->foreign && token_open(token);
-    if (!own || token->build->branches[0].stream != stream) {
-        rt_stream origin = own ? token->build->branches[0].native : NULL;
-        pthread_mutex_unlock(&capture_lock);
-        if (own)
-            return gpu.host->fail(TP_ERR_INVALID_ARGUMENT,
-                                  "tp_stream_end_capture: the %s:%d stream %p joined a capture begun on stream %p: "
-                                  "end it there",
-                                  RT_BACKEND_NAME, stream->head.device.index, (void *)stream->native, (void *)origin);
-        return gpu.host->fail(TP_ERR_INVALID_ARGUMENT,
-                              "tp_stream_end_capture: the %s:%d stream %p is not in a capture tpevent began",
-                              RT_BACKEND_NAME, stream->head.device.index, (void *)stream->native);
-    }
-    gpu_capture_build *build = token->build;
-    const build_branch *unjoined = NULL;
-    for (size_t i = 1; i < build->branch_count && !unjoined; i++)
-        if (build->branches[i].covered < build->branches[i].ops)
-            unjoined = &build->branches[i];
-    rt_stream unjoined_native = unjoined ? unjoined->native : NULL;
-    bool out_of_memory = build->out_of_memory;
-    close_capture(token);
-    pthread_mutex_unlock(&capture_lock);
-
-    rt_graph graph = NULL;
-    rt_guard guard;
-    rt_error e = gpu_stream_enter(stream, &guard);
-    if (e == RT_SUCCESS) {
-        e = rt_stream_end_capture(stream->native, &graph);
-        rt_guard_leave(&guard);
-    }
-    tp_status status = TP_OK;
-    if (unjoined || out_of_memory || e != RT_SUCCESS) {
-        if (e == RT_SUCCESS && graph)
-            (void)rt_graph_destroy(graph);
-        unpin_all(&build->natives, true);
-        if (unjoined)
-            status = gpu.host->fail(TP_ERR_CAPTURING,
-                                    "tp_stream_end_capture: the %s:%d stream %p joined the capture and was not joined "
-                                    "back (the origin stream %p did not wait on a record made after its last captured "
-                                    "work): the capture is dropped",
-                                    RT_BACKEND_NAME, stream->head.device.index, (void *)unjoined_native,
-                                    (void *)stream->native);
-        else if (out_of_memory)
-            status = gpu.host->fail(TP_ERR_OUT_OF_MEMORY,
-                                    "tp_stream_end_capture: out of memory while capturing: the capture is dropped");
-        else
-            status = gpu_fail_call(RT_CALL("StreamEndCapture"), e);
-    } else {
-        status = make_graph(stream, graph, token, build, out);
-    }
-    free(build->natives.items);
-    free(build->natives.external);
-    free(build->branches);
-    free(build);
-    token_unref(token); /* the capture's own */
-    return status;
-}
-
-/* ----------------------------------------------------------------- graphs */
-
-/* Under capture_lock: unpins what retired graphs held once their launches are
- * done. Queries run in relaxed mode: another thread may be capturing. */
-static void reap_retired(void)
-{
-    rt_capture_mode mode = rt_thread_capture_relax_save();
-    for (gpu_graph **link = &retired; *link;) {
-        gpu_graph *g = *link;
-        bool done = true;
-        for (size_t i = 0; i < g->marker_count && done; i++)
-            done = rt_event_query(g->markers[i].marker) != RT_ERROR_NOT_READY;
-        if (!done) {
-            link = &g->next_retired;
-            continue;
-        }
-        *link = g->next_retired;
-        for (size_t i = 0; i < g->external_count; i++)
-            gpu_pool_unpin(g->externals[i]);
-        for (size_t i = 0; i < g->marker_count; i++)
-            gpu_pool_give(g->device, TP_EVENT_DEFAULT, g->markers[i].marker, false);
-        token_unref(g->token);
-        free(g->externals);
-        free(g->markers);
-        free(g);
-    }
-    rt_thread_capture_restore(mode);
-}
-
-/* Under capture_lock: the graph's marker on the stream, made on first need. */
-static tp_status marker_of(gpu_graph *g, rt_stream stream, rt_event *out)
-{
-    for (size_t i = 0; i < g->marker_count; i++)
-        if (g->markers[i].stream == stream) {
-            *out = g->markers[i].marker;
-            return TP_OK;
-        }
-    graph_marker *grown = realloc(g->markers, (g->marker_count + 1) * sizeof *grown);
-    if (!grown)
-        return gpu.host->fail(TP_ERR_OUT_OF_MEMORY, "tp_graph_launch: out of memory");
-    g->markers = grown;
-    tp_status status = gpu_pool_take(g->device, TP_EVENT_DEFAULT, out);
-    if (status == TP_OK)
-        g->markers[g->marker_count++] = (graph_marker){stream, *out};
-    return status;
-}
-
-tp_status gpu_graph_launch(tp_graph *base, tp_stream *stream_base)
-{
-    gpu_graph *g = (gpu_graph *)base;
-    gpu_stream *stream = gpu_as_stream(stream_base);
-    if (atomic_load_explicit(&stream->capture_check, memory_order_relaxed) && stream_captures(stream))
-        return gpu.host->fail(TP_ERR_CAPTURING,
-                              "tp_graph_launch: the %s:%d stream %p is capturing: a graph cannot be launched into a "
-                              "capture",
-                              RT_BACKEND_NAME, stream->head.device.index, (void *)stream->native);
-    rt_event marker = NULL;
-    pthread_mutex_lock(&capture_lock);
-    tp_status status = g->external_count ? marker_of(g, stream->native, &marker) : TP_OK;
-    pthread_mutex_unlock(&capture_lock);
-    if (status == TP_OK) {
-        rt_guard guard;
-        rt_error e = gpu_stream_enter(stream, &guard);
-        if (e == RT_SUCCESS) {
-            e = rt_graph_launch(g->exec, stream->native);
-            if (e == RT_SUCCESS && marker)
-                e = rt_event_record(marker, stream->native);
-            rt_guard_leave(&guard);
-        }
-        if (e != RT_SUCCESS)
-            status = gpu_fail_call(RT_CALL("GraphLaunch"), e);
-        else
-            atomic_store_explicit(&g->token->launched, true, memory_order_release);
-    }
-    return status;
-}
-
-tp_status gpu_graph_destroy(tp_graph *base)
-{
-    gpu_graph *g = (gpu_graph *)base;
-    rt_guard guard;
-    rt_error e = rt_guard_enter(&guard, g->device->context, RT_NEED_CONTEXT);
-    if (e == RT_SUCCESS) {
-        e = rt_graph_exec_destroy(g->exec); /* freed once in-flight launches complete */
-        rt_guard_leave(&guard);
-    }
-    pthread_mutex_lock(&capture_lock);
-    g->next_retired = retired;
-    retired = g;
-    reap_retired();
-    pthread_mutex_unlock(&capture_lock);
-    return e == RT_SUCCESS ? TP_OK : gpu_fail_call(RT_CALL("GraphExecDestroy"), e);
-}

@@ -1,6 +1,9 @@
 /*
- * Rule 16 on CUDA and HIP (gpu_graph.c): what the GPU backend's files share of
- * captures. Included at the end of gpu_internal.h.
+ * Rule 16 on CUDA and HIP: what the GPU backend's files share of captures. Two
+ * files above gpu_sample.c in gpu_internal.h's list, below gpu_backend.c:
+ * gpu_graph.c (records, waits and the rest inside a capture, wrapping the
+ * entries below it) and gpu_graph_exec.c (tpevent's own captures, graphs,
+ * launches). Included after gpu_internal.h; gpu_pool.c's pins are here too.
  *
  * A capture's token says whether it is still open: tpevent's own capture until
  * tp_stream_end_capture; a capture someone else began on a wrapped stream
@@ -13,6 +16,8 @@
  */
 #ifndef TPEVENT_BACKENDS_GPU_GRAPH_H
 #define TPEVENT_BACKENDS_GPU_GRAPH_H
+
+#include "backends/gpu/gpu_internal.h"
 
 typedef struct gpu_capture {
     atomic_uint refs;
@@ -28,6 +33,54 @@ typedef struct gpu_capture_mark {
     gpu_stream *branch; /* the stream the record was made on */
     uint64_t pos;       /* its position on that stream's branch */
 } gpu_capture_mark;
+
+/* What gpu_graph.c keeps of a capture tpevent began, while it is open; under
+ * gpu_capture_lock. */
+typedef struct build_branch {
+    gpu_stream *stream; /* NULL once destroyed */
+    rt_stream native;   /* for messages */
+    uint64_t ops, covered;
+} build_branch;
+
+typedef struct pinned_list {
+    rt_event *items;
+    bool *external;
+    size_t count, capacity;
+} pinned_list;
+
+typedef struct gpu_capture_build {
+    build_branch *branches; /* [0]: the origin */
+    size_t branch_count, branch_capacity;
+    pinned_list natives;
+    bool out_of_memory;
+} gpu_capture_build;
+
+/* gpu_pool.c: a native recorded inside a capture is never queried by the pool
+ * while pinned: a give meanwhile is kept back until the last unpin. */
+#define gpu_pool_pin GPU_SYMBOL(pool_pin)
+#define gpu_pool_unpin GPU_SYMBOL(pool_unpin)
+void gpu_pool_pin(rt_event event);
+void gpu_pool_unpin(rt_event event);
+
+#define gpu_capture_lock GPU_SYMBOL(capture_lock)
+#define gpu_capture_token_unref GPU_SYMBOL(capture_token_unref)
+#define gpu_capture_token_open GPU_SYMBOL(capture_token_open)
+#define gpu_stream_captures GPU_SYMBOL(stream_captures)
+#define gpu_capture_add_branch GPU_SYMBOL(capture_add_branch)
+#define gpu_capture_branch_of GPU_SYMBOL(capture_branch_of)
+#define gpu_capture_enter GPU_SYMBOL(capture_enter)
+
+/* gpu_graph.c's, for gpu_graph_exec.c: the lock of every capture's state; a
+ * token's references and whether it is open; whether a stream captures (asking
+ * the runtime for a wrapped one); a capture's branches; a stream entering a
+ * capture (under the lock). */
+extern pthread_mutex_t gpu_capture_lock;
+void gpu_capture_token_unref(gpu_capture *token);
+bool gpu_capture_token_open(const gpu_capture *token);
+bool gpu_stream_captures(gpu_stream *stream);
+bool gpu_capture_add_branch(gpu_capture_build *build, gpu_stream *stream, uint64_t ops);
+build_branch *gpu_capture_branch_of(gpu_capture_build *build, gpu_stream *stream);
+void gpu_capture_enter(gpu_stream *stream, gpu_capture *token);
 
 #define gpu_capture_event_record GPU_SYMBOL(capture_event_record)
 #define gpu_capture_wait_event GPU_SYMBOL(capture_wait_event)

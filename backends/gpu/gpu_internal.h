@@ -98,10 +98,7 @@
 #endif
 
 #include <pthread.h>
-#include <stdatomic.h>
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
+#include <stdatomic.h> /* stdbool.h, stddef.h, stdint.h: by tpevent.h */
 
 #define gpu GPU_SYMBOL(state)
 #define gpu_fail_call GPU_SYMBOL(fail_call)
@@ -117,8 +114,6 @@
 #define gpu_destroy_native GPU_SYMBOL(destroy_native)
 #define gpu_pool_take GPU_SYMBOL(pool_take)
 #define gpu_pool_give GPU_SYMBOL(pool_give)
-#define gpu_pool_pin GPU_SYMBOL(pool_pin)
-#define gpu_pool_unpin GPU_SYMBOL(pool_unpin)
 #define gpu_counter_raise GPU_SYMBOL(counter_raise)
 #define gpu_counters_supported GPU_SYMBOL(counters_supported)
 #define gpu_counters_unsupported_reason GPU_SYMBOL(counters_unsupported_reason)
@@ -237,10 +232,8 @@ typedef struct gpu_stream {
      * host function; NULL before, and for good where the device cannot hold a
      * stream on host memory. */
     _Atomic(struct gpu_host_queue *) host_queue;
-    /* Rule 16 (gpu_graph.h): look for a capture (always for a wrapped stream); the
-     * capture it is in, begun by tpevent or joined (a reference), or NULL. */
-    atomic_bool capture_check;
-    _Atomic(struct gpu_capture *) capture;
+    atomic_bool capture_check;             /* rule 16: look for a capture (gpu_graph.h) */
+    _Atomic(struct gpu_capture *) capture; /* the one it is in, begun by tpevent or joined */
 } gpu_stream;
 
 typedef struct gpu_device {
@@ -327,11 +320,6 @@ tp_status gpu_pool_take(gpu_device *device, unsigned flags, rt_event *out);
 /* Gives a native event back. `maybe_pending`: it was recorded, and the record may
  * not be reached yet; it is handed out again only once a query says it is. */
 void gpu_pool_give(gpu_device *device, unsigned flags, rt_event event, bool maybe_pending);
-
-/* Rule 16: a native recorded inside a capture is never queried by the pool while
- * pinned: a give meanwhile is kept back until the last unpin. */
-void gpu_pool_pin(rt_event event);
-void gpu_pool_unpin(rt_event event);
 
 /* ========================================================== gpu_host_counter.c */
 
@@ -448,8 +436,7 @@ typedef struct gpu_event {
      * then query, synchronize, wait and elapsed answer "never recorded" without
      * asking the runtime. */
     atomic_bool recorded;
-    /* Rule 16 (gpu_graph.h): the latest record was made inside a capture. */
-    _Atomic(struct gpu_capture_mark *) capture;
+    _Atomic(struct gpu_capture_mark *) capture; /* rule 16: latest record inside one */
 } gpu_event;
 
 static inline gpu_event *gpu_as_event(tp_event *event)
@@ -609,7 +596,5 @@ tp_status gpu_snapshot_notify(const tp_snapshot *snapshot, void (*fn)(void *), v
 /* ================================================================ gpu_sample.c */
 
 tp_status gpu_native_sample(int device, tp_native_op op, uint64_t *samples_ns, size_t count);
-
-#include "backends/gpu/gpu_graph.h"
 
 #endif /* TPEVENT_BACKENDS_GPU_INTERNAL_H */

@@ -4,6 +4,7 @@
  * out again only once its last record was reached.
  */
 #include "backends/gpu/gpu_internal.h"
+#include "backends/gpu/gpu_graph.h"
 
 #include <stdlib.h>
 
