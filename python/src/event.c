@@ -46,23 +46,23 @@ static PyObject *event_create(PyTypeObject *type, PyObject *device, unsigned fla
  * inherited). */
 static PyObject *event_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    static char *keywords[] = {"device", "enable_timing", "blocking", "interprocess", NULL};
+    static char *keywords[] = {"device", "enable_timing", "blocking", "interprocess", "external", NULL};
     PyObject *device = Py_None;
-    int timing = 0, blocking = 0, interprocess = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O$ppp:Event", keywords, &device, &timing, &blocking,
-                                     &interprocess))
+    int timing = 0, blocking = 0, interprocess = 0, external = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O$pppp:Event", keywords, &device, &timing, &blocking,
+                                     &interprocess, &external))
         return NULL;
     unsigned flags = (timing ? TP_EVENT_TIMING : 0u) | (blocking ? TP_EVENT_BLOCKING : 0u) |
-                     (interprocess ? TP_EVENT_INTERPROCESS : 0u);
+                     (interprocess ? TP_EVENT_INTERPROCESS : 0u) | (external ? TP_EVENT_EXTERNAL : 0u);
     return event_create(type, device, flags);
 }
 
-enum { KEYWORD_DEVICE, KEYWORD_ENABLE_TIMING, KEYWORD_BLOCKING, KEYWORD_INTERPROCESS, KEYWORD_COUNT };
+enum { KEYWORD_DEVICE, KEYWORD_ENABLE_TIMING, KEYWORD_BLOCKING, KEYWORD_INTERPROCESS, KEYWORD_EXTERNAL, KEYWORD_COUNT };
 
 static int event_keyword(PyObject *name)
 {
     PyObject *const known[KEYWORD_COUNT] = {tppy_name.device, tppy_name.enable_timing, tppy_name.blocking,
-                                            tppy_name.interprocess};
+                                            tppy_name.interprocess, tppy_name.external};
     for (int i = 0; i < KEYWORD_COUNT; i++)
         if (name == known[i])
             return i;
@@ -80,6 +80,7 @@ static PyObject *event_vectorcall(PyObject *callable, PyObject *const *args, siz
         [KEYWORD_ENABLE_TIMING] = TP_EVENT_TIMING,
         [KEYWORD_BLOCKING] = TP_EVENT_BLOCKING,
         [KEYWORD_INTERPROCESS] = TP_EVENT_INTERPROCESS,
+        [KEYWORD_EXTERNAL] = TP_EVENT_EXTERNAL,
     };
     PyTypeObject *type = (PyTypeObject *)callable;
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
@@ -471,6 +472,9 @@ static PyGetSetDef event_getset[] = {
      (void *)(uintptr_t)TP_EVENT_BLOCKING},
     {"interprocess", (getter)event_get_flag, NULL, "True if the event can be shared with other processes.",
      (void *)(uintptr_t)TP_EVENT_INTERPROCESS},
+    {"external", (getter)event_get_flag, NULL,
+     "True if a record inside a graph capture is made again at each replay (rule 16).",
+     (void *)(uintptr_t)TP_EVENT_EXTERNAL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -491,7 +495,7 @@ static PyObject *event_repr(tppy_event *self)
 /* ----------------------------------------------------------------- types */
 
 PyDoc_STRVAR(event_doc,
-             "Event(device=None, *, enable_timing=False, blocking=False, interprocess=False)\n"
+             "Event(device=None, *, enable_timing=False, blocking=False, interprocess=False, external=False)\n"
              "--\n"
              "\n"
              "Query and record Stream status to identify or control dependencies across\n"
@@ -511,6 +515,10 @@ PyDoc_STRVAR(event_doc,
              "    interprocess (bool, optional): if True, the event can be shared between\n"
              "        processes with ipc_handle() and from_ipc_handle() (default: False).\n"
              "        It cannot be combined with enable_timing.\n"
+             "    external (bool, optional): if True, a record of the event inside a graph\n"
+             "        capture is made again at each replay, and a wait on it inside a\n"
+             "        capture waits at each replay, as torch.cuda.Event(external=True)\n"
+             "        (default: False).\n"
              "\n"
              "Unlike the seed, tpevent supports blocking and interprocess, and events on\n"
              "the CPU as well as on CUDA and HIP devices. No native event exists until\n"
@@ -550,7 +558,7 @@ PyTypeObject tppy_event_type = {
         .tp_name = "tpevent." type_name ".Event",                                                              \
         .tp_basicsize = sizeof(tppy_event),                                                                    \
         .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,                                                  \
-        .tp_doc = "Event(device=None, *, enable_timing=False, blocking=False, interprocess=False)\n--\n\n"    \
+        .tp_doc = "Event(device=None, *, enable_timing=False, blocking=False, interprocess=False, external=False)\n--\n\n"    \
                   "A tpevent.Event whose device defaults to '" type_name "': the current " type_name          \
                   " device.\nAn int device is a " type_name " index ('" type_name ":<int>'); a device of "     \
                   "another type\nis a ValueError. See tpevent.Event.",                                        \

@@ -57,6 +57,7 @@ typedef struct tppy_names {
     PyObject *enable_timing;
     PyObject *blocking;
     PyObject *interprocess;
+    PyObject *external;
     PyObject *stream;
     PyObject *event;
     PyObject *type;
@@ -188,5 +189,10 @@ int tppy_set_current_stream(tppy_stream *stream);
 /* The list of streams that `with stream:` blocks of this thread replaced, innermost
  * last (a borrowed reference, NULL with an exception set). */
 PyObject *tppy_thread_stream_stack(void);
+
+/* graph.c: tpevent.Graph (rule 16), and Stream.is_capturing(). */
+int tppy_graph_types_init(PyObject *module);
+extern const char tppy_stream_is_capturing_doc[];
+PyObject *tppy_stream_is_capturing(PyObject *self, PyObject *unused);
 
 #endif /* TPEVENT_PYTHON_H */
