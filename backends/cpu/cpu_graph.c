@@ -20,11 +20,11 @@
  *   RECORD_EXTERNAL  a record of a TP_EVENT_EXTERNAL event, made again on the
  *                    launch stream at each launch;
  *   WAIT_EXTERNAL    a wait on a TP_EVENT_EXTERNAL event: at each launch, for its
- *                    latest record as of that launch;
- *   WAIT_FIXED       a wait on a record made outside the capture: that record
- *                    (rule 6), at every launch (a reference on its queue).
+ *                    latest record as of that launch.
  * A record of a plain event, and a wait on a record inside the capture, order
- * work within the graph only: the list's order already keeps them.
+ * work within the graph only: the list's order already keeps them. A wait on a
+ * plain event recorded outside the capture is refused (TP_ERR_CAPTURING), as
+ * CUDA refuses it: it needs TP_EVENT_EXTERNAL.
  *
  * Joins: each branch counts its operations; the origin's wait on a record made
  * on a branch at position p covers that branch up to p. end_capture refuses and
@@ -45,16 +45,13 @@ typedef enum node_kind {
     NODE_HOST_FN,
     NODE_RECORD_EXTERNAL,
     NODE_WAIT_EXTERNAL,
-    NODE_WAIT_FIXED,
 } node_kind;
 
 typedef struct graph_node {
     node_kind kind;
     void (*fn)(void *);
     void *arg;
-    cpu_event *event;  /* EXTERNAL: a reference */
-    cpu_queue *source; /* WAIT_FIXED: a reference */
-    uint64_t seq;      /* WAIT_FIXED */
+    cpu_event *event; /* EXTERNAL: a reference */
 } graph_node;
 
 typedef struct graph_branch {
@@ -100,8 +97,6 @@ static void free_graph(cpu_graph *graph)
         graph_node *node = &graph->nodes[i];
         if (node->event)
             tp_cpu_event_unref(node->event);
-        if (node->source)
-            tp_cpu_queue_unref(node->source);
     }
     free(graph->nodes);
     free(graph->branches);
@@ -147,8 +142,6 @@ static void append(cpu_graph *graph, graph_node node)
             graph->out_of_memory = true;
             if (node.event)
                 tp_cpu_event_unref(node.event);
-            if (node.source)
-                tp_cpu_queue_unref(node.source);
             return;
         }
         graph->nodes = grown;
@@ -220,19 +213,22 @@ tp_status tp_cpu_capture_launch_host_fn(tp_stream *stream, void (*fn)(void *), v
 
 /* Under capture_lock: a capturing stream waits on an event whose latest record
  * is not inside an open capture. */
-static void capture_outside_wait(cpu_graph *graph, cpu_event *event)
+static tp_status capture_outside_wait(cpu_graph *graph, const cpu_queue *queue, cpu_event *event)
 {
     if (event->head.flags & TP_EVENT_EXTERNAL) {
         tp_cpu_event_ref(event);
         append(graph, (graph_node){.kind = NODE_WAIT_EXTERNAL, .event = event});
-        return;
+        return TP_OK;
     }
-    cpu_snapshot pending = tp_cpu_event_snapshot(event);
-    if (!pending.source)
-        return; /* never recorded, or reached: nothing to wait for, ever (rule 6) */
-    /* Even a record of the capturing stream's own, made before the capture: a
-     * launch on another stream is not ordered after it otherwise. */
-    append(graph, (graph_node){.kind = NODE_WAIT_FIXED, .source = pending.source, .seq = pending.seq});
+    cpu_snapshot record = tp_cpu_event_snapshot(event);
+    if (record.source)
+        tp_cpu_queue_unref(record.source);
+    if (!record.recorded)
+        return TP_OK; /* never recorded (or only inside a capture now closed): nothing */
+    return host()->fail(TP_ERR_CAPTURING,
+                        "stream_wait_event: the cpu:%d stream %p is capturing, and the event's latest record was "
+                        "made outside the capture: a wait on it inside a capture needs TP_EVENT_EXTERNAL (rule 16)",
+                        queue->device->index, (const void *)&queue->own.head);
 }
 
 TP_COLD static tp_status other_capture(const cpu_queue *queue)
@@ -278,7 +274,7 @@ tp_status tp_cpu_capture_wait_event(tp_stream *stream, tp_event *handle)
             if (branch == &graph->branches[0] && joined && joined->covered < record_pos)
                 joined->covered = record_pos;
         } else {
-            capture_outside_wait(graph, event);
+            status = capture_outside_wait(graph, queue, event);
         }
     }
     pthread_mutex_unlock(&capture_lock);
@@ -409,10 +405,6 @@ tp_status tp_cpu_graph_launch(tp_graph *handle, tp_stream *stream)
             break;
         case NODE_RECORD_EXTERNAL:
             task = tp_cpu_event_record_task(node->event, queue, tp_cpu_queue_next_seq(queue));
-            break;
-        case NODE_WAIT_FIXED:
-            tp_cpu_queue_ref(node->source); /* the task's */
-            task = tp_cpu_event_wait_task(node->source, node->seq);
             break;
         case NODE_WAIT_EXTERNAL:
         default: {

@@ -371,8 +371,9 @@ TP_API tp_status tp_event_flags(tp_event *event, unsigned *flags);
  *    query, synchronize, elapsed time and tp_event_timestamp answer for that
  *    launch's record;
  *  - a wait on a TP_EVENT_EXTERNAL event waits, at each launch, for the event's
- *    latest record as of that launch; a wait on another event recorded outside
- *    the capture waits for that one record (rule 6) at every launch;
+ *    latest record as of that launch; a wait on another event whose latest record
+ *    was made outside the capture is TP_ERR_CAPTURING (as CUDA refuses it), and
+ *    one never recorded does nothing;
  *  - query/synchronize/elapsed/timestamp of an event whose latest record is inside
  *    a capture still open, and query/synchronize of a capturing stream, answer
  *    TP_ERR_CAPTURING, touching no runtime;

@@ -486,6 +486,31 @@ TEST(rule16_wait_on_external_event_waits_at_each_launch)
     return 0;
 }
 
+TEST(rule16_wait_on_plain_event_recorded_outside_refused)
+{
+    REQUIRE_CAPTURE(env);
+    tp_stream *stream = new_stream(env->device);
+    tp_stream *other = new_stream(env->device);
+    tp_event *outside = new_event(env->device, TP_EVENT_DEFAULT);
+    tp_event *never = new_event(env->device, TP_EVENT_DEFAULT);
+    CHECK_OK(tp_event_record(outside, other));
+    CHECK_OK(tp_stream_synchronize(other));
+    CHECK_OK(tp_stream_begin_capture(stream));
+    CHECK_STATUS(tp_event_wait(outside, stream), TP_ERR_CAPTURING);
+    CHECK_ERROR_MENTIONS("TP_EVENT_EXTERNAL");
+    CHECK_OK(tp_event_wait(never, stream)); /* nothing to wait for */
+    tp_graph *graph = NULL;
+    CHECK_OK(tp_stream_end_capture(stream, &graph));
+    CHECK_OK(tp_graph_launch(graph, stream));
+    CHECK_OK(tp_stream_synchronize(stream));
+    CHECK_OK(tp_graph_destroy(graph));
+    CHECK_OK(tp_event_destroy(never));
+    CHECK_OK(tp_event_destroy(outside));
+    CHECK_OK(tp_stream_destroy(other));
+    CHECK_OK(tp_stream_destroy(stream));
+    return 0;
+}
+
 TEST(rule16_cross_backend_wait_in_capture_refused)
 {
     REQUIRE_CAPTURE(env);
