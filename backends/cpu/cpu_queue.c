@@ -285,17 +285,7 @@ static tp_status grow_ring(cpu_queue *queue, const char *operation)
 
 tp_status tp_cpu_queue_begin_submit(cpu_queue *queue, const char *operation)
 {
-    if (tp_cpu_queue_inherited(queue))
-        return tp_cpu_queue_inherited_fail(queue, operation);
-    pthread_mutex_lock(&queue->lock);
-    tp_status status = TP_OK;
-    if (queue->count == queue->capacity)
-        status = grow_ring(queue, operation);
-    if (status == TP_OK && !queue->worker_started)
-        status = start_worker(queue, operation);
-    if (status != TP_OK)
-        pthread_mutex_unlock(&queue->lock);
-    return status;
+    return tp_cpu_queue_begin_submit_n(queue, 1, operation);
 }
 
 uint64_t tp_cpu_queue_next_seq(cpu_queue *queue)

@@ -287,8 +287,16 @@ TP_COLD static tp_status refuse_outside_wait(gpu_stream *stream)
                           RT_BACKEND_NAME, stream->head.device.index, (void *)stream->native);
 }
 
-static tp_status wait_failed(rt_error e)
+/* The runtime's wait of the stream on the native event, plain or external. */
+static tp_status native_wait(gpu_stream *stream, rt_event native, bool external)
 {
+    rt_guard guard;
+    rt_error e = gpu_stream_enter(stream, &guard);
+    if (e == RT_SUCCESS) {
+        e = external ? rt_stream_wait_event_external(stream->native, native)
+                     : rt_stream_wait_event(stream->native, native);
+        rt_guard_leave(&guard);
+    }
     return e == RT_SUCCESS ? TP_OK : gpu_fail_call(RT_CALL("StreamWaitEvent"), e);
 }
 
@@ -308,13 +316,7 @@ static tp_status capture_wait(gpu_stream *stream, gpu_event *event)
                                 "tp_event_wait: the event's latest record was made inside another capture (rule 16)");
     } else if (theirs) {
         /* An edge of the graph; a stream outside the capture joins it. */
-        rt_guard guard;
-        rt_error e = gpu_stream_enter(stream, &guard);
-        if (e == RT_SUCCESS) {
-            e = rt_stream_wait_event(stream->native, native);
-            rt_guard_leave(&guard);
-        }
-        status = wait_failed(e);
+        status = native_wait(stream, native, false);
         if (status == TP_OK && !theirs->foreign) {
             gpu_capture_build *build = theirs->build;
             build_branch *branch = gpu_capture_branch_of(build, stream);
@@ -336,13 +338,7 @@ static tp_status capture_wait(gpu_stream *stream, gpu_event *event)
     } else if (!(event->head.flags & TP_EVENT_EXTERNAL)) {
         status = refuse_outside_wait(stream);
     } else {
-        rt_guard guard;
-        rt_error e = gpu_stream_enter(stream, &guard);
-        if (e == RT_SUCCESS) {
-            e = rt_stream_wait_event_external(stream->native, native);
-            rt_guard_leave(&guard);
-        }
-        status = wait_failed(e);
+        status = native_wait(stream, native, true);
         if (status == TP_OK && !mine->foreign) {
             build_branch *branch = gpu_capture_branch_of(mine->build, stream);
             if (branch)

@@ -59,6 +59,32 @@ static int launches_counted(const char *device, int launches)
     return host_fns_captured(device) ? launches : 0;
 }
 
+/* A stream, the external marker and counter of capture_counter, and its graph. */
+typedef struct counted {
+    tp_stream *stream;
+    tp_event *marker;
+    atomic_int counter;
+    tp_graph *graph;
+} counted;
+
+static void counted_init(counted *c, const char *device)
+{
+    c->stream = new_stream(device);
+    c->marker = new_event(device, TP_EVENT_TIMING | TP_EVENT_EXTERNAL);
+    atomic_init(&c->counter, 0);
+    c->graph = capture_counter(device, c->stream, &c->counter, c->marker);
+}
+
+/* Destroys what is left (the graph and the stream may be gone already). */
+static void counted_destroy(counted *c)
+{
+    if (c->graph)
+        CHECK_OK(tp_graph_destroy(c->graph));
+    CHECK_OK(tp_event_destroy(c->marker));
+    if (c->stream)
+        CHECK_OK(tp_stream_destroy(c->stream));
+}
+
 TEST(rule16_argument_checks)
 {
     REQUIRE_CAPTURE(env);
@@ -159,27 +185,22 @@ TEST(rule16_event_recorded_in_open_capture_refused)
 TEST(rule16_captured_work_runs_only_at_launch)
 {
     REQUIRE_CAPTURE(env);
-    tp_stream *stream = new_stream(env->device);
-    tp_event *marker = new_event(env->device, TP_EVENT_TIMING | TP_EVENT_EXTERNAL);
-    atomic_int counter;
-    atomic_init(&counter, 0);
-    tp_graph *graph = capture_counter(env->device, stream, &counter, marker);
+    counted c;
+    counted_init(&c, env->device);
     sleep_ms(50);
-    CHECK(atomic_load(&counter) == 0);
+    CHECK(atomic_load(&c.counter) == 0);
     int64_t ns = -1;
-    CHECK_STATUS(tp_event_timestamp(marker, &ns), TP_ERR_NOT_RECORDED);
+    CHECK_STATUS(tp_event_timestamp(c.marker, &ns), TP_ERR_NOT_RECORDED);
     int64_t before = monotonic_ns();
-    CHECK_OK(tp_graph_launch(graph, stream));
-    CHECK_OK(tp_stream_synchronize(stream));
+    CHECK_OK(tp_graph_launch(c.graph, c.stream));
+    CHECK_OK(tp_stream_synchronize(c.stream));
     int64_t after = monotonic_ns();
-    CHECK(atomic_load(&counter) == launches_counted(env->device, 1));
-    CHECK(event_is_done(marker));
+    CHECK(atomic_load(&c.counter) == launches_counted(env->device, 1));
+    CHECK(event_is_done(c.marker));
     int64_t e = device_error_ns(env->device);
-    ns = timestamp_of(marker);
+    ns = timestamp_of(c.marker);
     CHECK(ns >= before - e && ns <= after + e);
-    CHECK_OK(tp_graph_destroy(graph));
-    CHECK_OK(tp_event_destroy(marker));
-    CHECK_OK(tp_stream_destroy(stream));
+    counted_destroy(&c);
     return 0;
 }
 
@@ -205,35 +226,27 @@ static void check_launch_after_gate(const char *device, tp_graph *graph, tp_stre
 TEST(rule16_launch_runs_after_prior_work_of_the_launch_stream)
 {
     REQUIRE_CAPTURE(env);
-    tp_stream *stream = new_stream(env->device);
-    tp_event *marker = new_event(env->device, TP_EVENT_TIMING | TP_EVENT_EXTERNAL);
-    atomic_int counter;
-    atomic_init(&counter, 0);
-    tp_graph *graph = capture_counter(env->device, stream, &counter, marker);
-    check_launch_after_gate(env->device, graph, stream, &counter, marker, 0);
-    CHECK_OK(tp_graph_destroy(graph));
-    CHECK_OK(tp_event_destroy(marker));
-    CHECK_OK(tp_stream_destroy(stream));
+    counted c;
+    counted_init(&c, env->device);
+    check_launch_after_gate(env->device, c.graph, c.stream, &c.counter, c.marker, 0);
+    counted_destroy(&c);
     return 0;
 }
 
 TEST(rule16_launch_on_another_stream_of_the_device)
 {
     REQUIRE_CAPTURE(env);
-    tp_stream *stream = new_stream(env->device);
+    counted c;
+    counted_init(&c, env->device);
     tp_stream *other = new_stream(env->device);
     tp_stream *fallback = NULL;
     CHECK_OK(tp_stream_default(env->device, &fallback));
-    tp_event *marker = new_event(env->device, TP_EVENT_TIMING | TP_EVENT_EXTERNAL);
-    atomic_int counter;
-    atomic_init(&counter, 0);
-    tp_graph *graph = capture_counter(env->device, stream, &counter, marker);
-    check_launch_after_gate(env->device, graph, other, &counter, marker, 0);
-    check_launch_after_gate(env->device, graph, fallback, &counter, marker, launches_counted(env->device, 1));
-    CHECK_OK(tp_stream_destroy(stream)); /* the capture stream is not needed to launch */
-    check_launch_after_gate(env->device, graph, other, &counter, marker, launches_counted(env->device, 2));
-    CHECK_OK(tp_graph_destroy(graph));
-    CHECK_OK(tp_event_destroy(marker));
+    check_launch_after_gate(env->device, c.graph, other, &c.counter, c.marker, 0);
+    check_launch_after_gate(env->device, c.graph, fallback, &c.counter, c.marker, launches_counted(env->device, 1));
+    CHECK_OK(tp_stream_destroy(c.stream)); /* the capture stream is not needed to launch */
+    c.stream = NULL;
+    check_launch_after_gate(env->device, c.graph, other, &c.counter, c.marker, launches_counted(env->device, 2));
+    counted_destroy(&c);
     CHECK_OK(tp_stream_destroy(other));
     return 0;
 }
@@ -258,54 +271,46 @@ TEST(rule16_launched_many_times)
 {
     REQUIRE_CAPTURE(env);
     enum { launches = 100 };
-    tp_stream *stream = new_stream(env->device);
-    tp_event *marker = new_event(env->device, TP_EVENT_TIMING | TP_EVENT_EXTERNAL);
-    atomic_int counter;
-    atomic_init(&counter, 0);
-    tp_graph *graph = capture_counter(env->device, stream, &counter, marker);
+    counted c;
+    counted_init(&c, env->device);
     int64_t previous = 0;
     for (int i = 1; i <= launches; i++) {
-        CHECK_OK(tp_graph_launch(graph, stream));
-        CHECK_OK(tp_stream_synchronize(stream));
-        CHECK(atomic_load(&counter) == launches_counted(env->device, i));
-        int64_t ns = timestamp_of(marker);
+        CHECK_OK(tp_graph_launch(c.graph, c.stream));
+        CHECK_OK(tp_stream_synchronize(c.stream));
+        CHECK(atomic_load(&c.counter) == launches_counted(env->device, i));
+        int64_t ns = timestamp_of(c.marker);
         CHECK(ns >= previous); /* records of one stream never go backwards (rule 13) */
         previous = ns;
     }
     /* Launched back to back, then waited for once. */
     for (int i = 0; i < launches; i++)
-        CHECK_OK(tp_graph_launch(graph, stream));
-    CHECK_OK(tp_event_synchronize(marker));
-    CHECK(atomic_load(&counter) == launches_counted(env->device, 2 * launches));
-    CHECK_OK(tp_graph_destroy(graph));
-    CHECK_OK(tp_event_destroy(marker));
-    CHECK_OK(tp_stream_destroy(stream));
+        CHECK_OK(tp_graph_launch(c.graph, c.stream));
+    CHECK_OK(tp_event_synchronize(c.marker));
+    CHECK(atomic_load(&c.counter) == launches_counted(env->device, 2 * launches));
+    counted_destroy(&c);
     return 0;
 }
 
 TEST(rule16_graph_destroyed_with_launches_pending)
 {
     REQUIRE_CAPTURE(env);
-    tp_stream *stream = new_stream(env->device);
-    tp_event *marker = new_event(env->device, TP_EVENT_TIMING | TP_EVENT_EXTERNAL);
-    atomic_int counter;
-    atomic_init(&counter, 0);
-    tp_graph *graph = capture_counter(env->device, stream, &counter, marker);
+    counted c;
+    counted_init(&c, env->device);
     gate g;
     gate_init(&g);
-    gate_launch(&g, stream);
+    gate_launch(&g, c.stream);
     for (int i = 0; i < 3; i++)
-        CHECK_OK(tp_graph_launch(graph, stream));
-    CHECK_OK(tp_graph_destroy(graph)); /* rule 9: the launches run on */
+        CHECK_OK(tp_graph_launch(c.graph, c.stream));
+    CHECK_OK(tp_graph_destroy(c.graph)); /* rule 9: the launches run on */
+    c.graph = NULL;
     CHECK(gate_entered_within(&g, 1, EVENTUALLY_SECONDS));
-    CHECK(!event_is_done(marker));
+    CHECK(!event_is_done(c.marker));
     gate_open(&g);
-    CHECK_OK(tp_stream_synchronize(stream));
-    CHECK(atomic_load(&counter) == launches_counted(env->device, 3));
-    CHECK(event_is_done(marker));
+    CHECK_OK(tp_stream_synchronize(c.stream));
+    CHECK(atomic_load(&c.counter) == launches_counted(env->device, 3));
+    CHECK(event_is_done(c.marker));
     gate_destroy(&g);
-    CHECK_OK(tp_event_destroy(marker));
-    CHECK_OK(tp_stream_destroy(stream));
+    counted_destroy(&c);
     return 0;
 }
 
