@@ -250,15 +250,36 @@ static tp_status capture_record(gpu_event *event, gpu_stream *stream, gpu_captur
     return TP_OK;
 }
 
+/* A record outside any capture of an event whose latest record was made inside
+ * one: on a fresh native, never on the one the capture holds (HIP would query it
+ * first, and it may be recorded again by the graph's launches). */
+static tp_status record_outside(gpu_event *event, gpu_stream *stream)
+{
+    for (;;) {
+        bool published;
+        rt_event native = atomic_load_explicit(&event->native, memory_order_acquire);
+        tp_status status = gpu_event_record_fresh(event, stream, native, &published);
+        if (status != TP_OK)
+            return status;
+        if (published)
+            return settle(event, "tp_event_record"); /* recorded now: the mark goes */
+    }
+}
+
 tp_status gpu_capture_event_record(tp_event *base, tp_stream *stream_base)
 {
     gpu_stream *stream = gpu_as_stream(stream_base);
-    if (TP_LIKELY(!atomic_load_explicit(&stream->capture_check, memory_order_relaxed)))
+    gpu_event *event = gpu_as_event(base);
+    if (TP_LIKELY(!atomic_load_explicit(&stream->capture_check, memory_order_relaxed) &&
+                  atomic_load_explicit(&event->capture, memory_order_relaxed) == NULL))
         return gpu_plain_event_record(base, stream_base);
-    gpu_capture *token = stream_capture(stream);
-    if (!token)
-        return gpu_plain_event_record(base, stream_base); /* a wrapped stream nobody captures */
-    return capture_record(gpu_as_event(base), stream, token);
+    gpu_capture *token = atomic_load_explicit(&stream->capture_check, memory_order_relaxed) ? stream_capture(stream)
+                                                                                            : NULL;
+    if (token)
+        return capture_record(event, stream, token);
+    if (atomic_load_explicit(&event->capture, memory_order_relaxed) != NULL)
+        return record_outside(event, stream);
+    return gpu_plain_event_record(base, stream_base); /* a wrapped stream nobody captures */
 }
 
 TP_COLD static tp_status refuse_interprocess(const char *operation)

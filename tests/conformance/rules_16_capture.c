@@ -167,8 +167,14 @@ TEST(rule16_event_recorded_in_open_capture_refused)
         CHECK_STATUS(tp_event_elapsed_time(event, outside, &ms), TP_ERR_CAPTURING);
         CHECK(ms == -1.0f);
     }
+    /* A record outside replaces the one inside, capture open or not. */
+    CHECK_OK(tp_event_record(external, other));
+    CHECK_OK(tp_event_synchronize(external));
+    CHECK(event_is_done(external));
     tp_graph *graph = NULL;
     CHECK_OK(tp_stream_end_capture(stream, &graph));
+    float ms = -1.0f;
+    CHECK_OK(tp_event_elapsed_time(outside, external, &ms));
     /* Closed: outside the graph, a record made inside it is no record. */
     CHECK(event_is_done(plain));
     CHECK_OK(tp_event_synchronize(plain));
