@@ -69,6 +69,12 @@ struct tp_event {
     unsigned flags; /* TP_EVENT_* */
 };
 
+/* The head of every graph a backend gives out (rule 16). */
+struct tp_graph {
+    const tp_backend *backend;
+    tp_device device;
+};
+
 /* ------------------------------------------------- services of the core */
 
 typedef struct tp_host {
@@ -340,6 +346,20 @@ struct tp_backend {
     /* The priorities a stream of the device may have, as the runtime reports them:
      * greatest (runs first) <= least. */
     tp_status (*stream_priority_range)(int device, int *least, int *greatest);
+
+    /*
+     * Capture (rule 16). Optional: a backend without them answers
+     * TP_ERR_UNSUPPORTED (the core's). The core has checked: pointers not NULL;
+     * for graph_launch, the stream is of the graph's device. stream_is_capturing
+     * answers for captures of anyone (a wrapped GPU stream captured by the
+     * program) and never fails on a live stream; the core asks it before a wait
+     * across backends, which it refuses inside a capture.
+     */
+    tp_status (*stream_begin_capture)(tp_stream *stream);
+    tp_status (*stream_end_capture)(tp_stream *stream, tp_graph **out);
+    tp_status (*stream_is_capturing)(tp_stream *stream, bool *capturing);
+    tp_status (*graph_launch)(tp_graph *graph, tp_stream *stream);
+    tp_status (*graph_destroy)(tp_graph *graph);
 };
 
 /*

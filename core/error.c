@@ -24,6 +24,7 @@ static const struct {
     [TP_ERR_UNSUPPORTED] = {"TP_ERR_UNSUPPORTED", "operation not supported by the backend"},
     [TP_ERR_OUT_OF_MEMORY] = {"TP_ERR_OUT_OF_MEMORY", "out of memory"},
     [TP_ERR_BACKEND] = {"TP_ERR_BACKEND", "the device runtime failed"},
+    [TP_ERR_CAPTURING] = {"TP_ERR_CAPTURING", "not allowed while a graph capture is open"},
 };
 
 const char *tp_status_name(tp_status status)

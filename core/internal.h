@@ -60,6 +60,11 @@ tp_status tp_snapshot_reached(const tp_snapshot *snapshot, bool *reached);
 /* tp_event_wait of a stream on an event of another backend (rules 6, 14). */
 tp_status tp_wait_across_backends(tp_event *event, tp_stream *stream) TP_COLD;
 
+/* ------------------------------------------------------------ graph.c */
+
+/* TP_ERR_CAPTURING: a wait across backends on a capturing stream (rule 16). */
+tp_status tp_refuse_wait_in_capture(tp_event *event, tp_stream *stream) TP_COLD;
+
 /* -------------------------------------------------------------- ipc.c */
 
 /* Header of tp_ipc_handle (see core/backend.h for the layout). */

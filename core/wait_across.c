@@ -139,6 +139,13 @@ tp_status tp_wait_across_backends(tp_event *event, tp_stream *stream)
                        "interprocess events cannot be waited on across backends yet (a process that exits before "
                        "its record would hang the stream or release it early); wait on a stream of the event's "
                        "own backend, or synchronize the event");
+    if (waiting->stream_is_capturing) {
+        /* Rule 16: a captured host function or stream memory operation would wait
+         * for this one record at every launch, or release nothing: refused. */
+        bool capturing = false;
+        if (waiting->stream_is_capturing(stream, &capturing) == TP_OK && capturing)
+            return tp_refuse_wait_in_capture(event, stream);
+    }
     bool blocking = waiting->host_fn_may_block;
     if (blocking ? !waiting->stream_launch_host_fn : !waiting->stream_hold)
         return refused(event, stream,

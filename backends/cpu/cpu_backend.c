@@ -68,12 +68,12 @@ static const tp_backend cpu_table = {
     .stream_destroy = tp_cpu_stream_destroy,
     .stream_query = tp_cpu_stream_query,
     .stream_synchronize = tp_cpu_stream_synchronize,
-    .stream_wait_event = tp_cpu_stream_wait_event,
-    .stream_launch_host_fn = tp_cpu_stream_launch_host_fn,
+    .stream_wait_event = tp_cpu_capture_wait_event,
+    .stream_launch_host_fn = tp_cpu_capture_launch_host_fn,
     .stream_native = tp_cpu_stream_native,
     .event_create = cpu_event_create,
     .event_destroy = tp_cpu_event_destroy,
-    .event_record = tp_cpu_event_record,
+    .event_record = tp_cpu_capture_event_record,
     .event_query = tp_cpu_event_query,
     .event_synchronize = tp_cpu_event_synchronize,
     .event_elapsed = tp_cpu_event_elapsed,
@@ -96,6 +96,12 @@ static const tp_backend cpu_table = {
     .event_native = cpu_event_native,
     .event_from_native = NULL, /* nothing native to wrap: the core says so */
     .stream_priority_range = cpu_stream_priority_range,
+    /* Rule 16 (cpu_graph.c, which also wraps record, wait and host functions). */
+    .stream_begin_capture = tp_cpu_stream_begin_capture,
+    .stream_end_capture = tp_cpu_stream_end_capture,
+    .stream_is_capturing = tp_cpu_stream_is_capturing,
+    .graph_launch = tp_cpu_graph_launch,
+    .graph_destroy = tp_cpu_graph_destroy,
 };
 
 tp_status tp_backend_entry_cpu(uint32_t core_abi, const tp_backend **out, char *reason, size_t reason_size)

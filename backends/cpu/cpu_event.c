@@ -40,12 +40,21 @@ void tp_cpu_event_ref(cpu_event *event)
     atomic_fetch_add_explicit(&event->refs, 1, memory_order_relaxed);
 }
 
+void tp_cpu_capture_unref(cpu_capture *token)
+{
+    if (atomic_fetch_sub_explicit(&token->refs, 1, memory_order_acq_rel) == 1)
+        free(token);
+}
+
 void tp_cpu_event_unref(cpu_event *event)
 {
     if (atomic_fetch_sub_explicit(&event->refs, 1, memory_order_acq_rel) != 1)
         return;
     if (event->source)
         tp_cpu_queue_unref(event->source);
+    cpu_capture *token = atomic_load_explicit(&event->capture, memory_order_relaxed);
+    if (token)
+        tp_cpu_capture_unref(token);
     if (event->ops)
         event->ops->release(event);
     else
@@ -70,7 +79,8 @@ static cpu_snapshot take_snapshot(cpu_event *event)
 {
     event_lock(event);
     cpu_queue *release = forget_reached_locked(event);
-    cpu_snapshot pending = {event->source, event->seq, event->tag, event->recorded, event->time_ns};
+    cpu_snapshot pending = {event->source, event->seq, event->tag, event->recorded, event->time_ns,
+                            tp_cpu_capture_open(atomic_load_explicit(&event->capture, memory_order_relaxed))};
     if (pending.source)
         tp_cpu_queue_ref(pending.source);
     event_unlock(event);
@@ -105,6 +115,11 @@ static void wait_task(void *source, cpu_word seq)
      * dropped at submission), so this worker is not the one it waits for. */
     (void)tp_cpu_queue_wait(source, seq.u64, CPU_WAIT_SLEEP, "stream_wait_event");
     tp_cpu_queue_unref(source);
+}
+
+cpu_task tp_cpu_event_wait_task(cpu_queue *source, uint64_t seq)
+{
+    return (cpu_task){.run = wait_task, .arg = source, .word.u64 = seq};
 }
 
 /* ------------------------------------------------------------------ entries */
@@ -145,16 +160,73 @@ static uint64_t replace_record(cpu_event *event, cpu_queue *source, uint64_t seq
 {
     event_lock(event);
     cpu_queue *old = event->source;
+    cpu_capture *old_capture = atomic_load_explicit(&event->capture, memory_order_relaxed);
     uint64_t version = ++event->version;
     event->recorded = true;
     event->source = source;
     event->seq = seq;
     event->time_ns = now;
     event->tag = tag;
+    if (TP_UNLIKELY(old_capture != NULL))
+        atomic_store_explicit(&event->capture, NULL, memory_order_relaxed);
     event_unlock(event);
     if (old)
         tp_cpu_queue_unref(old);
+    if (TP_UNLIKELY(old_capture != NULL))
+        tp_cpu_capture_unref(old_capture);
     return version;
+}
+
+void tp_cpu_event_capture_record(cpu_event *event, cpu_capture *token, cpu_queue *branch, uint64_t pos)
+{
+    tp_cpu_capture_ref(token);
+    event_lock(event);
+    cpu_queue *old = event->source;
+    cpu_capture *old_capture = atomic_load_explicit(&event->capture, memory_order_relaxed);
+    ++event->version;
+    event->recorded = false; /* outside the graph, no record (tpevent.h, capture) */
+    event->source = NULL;
+    event->time_ns = 0;
+    event->tag = 0;
+    atomic_store_explicit(&event->capture, token, memory_order_relaxed);
+    event->capture_queue = branch;
+    event->capture_pos = pos;
+    event_unlock(event);
+    if (old)
+        tp_cpu_queue_unref(old);
+    if (old_capture)
+        tp_cpu_capture_unref(old_capture);
+}
+
+cpu_capture *tp_cpu_event_capture_of(cpu_event *event, cpu_queue **branch, uint64_t *pos)
+{
+    event_lock(event);
+    cpu_capture *token = atomic_load_explicit(&event->capture, memory_order_relaxed);
+    if (token && tp_cpu_capture_open(token)) {
+        tp_cpu_capture_ref(token);
+        *branch = event->capture_queue;
+        *pos = event->capture_pos;
+    } else {
+        token = NULL;
+    }
+    event_unlock(event);
+    return token;
+}
+
+cpu_task tp_cpu_event_record_task(cpu_event *event, cpu_queue *queue, uint64_t seq)
+{
+    tp_cpu_event_ref(event); /* the task's */
+    tp_cpu_queue_ref(queue); /* the snapshot's */
+    uint64_t version = replace_record(event, queue, seq, 0, 0);
+    return (cpu_task){.run = record_task, .arg = event, .word.u64 = version};
+}
+
+TP_COLD tp_status tp_cpu_event_capturing_fail(const cpu_event *event, const char *operation)
+{
+    return tp_cpu_host()->fail(TP_ERR_CAPTURING,
+                               "%s: the cpu:%d event's latest record was made inside a capture that is still open: "
+                               "it is reached only when the graph is launched (rule 16)",
+                               operation, event->head.device.index);
 }
 
 uint64_t tp_cpu_event_replace_record(cpu_event *event, cpu_queue *source, uint64_t seq, uint64_t now, uint64_t tag)
@@ -227,7 +299,10 @@ tp_status tp_cpu_event_synchronize(tp_event *handle)
     enum cpu_wait_mode mode = (event->head.flags & TP_EVENT_BLOCKING) ? CPU_WAIT_SLEEP : CPU_WAIT_SPIN_THEN_SLEEP;
     if (TP_UNLIKELY(event->ops))
         return event->ops->synchronize(event, mode);
-    return synchronize_snapshot(take_snapshot(event), mode);
+    cpu_snapshot pending = take_snapshot(event);
+    if (TP_UNLIKELY(pending.capturing))
+        return tp_cpu_event_capturing_fail(event, "event_synchronize");
+    return synchronize_snapshot(pending, mode);
 }
 
 /* Takes over the snapshot's reference. */
@@ -265,6 +340,7 @@ tp_status tp_cpu_stream_wait_event(tp_stream *stream, tp_event *handle)
 typedef struct record_state {
     bool recorded;
     bool reached;
+    bool capturing;
     uint64_t time_ns;
 } record_state;
 
@@ -275,6 +351,7 @@ static record_state read_record(cpu_event *event)
     record_state state = {
         .recorded = event->recorded,
         .reached = event->source == NULL,
+        .capturing = tp_cpu_capture_open(atomic_load_explicit(&event->capture, memory_order_relaxed)),
         .time_ns = event->time_ns,
     };
     event_unlock(event);
@@ -288,7 +365,10 @@ tp_status tp_cpu_event_query(tp_event *handle, bool *done)
     cpu_event *event = (cpu_event *)handle;
     if (TP_UNLIKELY(event->ops))
         return event->ops->query(event, done);
-    *done = read_record(event).reached;
+    record_state record = read_record(event);
+    if (TP_UNLIKELY(record.capturing))
+        return tp_cpu_event_capturing_fail(event, "event_query");
+    *done = record.reached;
     return TP_OK;
 }
 
@@ -298,6 +378,9 @@ tp_status tp_cpu_event_elapsed(tp_event *start_handle, tp_event *end_handle, flo
 {
     record_state start = read_record((cpu_event *)start_handle);
     record_state end = read_record((cpu_event *)end_handle);
+    if (TP_UNLIKELY(start.capturing | end.capturing))
+        return tp_cpu_event_capturing_fail((cpu_event *)(start.capturing ? start_handle : end_handle),
+                                           "event_elapsed");
     if (TP_UNLIKELY(!(start.recorded & start.reached & end.recorded & end.reached) ||
                     start_handle->device.index != end_handle->device.index))
         return TP_ERR_NOT_READY;
@@ -315,6 +398,8 @@ tp_status tp_cpu_event_timestamp(tp_event *handle, int64_t *ns)
     if (TP_UNLIKELY(event->ops))
         return TP_ERR_NOT_READY; /* interprocess events have no timing (rule 8) */
     record_state record = read_record(event);
+    if (TP_UNLIKELY(record.capturing))
+        return tp_cpu_event_capturing_fail(event, "event_timestamp");
     if (TP_UNLIKELY(!(record.recorded & record.reached)))
         return TP_ERR_NOT_READY;
     *ns = (int64_t)record.time_ns;

@@ -19,6 +19,8 @@
  *                      (cpu_event_ops), export and import         event, queue, device
  *   cpu_snapshot.c     the snapshot entries (core/backend.h)      ipc, event, queue,
  *                                                                 device
+ *   cpu_graph.c        rule 16: captures, graphs, their launch;   event, stream,
+ *                      wraps record, wait and host functions      queue, device
  *   cpu_backend.c      the table, wiring the entries of all;      all of them
  *                      init
  *
@@ -79,6 +81,32 @@ typedef struct cpu_stream cpu_stream;
 typedef struct cpu_event cpu_event;
 typedef struct cpu_ipc cpu_ipc;
 typedef struct cpu_event_ops cpu_event_ops;
+typedef struct cpu_graph cpu_graph;
+typedef struct cpu_capture cpu_capture;
+
+/*
+ * Rule 16 (cpu_graph.c). A capture's token: what an event whose latest record was
+ * made inside a capture points at (one reference each; the graph being built
+ * holds one). `open` until the capture ends or is dropped; `graph` is the graph
+ * being built while open, read and written under cpu_graph.c's capture lock.
+ */
+struct cpu_capture {
+    atomic_uint refs;
+    atomic_bool open;
+    cpu_graph *graph;
+};
+
+static inline void tp_cpu_capture_ref(cpu_capture *token)
+{
+    atomic_fetch_add_explicit(&token->refs, 1, memory_order_relaxed);
+}
+
+void tp_cpu_capture_unref(cpu_capture *token); /* cpu_event.c */
+
+static inline bool tp_cpu_capture_open(const cpu_capture *token)
+{
+    return token && atomic_load_explicit(&token->open, memory_order_acquire);
+}
 
 struct cpu_stream {
     tp_stream head;
@@ -127,6 +155,11 @@ struct cpu_queue {
     struct cpu_watch *watches; /* tp_cpu_queue_watch's, by seq, the earliest first */
     pthread_t worker;
 
+    /* Rule 16: the graph this stream's work is captured into (its own capture or
+     * one it joined), NULL when not capturing. Written under cpu_graph.c's
+     * capture lock; read anywhere (a relaxed load on the hot paths). */
+    _Atomic(cpu_graph *) capture;
+
     /* Under the device's lock: the device's list of queues that may have work. */
     cpu_queue *prev;
     cpu_queue *next;
@@ -156,6 +189,13 @@ struct cpu_event {
     uint64_t seq;
     uint64_t time_ns;
     uint64_t tag; /* what the layer above calls that record (an interprocess ticket); 0 if none */
+    /* Rule 16: the latest record was made inside a capture (recorded is then
+     * false: outside the graph it is no record). A reference on the token; the
+     * branch (queue) it was made on and its position there, for joins. Written
+     * under `locked`; `capture` may be loaded without it, as a hint. */
+    _Atomic(cpu_capture *) capture;
+    cpu_queue *capture_queue;
+    uint64_t capture_pos;
 };
 
 struct cpu_device {
@@ -218,6 +258,13 @@ uint64_t tp_cpu_queue_next_seq(cpu_queue *queue);
 void tp_cpu_queue_end_submit(cpu_queue *queue, const cpu_task *task);
 void tp_cpu_queue_cancel_submit(cpu_queue *queue);
 tp_status tp_cpu_queue_submit(cpu_queue *queue, const cpu_task *task, const char *operation);
+
+/* A batch (a graph's launch): begin_submit_n makes room for n tasks and locks;
+ * push pushes one (tp_cpu_queue_next_seq gives its number first), still locked;
+ * end_batch publishes, wakes the worker and unlocks. */
+tp_status tp_cpu_queue_begin_submit_n(cpu_queue *queue, size_t n, const char *operation);
+void tp_cpu_queue_push(cpu_queue *queue, const cpu_task *task);
+void tp_cpu_queue_end_batch(cpu_queue *queue);
 
 enum cpu_wait_mode {
     CPU_WAIT_SLEEP,            /* sleep at once */
@@ -285,7 +332,21 @@ typedef struct cpu_snapshot {
     uint64_t tag;
     bool recorded;    /* false: never recorded */
     uint64_t time_ns; /* of a reached timing record, once known */
+    bool capturing;   /* the latest record is inside a capture still open (rule 16) */
 } cpu_snapshot;
+
+/* Rule 16, for cpu_graph.c. capture_record: the event's latest record is now one
+ * made inside the capture of `token` (a reference taken here), on `branch` at
+ * position `pos`. capture_of: the open capture holding the latest record, with a
+ * reference for the caller, or NULL. record_task: under the queue's lock (a
+ * batch), makes (queue, seq) the latest record and gives the task that reaches
+ * it. wait_task: the task that makes a queue wait for (source, seq), taking over
+ * a reference on source. */
+void tp_cpu_event_capture_record(cpu_event *event, cpu_capture *token, cpu_queue *branch, uint64_t pos);
+cpu_capture *tp_cpu_event_capture_of(cpu_event *event, cpu_queue **branch, uint64_t *pos);
+cpu_task tp_cpu_event_record_task(cpu_event *event, cpu_queue *queue, uint64_t seq);
+cpu_task tp_cpu_event_wait_task(cpu_queue *source, uint64_t seq);
+TP_COLD tp_status tp_cpu_event_capturing_fail(const cpu_event *event, const char *operation);
 
 tp_status tp_cpu_event_timestamp(tp_event *event, int64_t *ns);
 tp_status tp_cpu_device_clock(int device, tp_clock_info *info);
@@ -415,5 +476,19 @@ tp_status tp_cpu_stream_synchronize(tp_stream *stream);
 tp_status tp_cpu_stream_launch_host_fn(tp_stream *stream, void (*fn)(void *), void *arg);
 void *tp_cpu_stream_native(tp_stream *stream);
 tp_status tp_cpu_device_synchronize(int device);
+
+/* ------------------------------------------------------------- cpu_graph.c */
+
+/* Rule 16: the capture entries, and the entries that a capture changes (record,
+ * wait, host function), wrapping those of cpu_event.c and cpu_stream.c: one
+ * relaxed load of the stream's `capture` when not capturing. */
+tp_status tp_cpu_capture_event_record(tp_event *event, tp_stream *stream);
+tp_status tp_cpu_capture_wait_event(tp_stream *stream, tp_event *event);
+tp_status tp_cpu_capture_launch_host_fn(tp_stream *stream, void (*fn)(void *), void *arg);
+tp_status tp_cpu_stream_begin_capture(tp_stream *stream);
+tp_status tp_cpu_stream_end_capture(tp_stream *stream, tp_graph **out);
+tp_status tp_cpu_stream_is_capturing(tp_stream *stream, bool *capturing);
+tp_status tp_cpu_graph_launch(tp_graph *graph, tp_stream *stream);
+tp_status tp_cpu_graph_destroy(tp_graph *graph);
 
 #endif /* TPEVENT_BACKENDS_CPU_INTERNAL_H */

@@ -285,17 +285,7 @@ static tp_status grow_ring(cpu_queue *queue, const char *operation)
 
 tp_status tp_cpu_queue_begin_submit(cpu_queue *queue, const char *operation)
 {
-    if (tp_cpu_queue_inherited(queue))
-        return tp_cpu_queue_inherited_fail(queue, operation);
-    pthread_mutex_lock(&queue->lock);
-    tp_status status = TP_OK;
-    if (queue->count == queue->capacity)
-        status = grow_ring(queue, operation);
-    if (status == TP_OK && !queue->worker_started)
-        status = start_worker(queue, operation);
-    if (status != TP_OK)
-        pthread_mutex_unlock(&queue->lock);
-    return status;
+    return tp_cpu_queue_begin_submit_n(queue, 1, operation);
 }
 
 uint64_t tp_cpu_queue_next_seq(cpu_queue *queue)
@@ -303,14 +293,39 @@ uint64_t tp_cpu_queue_next_seq(cpu_queue *queue)
     return atomic_load_explicit(&queue->submitted, memory_order_relaxed) + 1;
 }
 
-void tp_cpu_queue_end_submit(cpu_queue *queue, const cpu_task *task)
+void tp_cpu_queue_push(cpu_queue *queue, const cpu_task *task)
 {
     queue->ring[(queue->first + queue->count) & (queue->capacity - 1)] = *task;
     queue->count++;
     atomic_store_explicit(&queue->submitted, tp_cpu_queue_next_seq(queue), memory_order_release);
+}
+
+void tp_cpu_queue_end_batch(cpu_queue *queue)
+{
     if (queue->worker_idle)
         pthread_cond_signal(&queue->work_ready);
     pthread_mutex_unlock(&queue->lock);
+}
+
+void tp_cpu_queue_end_submit(cpu_queue *queue, const cpu_task *task)
+{
+    tp_cpu_queue_push(queue, task);
+    tp_cpu_queue_end_batch(queue);
+}
+
+tp_status tp_cpu_queue_begin_submit_n(cpu_queue *queue, size_t n, const char *operation)
+{
+    if (tp_cpu_queue_inherited(queue))
+        return tp_cpu_queue_inherited_fail(queue, operation);
+    pthread_mutex_lock(&queue->lock);
+    tp_status status = TP_OK;
+    while (status == TP_OK && queue->capacity - queue->count < n)
+        status = grow_ring(queue, operation);
+    if (status == TP_OK && !queue->worker_started)
+        status = start_worker(queue, operation);
+    if (status != TP_OK)
+        pthread_mutex_unlock(&queue->lock);
+    return status;
 }
 
 void tp_cpu_queue_cancel_submit(cpu_queue *queue)

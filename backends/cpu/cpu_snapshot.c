@@ -34,7 +34,10 @@ tp_status tp_cpu_snapshot_take(tp_event *handle, tp_snapshot *out)
     *out = (tp_snapshot){.backend = handle->backend, .device = handle->device, .flags = handle->flags};
     if (event->ops)
         return event->ops->snapshot(event, out);
-    tp_cpu_snapshot_of_record(tp_cpu_event_snapshot(event), out);
+    cpu_snapshot record = tp_cpu_event_snapshot(event);
+    if (TP_UNLIKELY(record.capturing))
+        return tp_cpu_event_capturing_fail(event, "snapshot_take");
+    tp_cpu_snapshot_of_record(record, out);
     return TP_OK;
 }
 

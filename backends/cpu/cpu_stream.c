@@ -134,9 +134,19 @@ tp_status tp_cpu_stream_destroy(tp_stream *stream)
     return TP_OK;
 }
 
+TP_COLD static tp_status capturing_fail(const cpu_queue *queue, const char *operation)
+{
+    return tp_cpu_host()->fail(TP_ERR_CAPTURING,
+                               "%s: the cpu:%d stream %p is capturing: its work runs only when the graph is "
+                               "launched (rule 16)",
+                               operation, queue->device->index, (const void *)&queue->own.head);
+}
+
 tp_status tp_cpu_stream_query(tp_stream *stream, bool *idle)
 {
     cpu_queue *queue = queue_of(stream);
+    if (TP_UNLIKELY(atomic_load_explicit(&queue->capture, memory_order_relaxed) != NULL))
+        return capturing_fail(queue, "stream_query");
     *idle = tp_cpu_queue_reached(queue, atomic_load_explicit(&queue->submitted, memory_order_acquire));
     return TP_OK;
 }
@@ -144,6 +154,8 @@ tp_status tp_cpu_stream_query(tp_stream *stream, bool *idle)
 tp_status tp_cpu_stream_synchronize(tp_stream *stream)
 {
     cpu_queue *queue = queue_of(stream);
+    if (TP_UNLIKELY(atomic_load_explicit(&queue->capture, memory_order_relaxed) != NULL))
+        return capturing_fail(queue, "stream_synchronize");
     uint64_t submitted = atomic_load_explicit(&queue->submitted, memory_order_acquire);
     return tp_cpu_queue_wait(queue, submitted, CPU_WAIT_SPIN_THEN_SLEEP, "stream_synchronize");
 }

@@ -66,6 +66,8 @@ tp_status gpu_device_open(gpu_device *device)
             };
             atomic_init(&device->default_stream.relays, NULL);
             atomic_init(&device->default_stream.host_queue, NULL);
+            atomic_init(&device->default_stream.capture_check, false);
+            atomic_init(&device->default_stream.capture, NULL);
             atomic_store_explicit(&device->open, true, memory_order_release);
         } else {
             status = gpu_fail_call(call, e);

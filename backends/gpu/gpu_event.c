@@ -82,6 +82,7 @@ tp_status gpu_plain_event_create(int index, unsigned flags, tp_event **out)
     event->head = (tp_event){gpu.table, {RT_DEVICE_TYPE, index}, flags};
     atomic_init(&event->native, NULL);
     atomic_init(&event->recorded, false);
+    atomic_init(&event->capture, NULL);
     *out = &event->head;
     return TP_OK;
 }
@@ -323,6 +324,7 @@ tp_status gpu_wrapped_event_create(int index, void *native, const tp_backend *ta
     event->head = (tp_event){table, {RT_DEVICE_TYPE, index}, TP_EVENT_TIMING};
     atomic_init(&event->native, (rt_event)native);
     atomic_init(&event->recorded, true);
+    atomic_init(&event->capture, NULL);
     *out = &event->head;
     return TP_OK;
 }

@@ -98,10 +98,7 @@
 #endif
 
 #include <pthread.h>
-#include <stdatomic.h>
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
+#include <stdatomic.h> /* stdbool.h, stddef.h, stdint.h: by tpevent.h */
 
 #define gpu GPU_SYMBOL(state)
 #define gpu_fail_call GPU_SYMBOL(fail_call)
@@ -239,6 +236,8 @@ typedef struct gpu_stream {
      * host function; NULL before, and for good where the device cannot hold a
      * stream on host memory. */
     _Atomic(struct gpu_host_queue *) host_queue;
+    atomic_bool capture_check;             /* rule 16: look for a capture (gpu_graph.h) */
+    _Atomic(struct gpu_capture *) capture; /* the one it is in, begun by tpevent or joined */
 } gpu_stream;
 
 typedef struct gpu_device {
@@ -436,6 +435,7 @@ typedef struct gpu_event {
      * then query, synchronize, wait and elapsed answer "never recorded" without
      * asking the runtime. */
     atomic_bool recorded;
+    _Atomic(struct gpu_capture_mark *) capture; /* rule 16: latest record inside one */
 } gpu_event;
 
 static inline gpu_event *gpu_as_event(tp_event *event)

@@ -40,6 +40,7 @@ static gpu_ipc_event *ipc_event_new(int index, unsigned flags)
     event->base.head = (tp_event){gpu.ipc_table, {RT_DEVICE_TYPE, index}, flags};
     atomic_init(&event->base.native, NULL);
     atomic_init(&event->base.recorded, false);
+    atomic_init(&event->base.capture, NULL);
     atomic_init(&event->shared, false);
     event->import = NULL;
     return event;
@@ -359,6 +360,7 @@ tp_status gpu_event_ipc_import(int index, const unsigned char *payload, size_t l
     }
     atomic_init(&event->base.native, import->native);
     atomic_init(&event->base.recorded, true); /* the exporter may have recorded it: ask the runtime */
+    atomic_init(&event->base.capture, NULL);
     atomic_init(&event->shared, true);
     event->import = import;
     *out = &event->base.head;

@@ -4,6 +4,7 @@
  * out again only once its last record was reached.
  */
 #include "backends/gpu/gpu_internal.h"
+#include "backends/gpu/gpu_graph.h"
 
 #include <stdlib.h>
 
@@ -99,8 +100,90 @@ tp_status gpu_pool_take(gpu_device *device, unsigned flags, rt_event *out)
  * undefined. So such an event waits in the pending list until a query says it is
  * reached.
  */
+/*
+ * Rule 16: natives recorded inside a capture (gpu_graph.c). Querying one while its
+ * capture is open is illegal (and in global mode invalidates the capture); an
+ * external one is recorded again at each launch of its graph. So while pinned, a
+ * give is only noted, and the last unpin gives it back then. Few at once (one per
+ * record inside a capture): a list under a lock, looked at only while not empty.
+ */
+typedef struct pinned_native {
+    rt_event native;
+    unsigned pins;
+    bool given; /* its owner gave it back meanwhile: with these */
+    gpu_device *device;
+    unsigned flags;
+} pinned_native;
+
+static struct {
+    pthread_mutex_t lock;
+    pinned_native *items;
+    size_t count, capacity;
+    atomic_size_t live; /* count, read without the lock */
+} pinned = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static pinned_native *pinned_find(rt_event native)
+{
+    for (size_t i = 0; i < pinned.count; i++)
+        if (pinned.items[i].native == native)
+            return &pinned.items[i];
+    return NULL;
+}
+
+void gpu_pool_pin(rt_event native)
+{
+    pthread_mutex_lock(&pinned.lock);
+    pinned_native *found = pinned_find(native);
+    if (found) {
+        found->pins++;
+    } else {
+        if (pinned.count == pinned.capacity) {
+            size_t capacity = pinned.capacity ? 2 * pinned.capacity : 16;
+            pinned_native *grown = realloc(pinned.items, capacity * sizeof *grown);
+            if (grown) {
+                pinned.items = grown;
+                pinned.capacity = capacity;
+            }
+        }
+        /* Out of memory: kept unpinned is worse than never given back; it leaks. */
+        if (pinned.count < pinned.capacity)
+            pinned.items[pinned.count++] = (pinned_native){native, 1, false, NULL, 0};
+        atomic_store_explicit(&pinned.live, pinned.count, memory_order_relaxed);
+    }
+    pthread_mutex_unlock(&pinned.lock);
+}
+
+void gpu_pool_unpin(rt_event native)
+{
+    pthread_mutex_lock(&pinned.lock);
+    pinned_native *found = pinned_find(native);
+    pinned_native last = {0};
+    if (found && --found->pins == 0) {
+        last = *found;
+        *found = pinned.items[--pinned.count];
+        atomic_store_explicit(&pinned.live, pinned.count, memory_order_relaxed);
+    }
+    pthread_mutex_unlock(&pinned.lock);
+    if (last.given)
+        gpu_pool_give(last.device, last.flags, last.native, true);
+}
+
+/* A give of a pinned native: noted, for the last unpin. */
+static bool give_pinned(gpu_device *device, unsigned flags, rt_event native)
+{
+    pthread_mutex_lock(&pinned.lock);
+    pinned_native *found = pinned_find(native);
+    if (found)
+        *found = (pinned_native){native, found->pins, true, device, flags};
+    pthread_mutex_unlock(&pinned.lock);
+    return found != NULL;
+}
+
 void gpu_pool_give(gpu_device *device, unsigned flags, rt_event event, bool maybe_pending)
 {
+    if (TP_UNLIKELY(atomic_load_explicit(&pinned.live, memory_order_relaxed) != 0) &&
+        give_pinned(device, flags, event))
+        return;
     gpu_event_pool *pool = &device->pools[flags & TP_EVENT_FLAGS_ALL];
     bool reached = true;
     if (maybe_pending) {

@@ -109,7 +109,9 @@ void gpu_snapshot_release(tp_snapshot *snapshot)
 {
     if (snapshot->state != TP_SNAPSHOT_PENDING)
         return;
+    rt_capture_mode mode = rt_thread_capture_relax_save(); /* rule 16, as below */
     gpu_pool_give(&gpu.devices[snapshot->device.index], marker_flags(snapshot->flags), snapshot->object, true);
+    rt_thread_capture_restore(mode);
     snapshot->state = TP_SNAPSHOT_REACHED;
     snapshot->object = NULL;
 }
@@ -121,7 +123,12 @@ tp_status gpu_snapshot_query(const tp_snapshot *snapshot, bool *reached)
                                     RT_NEED_CONTEXT);
     if (e != RT_SUCCESS)
         return gpu_fail_call(RT_CALL("SetDevice"), e);
+    /* Rule 16: a marker is never captured, but in global mode a query from a
+     * thread not relaxed (a CPU stream's worker waiting across backends) would
+     * invalidate another thread's capture. */
+    rt_capture_mode mode = rt_thread_capture_relax_save();
     e = rt_event_query(snapshot->object);
+    rt_thread_capture_restore(mode);
     rt_guard_leave(&guard);
     if (e == RT_SUCCESS || e == RT_ERROR_NOT_READY) {
         *reached = e == RT_SUCCESS;
@@ -137,7 +144,9 @@ tp_status gpu_snapshot_synchronize(const tp_snapshot *snapshot)
                                     gpu.devices[snapshot->device.index].context, RT_NEED_CONTEXT);
     if (e != RT_SUCCESS)
         return gpu_fail_call(RT_CALL("SetDevice"), e);
+    rt_capture_mode mode = rt_thread_capture_relax_save(); /* as in gpu_snapshot_query */
     e = rt_event_synchronize(snapshot->object);
+    rt_thread_capture_restore(mode);
     rt_guard_leave(&guard);
     return e == RT_SUCCESS ? TP_OK : gpu_fail_call(RT_CALL("EventSynchronize"), e);
 }

@@ -43,6 +43,9 @@ static gpu_stream *stream_wrap(gpu_device *device, rt_stream native, int priorit
     stream->context_free = !follows && gpu_lazy_start_is_harmless();
     atomic_init(&stream->relays, NULL);
     atomic_init(&stream->host_queue, NULL);
+    /* A wrapped stream may be captured by its owner at any time (rule 16). */
+    atomic_init(&stream->capture_check, (kind & TP_STREAM_BORROWED) != 0);
+    atomic_init(&stream->capture, NULL);
     return stream;
 }
 

@@ -510,4 +510,51 @@ static inline void rt_thread_relax_capture(void)
     (void)cudaThreadExchangeStreamCaptureMode(&mode);
 }
 
+/*
+ * Rule 16: tpevent's own captures (gpu_graph.c). Relaxed mode: a capture in
+ * global mode is invalidated by a potentially unsafe call of any thread not in
+ * relaxed mode (a cudaMalloc of the program's data loader), which tpevent cannot
+ * keep off; relaxed mode also lets the capture end on another thread. tpevent
+ * itself makes no unsafe call on what it captures in either mode.
+ */
+typedef cudaGraph_t rt_graph;
+typedef cudaGraphExec_t rt_graph_exec;
+typedef enum cudaStreamCaptureMode rt_capture_mode;
+
+static inline rt_error rt_stream_begin_capture(rt_stream s)
+{
+    return cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed);
+}
+static inline rt_error rt_stream_end_capture(rt_stream s, rt_graph *g) { return cudaStreamEndCapture(s, g); }
+static inline rt_error rt_graph_instantiate(rt_graph_exec *x, rt_graph g)
+{
+    return cudaGraphInstantiateWithFlags(x, g, 0);
+}
+static inline rt_error rt_graph_launch(rt_graph_exec x, rt_stream s) { return cudaGraphLaunch(x, s); }
+/* "If the executable graph is in-flight, it will not be terminated, but rather
+ * freed asynchronously on completion" (rule 9). */
+static inline rt_error rt_graph_exec_destroy(rt_graph_exec x) { return cudaGraphExecDestroy(x); }
+static inline rt_error rt_graph_destroy(rt_graph g) { return cudaGraphDestroy(g); }
+/* Only valid while the stream is capturing: made again at each launch. */
+static inline rt_error rt_event_record_external(rt_event e, rt_stream s)
+{
+    return cudaEventRecordWithFlags(e, s, cudaEventRecordExternal);
+}
+static inline rt_error rt_stream_wait_event_external(rt_stream s, rt_event e)
+{
+    return cudaStreamWaitEvent(s, e, cudaEventWaitExternal);
+}
+/* The calling thread in relaxed mode for a few calls (pool queries) during a
+ * capture, then back to what it was, as PyTorch's CUDAStreamCaptureModeGuard. */
+static inline rt_capture_mode rt_thread_capture_relax_save(void)
+{
+    rt_capture_mode mode = cudaStreamCaptureModeRelaxed;
+    (void)cudaThreadExchangeStreamCaptureMode(&mode);
+    return mode;
+}
+static inline void rt_thread_capture_restore(rt_capture_mode mode)
+{
+    (void)cudaThreadExchangeStreamCaptureMode(&mode);
+}
+
 #endif /* TPEVENT_BACKENDS_GPU_RUNTIME_CUDA_H */

@@ -346,6 +346,57 @@ static inline void rt_thread_relax_capture(void)
     (void)hipThreadExchangeStreamCaptureMode(&mode);
 }
 
+/* Rule 16: as CUDA's (runtime_cuda.h). Not built or run on hardware here. */
+typedef hipGraph_t rt_graph;
+typedef hipGraphExec_t rt_graph_exec;
+typedef hipStreamCaptureMode rt_capture_mode;
+
+static inline rt_error rt_stream_begin_capture(rt_stream s)
+{
+    return hipStreamBeginCapture(s, hipStreamCaptureModeRelaxed);
+}
+static inline rt_error rt_stream_end_capture(rt_stream s, rt_graph *g) { return hipStreamEndCapture(s, g); }
+static inline rt_error rt_graph_instantiate(rt_graph_exec *x, rt_graph g)
+{
+    return hipGraphInstantiateWithFlags(x, g, 0);
+}
+static inline rt_error rt_graph_launch(rt_graph_exec x, rt_stream s) { return hipGraphLaunch(x, s); }
+static inline rt_error rt_graph_exec_destroy(rt_graph_exec x) { return hipGraphExecDestroy(x); }
+static inline rt_error rt_graph_destroy(rt_graph g) { return hipGraphDestroy(g); }
+#if defined(hipEventRecordExternal) && defined(hipEventWaitExternal)
+static inline rt_error rt_event_record_external(rt_event e, rt_stream s)
+{
+    return hipEventRecordWithFlags(e, s, hipEventRecordExternal);
+}
+static inline rt_error rt_stream_wait_event_external(rt_stream s, rt_event e)
+{
+    return hipStreamWaitEvent(s, e, hipEventWaitExternal);
+}
+#else /* older HIP (5.x): no external records or waits; TP_EVENT_EXTERNAL inside a capture fails */
+static inline rt_error rt_event_record_external(rt_event e, rt_stream s)
+{
+    (void)e;
+    (void)s;
+    return hipErrorNotSupported;
+}
+static inline rt_error rt_stream_wait_event_external(rt_stream s, rt_event e)
+{
+    (void)s;
+    (void)e;
+    return hipErrorNotSupported;
+}
+#endif
+static inline rt_capture_mode rt_thread_capture_relax_save(void)
+{
+    rt_capture_mode mode = hipStreamCaptureModeRelaxed;
+    (void)hipThreadExchangeStreamCaptureMode(&mode);
+    return mode;
+}
+static inline void rt_thread_capture_restore(rt_capture_mode mode)
+{
+    (void)hipThreadExchangeStreamCaptureMode(&mode);
+}
+
 /* HIP's mapping keeps no state of its own. */
 #define RT_DEFINE_STATE() _Static_assert(1, "no state")
 

@@ -69,9 +69,10 @@ typedef enum tp_status {
     TP_ERR_UNSUPPORTED,         /* the backend does not offer this operation */
     TP_ERR_OUT_OF_MEMORY,
     TP_ERR_BACKEND,             /* the runtime underneath failed; the message names its error */
+    TP_ERR_CAPTURING,           /* not allowed while a capture is open (rule 16) */
 } tp_status;
 
-#define TP_STATUS_COUNT (TP_ERR_BACKEND + 1)
+#define TP_STATUS_COUNT (TP_ERR_CAPTURING + 1)
 
 /* "TP_ERR_NOT_READY" for TP_ERR_NOT_READY; "TP_ERR_UNKNOWN" for anything else. */
 TP_API const char *tp_status_name(tp_status status);
@@ -300,8 +301,9 @@ enum {
     TP_EVENT_TIMING = 1u << 0,       /* elapsed_time may be asked of it */
     TP_EVENT_BLOCKING = 1u << 1,     /* synchronize sleeps instead of spinning */
     TP_EVENT_INTERPROCESS = 1u << 2, /* may be shared with other processes; not with TIMING */
+    TP_EVENT_EXTERNAL = 1u << 3,     /* a record inside a capture is made again at each launch (rule 16) */
 };
-#define TP_EVENT_FLAGS_ALL (TP_EVENT_TIMING | TP_EVENT_BLOCKING | TP_EVENT_INTERPROCESS)
+#define TP_EVENT_FLAGS_ALL (TP_EVENT_TIMING | TP_EVENT_BLOCKING | TP_EVENT_INTERPROCESS | TP_EVENT_EXTERNAL)
 
 /* Creates an event of the device (NULL: current device). No native event exists
  * until the first record (rule 2). Unknown flag bits and INTERPROCESS|TIMING are
@@ -387,6 +389,65 @@ TP_API tp_status tp_event_native(tp_event *event, void **native);
  * backend has no native events: TP_ERR_UNSUPPORTED.
  */
 TP_API tp_status tp_event_from_native(tp_event **out, const char *device, void *native);
+
+/* --------------------------------------------------------------- capture */
+
+/*
+ * Rule 16. Between tp_stream_begin_capture and tp_stream_end_capture, work
+ * submitted to the stream is not run but captured into a graph; so is the later
+ * work of any stream that joins the capture by waiting on an event whose latest
+ * record was made inside it. tp_graph_launch runs the captured work after the
+ * work already submitted to the launch stream, as many times as it is launched,
+ * on any stream of the graph's device.
+ *
+ * Inside a capture:
+ *  - a record of an event orders work within the graph only; once the capture
+ *    has ended, such a record is as if never made outside the graph (query true,
+ *    waits wait for nothing, elapsed time TP_ERR_NOT_RECORDED). With
+ *    TP_EVENT_EXTERNAL the record is made again at each launch: after a launch,
+ *    query, synchronize, elapsed time and tp_event_timestamp answer for that
+ *    launch's record;
+ *  - a wait on a TP_EVENT_EXTERNAL event waits, at each launch, for the event's
+ *    latest record as of that launch; a wait on another event whose latest record
+ *    was made outside the capture is TP_ERR_CAPTURING (as CUDA refuses it), and
+ *    one never recorded does nothing;
+ *  - query/synchronize/elapsed/timestamp of an event whose latest record is inside
+ *    a capture still open, and query/synchronize of a capturing stream, answer
+ *    TP_ERR_CAPTURING, touching no runtime;
+ *  - what cannot be replayed correctly is refused with TP_ERR_CAPTURING: waits
+ *    across backends; on CUDA and HIP, rule 15's host functions (on the CPU, host
+ *    functions are the captured unit of work and are replayed as they are).
+ * A capture ends on its origin stream (the one tp_stream_begin_capture was called
+ * on); it is refused, and dropped (the captured work is discarded and every stream
+ * leaves the capture), if a stream that joined has not joined back: its last
+ * captured work must be followed by a record that the origin stream waited on.
+ */
+typedef struct tp_graph tp_graph;
+
+/* TP_ERR_CAPTURING if the stream is capturing already (its own capture or one it
+ * joined). A wrapped CUDA/HIP stream that someone else is capturing is
+ * TP_ERR_CAPTURING too. */
+TP_API tp_status tp_stream_begin_capture(tp_stream *stream);
+
+/* Ends the capture begun on `stream` and gives its graph. TP_ERR_INVALID_ARGUMENT
+ * if `stream` is not the origin of a capture; TP_ERR_CAPTURING, naming the stream,
+ * if a joined stream did not join back (the capture is dropped). */
+TP_API tp_status tp_stream_end_capture(tp_stream *stream, tp_graph **out);
+
+/* *capturing: the stream's work is being captured (by tpevent, or, for a wrapped
+ * CUDA/HIP stream, by whoever began a capture on it). */
+TP_API tp_status tp_stream_is_capturing(tp_stream *stream, bool *capturing);
+
+/* Runs the graph's work after the work submitted to `stream` so far; the stream is
+ * of the graph's device (TP_ERR_DEVICE_MISMATCH otherwise) and is not capturing
+ * (TP_ERR_CAPTURING). May be called many times, on any stream of the device. */
+TP_API tp_status tp_graph_launch(tp_graph *graph, tp_stream *stream);
+
+/* Safe with launches pending: they run to the end (rule 9). */
+TP_API tp_status tp_graph_destroy(tp_graph *graph);
+
+/* The device the graph was captured on. */
+TP_API tp_status tp_graph_device(tp_graph *graph, tp_device *out);
 
 /* ------------------------------------------------------------------- IPC */
 

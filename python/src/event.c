@@ -8,7 +8,7 @@
 /* ------------------------------------------------------------ creation */
 
 /* The device type a class defaults to: that of the namespace it (or its base) is in. */
-static int event_type_namespace(PyTypeObject *type)
+int tppy_event_type_namespace(PyTypeObject *type)
 {
     for (; type && type != &tppy_event_type; type = type->tp_base) {
         for (int t = 0; t < TP_DEVICE_TYPE_COUNT; t++)
@@ -35,7 +35,7 @@ static PyObject *event_create(PyTypeObject *type, PyObject *device, unsigned fla
         return tppy_raise_with(TP_ERR_INVALID_ARGUMENT, "enable_timing and interprocess cannot both be True");
     tppy_device_text scratch;
     const char *device_str;
-    if (tppy_device_arg(device, event_type_namespace(type), &scratch, &device_str) < 0)
+    if (tppy_device_arg(device, tppy_event_type_namespace(type), &scratch, &device_str) < 0)
         return NULL;
     tp_event *event;
     tp_status status = tp_event_create(&event, device_str, flags);
@@ -48,23 +48,23 @@ static PyObject *event_create(PyTypeObject *type, PyObject *device, unsigned fla
  * inherited). */
 static PyObject *event_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    static char *keywords[] = {"device", "enable_timing", "blocking", "interprocess", NULL};
+    static char *keywords[] = {"device", "enable_timing", "blocking", "interprocess", "external", NULL};
     PyObject *device = Py_None;
-    int timing = 0, blocking = 0, interprocess = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O$ppp:Event", keywords, &device, &timing, &blocking,
-                                     &interprocess))
+    int timing = 0, blocking = 0, interprocess = 0, external = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O$pppp:Event", keywords, &device, &timing, &blocking,
+                                     &interprocess, &external))
         return NULL;
     unsigned flags = (timing ? TP_EVENT_TIMING : 0u) | (blocking ? TP_EVENT_BLOCKING : 0u) |
-                     (interprocess ? TP_EVENT_INTERPROCESS : 0u);
+                     (interprocess ? TP_EVENT_INTERPROCESS : 0u) | (external ? TP_EVENT_EXTERNAL : 0u);
     return event_create(type, device, flags);
 }
 
-enum { KEYWORD_DEVICE, KEYWORD_ENABLE_TIMING, KEYWORD_BLOCKING, KEYWORD_INTERPROCESS, KEYWORD_COUNT };
+enum { KEYWORD_DEVICE, KEYWORD_ENABLE_TIMING, KEYWORD_BLOCKING, KEYWORD_INTERPROCESS, KEYWORD_EXTERNAL, KEYWORD_COUNT };
 
 static int event_keyword(PyObject *name)
 {
     PyObject *const known[KEYWORD_COUNT] = {tppy_name.device, tppy_name.enable_timing, tppy_name.blocking,
-                                            tppy_name.interprocess};
+                                            tppy_name.interprocess, tppy_name.external};
     for (int i = 0; i < KEYWORD_COUNT; i++)
         if (name == known[i])
             return i;
@@ -82,6 +82,7 @@ static PyObject *event_vectorcall(PyObject *callable, PyObject *const *args, siz
         [KEYWORD_ENABLE_TIMING] = TP_EVENT_TIMING,
         [KEYWORD_BLOCKING] = TP_EVENT_BLOCKING,
         [KEYWORD_INTERPROCESS] = TP_EVENT_INTERPROCESS,
+        [KEYWORD_EXTERNAL] = TP_EVENT_EXTERNAL,
     };
     PyTypeObject *type = (PyTypeObject *)callable;
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
@@ -352,76 +353,6 @@ static PyObject *event_elapsed_time(tppy_event *self, PyObject *end_event)
     return PyFloat_FromDouble(ms);
 }
 
-PyDoc_STRVAR(event_ipc_handle_doc,
-             "ipc_handle($self, /)\n"
-             "--\n"
-             "\n"
-             "Return an IPC handle of this event: 128 bytes that another process passes\n"
-             "to Event.from_ipc_handle() to use the same event. Only for events created\n"
-             "with interprocess=True (ValueError otherwise).\n");
-
-static PyObject *event_ipc_handle(tppy_event *self, PyObject *unused)
-{
-    (void)unused;
-    tp_ipc_handle handle;
-    tp_status status = tp_event_ipc_handle(self->event, &handle);
-    if (status != TP_OK)
-        return tppy_raise(status);
-    return PyBytes_FromStringAndSize((const char *)handle.bytes, sizeof handle.bytes);
-}
-
-PyDoc_STRVAR(event_from_ipc_handle_doc,
-             "from_ipc_handle($cls, device, handle)\n"
-             "--\n"
-             "\n"
-             "Reconstruct an event from an IPC handle on the given device.\n"
-             "\n"
-             "Parameters:\n"
-             "    device (str, int or None): the device; None means the handle's own.\n"
-             "    handle (bytes-like): what Event.ipc_handle() returned in the process\n"
-             "        that created the event.\n"
-             "\n"
-             "The event can be queried, synchronized, waited on and recorded. A handle\n"
-             "that is not one, or a device of another type than the handle's, is a\n"
-             "ValueError.\n");
-
-static PyObject *event_from_ipc_handle(PyTypeObject *cls, PyObject *args, PyObject *kwargs)
-{
-    static char *keywords[] = {"device", "handle", NULL};
-    PyObject *device;
-    Py_buffer buffer;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "Oy*:from_ipc_handle", keywords, &device, &buffer))
-        return NULL;
-    tp_ipc_handle handle;
-    if (buffer.len != (Py_ssize_t)sizeof handle.bytes) {
-        PyErr_Format(PyExc_ValueError, "an IPC handle is %d bytes, not %zd", TP_IPC_HANDLE_SIZE, buffer.len);
-        PyBuffer_Release(&buffer);
-        return NULL;
-    }
-    memcpy(handle.bytes, buffer.buf, sizeof handle.bytes);
-    PyBuffer_Release(&buffer);
-
-    /* No device: the handle's own, not the namespace's current one. */
-    int namespace_type = event_type_namespace(cls);
-    tppy_device_text scratch;
-    const char *device_str = NULL;
-    if (device != Py_None && tppy_device_arg(device, namespace_type, &scratch, &device_str) < 0)
-        return NULL;
-    tp_event *event;
-    tp_status status = tp_event_from_ipc_handle(&event, device_str, &handle);
-    if (status != TP_OK)
-        return tppy_raise(status);
-    tp_device imported;
-    tp_event_device(event, &imported);
-    if (namespace_type != TPPY_ANY_TYPE && (int)imported.type != namespace_type) {
-        tp_event_destroy(event);
-        PyErr_Format(PyExc_ValueError, "%s.from_ipc_handle: the handle is of a %s event", cls->tp_name,
-                     tp_device_type_name(imported.type));
-        return NULL;
-    }
-    return tppy_event_adopt(cls, event);
-}
-
 /* An event is a handle into this process's runtime; a pickle of it would come back
  * as a new, unrelated event. IPC handles are the way to share one. */
 static PyObject *event_reduce(PyObject *self, PyObject *unused)
@@ -440,8 +371,9 @@ static PyMethodDef event_methods[] = {
     {"wait", (PyCFunction)(void (*)(void))event_wait, METH_FASTCALL | METH_KEYWORDS, event_wait_doc},
     {"elapsed_time", (PyCFunction)event_elapsed_time, METH_O, event_elapsed_time_doc},
     {"timestamp", tppy_event_timestamp, METH_NOARGS, tppy_event_timestamp_doc},
-    {"ipc_handle", (PyCFunction)event_ipc_handle, METH_NOARGS, event_ipc_handle_doc},
-    {"from_ipc_handle", (PyCFunction)(void (*)(void))event_from_ipc_handle, METH_VARARGS | METH_KEYWORDS | METH_CLASS, event_from_ipc_handle_doc},
+    {"ipc_handle", (PyCFunction)tppy_event_ipc_handle, METH_NOARGS, tppy_event_ipc_handle_doc},
+    {"from_ipc_handle", (PyCFunction)(void (*)(void))tppy_event_from_ipc_handle, METH_VARARGS | METH_KEYWORDS | METH_CLASS,
+     tppy_event_from_ipc_handle_doc},
     {"__reduce__", event_reduce, METH_NOARGS, "Events cannot be pickled: use ipc_handle()."},
     {NULL, NULL, 0, NULL},
 };
@@ -482,6 +414,9 @@ static PyGetSetDef event_getset[] = {
      (void *)(uintptr_t)TP_EVENT_BLOCKING},
     {"interprocess", (getter)event_get_flag, NULL, "True if the event can be shared with other processes.",
      (void *)(uintptr_t)TP_EVENT_INTERPROCESS},
+    {"external", (getter)event_get_flag, NULL,
+     "True if a record inside a graph capture is made again at each replay (rule 16).",
+     (void *)(uintptr_t)TP_EVENT_EXTERNAL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -502,7 +437,7 @@ static PyObject *event_repr(tppy_event *self)
 /* ----------------------------------------------------------------- types */
 
 PyDoc_STRVAR(event_doc,
-             "Event(device=None, *, enable_timing=False, blocking=False, interprocess=False)\n"
+             "Event(device=None, *, enable_timing=False, blocking=False, interprocess=False, external=False)\n"
              "--\n"
              "\n"
              "Query and record Stream status to identify or control dependencies across\n"
@@ -522,6 +457,10 @@ PyDoc_STRVAR(event_doc,
              "    interprocess (bool, optional): if True, the event can be shared between\n"
              "        processes with ipc_handle() and from_ipc_handle() (default: False).\n"
              "        It cannot be combined with enable_timing.\n"
+             "    external (bool, optional): if True, a record of the event inside a graph\n"
+             "        capture is made again at each replay, and a wait on it inside a\n"
+             "        capture waits at each replay, as torch.cuda.Event(external=True)\n"
+             "        (default: False).\n"
              "\n"
              "Unlike the seed, tpevent supports blocking and interprocess, and events on\n"
              "the CPU as well as on CUDA and HIP devices. No native event exists until\n"
@@ -562,7 +501,7 @@ PyTypeObject tppy_event_type = {
         .tp_name = "tpevent." type_name ".Event",                                                              \
         .tp_basicsize = sizeof(tppy_event),                                                                    \
         .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,                                                  \
-        .tp_doc = "Event(device=None, *, enable_timing=False, blocking=False, interprocess=False)\n--\n\n"    \
+        .tp_doc = "Event(device=None, *, enable_timing=False, blocking=False, interprocess=False, external=False)\n--\n\n"    \
                   "A tpevent.Event whose device defaults to '" type_name "': the current " type_name          \
                   " device.\nAn int device is a " type_name " index ('" type_name ":<int>'); a device of "     \
                   "another type\nis a ValueError. See tpevent.Event.",                                        \

@@ -324,6 +324,7 @@ static PyMethodDef stream_methods[] = {
     {"wait_event", (PyCFunction)stream_wait_event, METH_O, stream_wait_event_doc},
     {"wait_stream", (PyCFunction)stream_wait_stream, METH_O, stream_wait_stream_doc},
     {"query", (PyCFunction)stream_query, METH_NOARGS, stream_query_doc},
+    {"is_capturing", (PyCFunction)tppy_stream_is_capturing, METH_NOARGS, tppy_stream_is_capturing_doc},
     {"synchronize", (PyCFunction)(void (*)(void))stream_synchronize, METH_FASTCALL | METH_KEYWORDS,
      stream_synchronize_doc},
     {"__enter__", (PyCFunction)tppy_stream_enter, METH_NOARGS, tppy_stream_enter_doc},

@@ -60,6 +60,7 @@ typedef struct tppy_names {
     PyObject *enable_timing;
     PyObject *blocking;
     PyObject *interprocess;
+    PyObject *external;
     PyObject *stream;
     PyObject *event;
     PyObject *type;
@@ -227,5 +228,18 @@ bool tppy_exiting(void);
 /* Adds the interop methods and attributes to Stream and Event, and the module's
  * _at_exit hook. After the types are ready. */
 int tppy_interop_init(PyObject *module);
+
+/* event.c: the device type of an Event class's namespace (TPPY_ANY_TYPE for tpevent.Event). */
+int tppy_event_type_namespace(PyTypeObject *type);
+
+/* event_ipc.c: Event.ipc_handle and Event.from_ipc_handle. */
+extern const char tppy_event_ipc_handle_doc[], tppy_event_from_ipc_handle_doc[];
+PyObject *tppy_event_ipc_handle(tppy_event *self, PyObject *unused);
+PyObject *tppy_event_from_ipc_handle(PyTypeObject *cls, PyObject *args, PyObject *kwargs);
+
+/* graph.c: tpevent.Graph (rule 16), and Stream.is_capturing(). */
+int tppy_graph_types_init(PyObject *module);
+extern const char tppy_stream_is_capturing_doc[];
+PyObject *tppy_stream_is_capturing(PyObject *self, PyObject *unused);
 
 #endif /* TPEVENT_PYTHON_H */

@@ -38,6 +38,7 @@ from ._tpevent import (
     Error,
     Event,
     NotRecordedError,
+    Graph,
     Stream,
     __version__,
     backends,
@@ -87,8 +88,65 @@ def stream(stream):
         raise TypeError(f"stream() expects a tpevent.Stream or None, not {type(stream).__name__}") from None
 
 
+class graph:
+    """Context manager that captures the work of its block into ``cuda_graph``.
+
+    As ``torch.cuda.graph``: inside the block ``stream`` (default: a new side
+    stream of the current device, as torch makes one) is the current stream of
+    its device and captures; records and waits made on it, and on streams that
+    join by waiting on events recorded inside, are captured, not run. Then
+    ``cuda_graph.replay()`` runs them, as many times as asked. An
+    ``Event(external=True)`` recorded inside answers, after each replay, for that
+    replay's record.
+
+    Example:
+
+    >>> g = tpevent.Graph()
+    >>> done = tpevent.Event('cpu', external=True)
+    >>> s = tpevent.Stream('cpu')
+    >>> with tpevent.graph(g, stream=s):
+    ...     s.is_capturing()
+    ...     done.record()
+    True
+    >>> g.replay(s)
+    >>> s.synchronize()
+    >>> done.query()
+    True
+    """
+
+    def __init__(self, cuda_graph, stream=None):
+        if not isinstance(cuda_graph, Graph):
+            raise TypeError(f"graph() expects a tpevent.Graph, not {type(cuda_graph).__name__}")
+        self.cuda_graph = cuda_graph
+        self.capture_stream = stream
+
+    def __enter__(self):
+        if self.capture_stream is None:
+            self.capture_stream = Stream()
+        self.cuda_graph.capture_begin(self.capture_stream)
+        try:
+            self.capture_stream.__enter__()
+        except BaseException:
+            self.cuda_graph.capture_end()
+            raise
+        return self
+
+    def __exit__(self, exc_type, exc, traceback):
+        self.capture_stream.__exit__(exc_type, exc, traceback)
+        if exc_type is None:
+            self.cuda_graph.capture_end()
+            return False
+        try:
+            self.cuda_graph.capture_end()  # the capture ends (or is dropped) either way
+        except Error:
+            pass
+        return False
+
+
 for _namespace in (cpu, cuda, hip):
     _namespace.stream = stream
+    _namespace.graph = graph
+    _namespace.Graph = Graph
     # `import tpevent.cuda` and `from tpevent.cuda import Event` work like a submodule.
     _sys.modules[f"{__name__}.{_namespace.__name__.rpartition('.')[2]}"] = _namespace
 del _namespace

@@ -8,7 +8,7 @@
  * device's list), so a device-wide synchronize may look at any of them.
  */
 #define _GNU_SOURCE /* pthread_setname_np */
-#include "tests/gpu_fake/runtime_fake.h"
+#include "tests/gpu_fake/runtime_fake_internal.h"
 #include "backends/common/env.h" /* empty means unset, as for every TPEVENT_* variable */
 
 #include <pthread.h>
@@ -20,50 +20,6 @@
 
 #define FAKE_MAX_DEVICES 8
 #define FAKE_POLL_NS 20000L
-
-typedef struct fake_record {
-    atomic_int refs;
-    atomic_bool reached;
-    _Atomic uint64_t time_ns;
-} fake_record;
-
-enum { OP_RECORD, OP_WAIT_EVENT, OP_HOST_FN, OP_WAIT_VALUE };
-
-typedef struct fake_op {
-    struct fake_op *next;
-    int kind;
-    fake_record *record;
-    void (*fn)(void *);
-    void *arg;
-    _Atomic uint64_t *counter;
-    uint64_t value;
-} fake_op;
-
-/* Stream memory waits a stream takes before a submission blocks (see push). */
-#define FAKE_WAIT_DEPTH 40u
-
-struct fake_stream {
-    struct fake_stream *next_on_device; /* under the device's lock */
-    int device;
-    int priority;
-    pthread_mutex_t lock;
-    pthread_cond_t work;
-    fake_op *first, *last; /* under lock */
-    uint64_t submitted;     /* under lock */
-    _Atomic uint64_t completed;
-    atomic_bool in_wait_value; /* its thread waits on host memory now */
-    unsigned pending_waits;    /* under lock: stream memory waits pushed, not yet passed */
-    pthread_cond_t room;       /* a pending wait passed */
-    bool destroyed;            /* under lock */
-    atomic_bool drained;       /* destroyed and done: its thread is gone */
-};
-
-struct fake_event {
-    int device;
-    unsigned flags;
-    pthread_mutex_t lock;
-    fake_record *latest; /* under lock; NULL: never recorded */
-};
 
 typedef struct fake_device {
     pthread_mutex_t lock;
@@ -130,7 +86,7 @@ static void poll_pause_for(backoff *b)
         b->ns *= 2;
 }
 
-static void record_unref(fake_record *record)
+void fake_record_unref(fake_record *record)
 {
     if (record && atomic_fetch_sub(&record->refs, 1) == 1)
         free(record);
@@ -249,6 +205,11 @@ const char *fake_error_name(rt_error e)
            : e == FAKE_ERROR_NOT_READY      ? "fakeErrorNotReady"
            : e == FAKE_ERROR_NOT_PERMITTED  ? "fakeErrorNotPermitted"
            : e == FAKE_ERROR_NOT_SUPPORTED  ? "fakeErrorNotSupported"
+           : e == FAKE_ERROR_CAPTURE_UNSUPPORTED ? "fakeErrorStreamCaptureUnsupported"
+           : e == FAKE_ERROR_CAPTURE_INVALIDATED ? "fakeErrorStreamCaptureInvalidated"
+           : e == FAKE_ERROR_CAPTURE_UNJOINED    ? "fakeErrorStreamCaptureUnjoined"
+           : e == FAKE_ERROR_CAPTURE_ISOLATION   ? "fakeErrorStreamCaptureIsolation"
+           : e == FAKE_ERROR_ILLEGAL_STATE       ? "fakeErrorIllegalState"
                                             : "fakeErrorUnknown";
 }
 
@@ -272,13 +233,13 @@ static void run_op(rt_stream s, fake_op *op)
     case OP_RECORD:
         atomic_store(&op->record->time_ns, device_now_ns());
         atomic_store(&op->record->reached, true);
-        record_unref(op->record);
+        fake_record_unref(op->record);
         break;
     case OP_WAIT_EVENT: {
         backoff b = BACKOFF_INIT;
         while (!atomic_load(&op->record->reached))
             poll_pause_for(&b);
-        record_unref(op->record);
+        fake_record_unref(op->record);
         break;
     }
     case OP_HOST_FN:
@@ -349,7 +310,7 @@ static rt_stream stream_new(int device, int priority)
 }
 
 /* NULL: the current device's default stream, made on first use. */
-static rt_stream resolve(rt_stream s)
+rt_stream fake_resolve(rt_stream s)
 {
     if (s)
         return s;
@@ -370,7 +331,7 @@ static rt_stream resolve(rt_stream s)
 
 static rt_error push(rt_stream s, fake_op *op)
 {
-    s = resolve(s);
+    s = fake_resolve(s);
     if (!s) {
         free(op);
         return FAKE_ERROR_OUT_OF_MEMORY;
@@ -439,13 +400,19 @@ static uint64_t submitted_now(rt_stream s)
 
 rt_error fake_stream_query(rt_stream s)
 {
-    s = resolve(s);
+    s = fake_resolve(s);
+    rt_error forbidden;
+    if (fake_capture_forbids_stream(s, &forbidden))
+        return forbidden;
     return atomic_load(&s->completed) >= submitted_now(s) ? RT_SUCCESS : FAKE_ERROR_NOT_READY;
 }
 
 rt_error fake_stream_synchronize(rt_stream s)
 {
-    s = resolve(s);
+    s = fake_resolve(s);
+    rt_error forbidden;
+    if (fake_capture_forbids_stream(s, &forbidden))
+        return forbidden;
     uint64_t target = submitted_now(s);
     backoff b = BACKOFF_INIT;
     while (atomic_load(&s->completed) < target)
@@ -470,18 +437,21 @@ rt_error fake_device_synchronize(void)
 
 rt_error fake_stream_priority(rt_stream s, int *priority)
 {
-    *priority = resolve(s)->priority;
+    *priority = fake_resolve(s)->priority;
     return RT_SUCCESS;
 }
 
 rt_error fake_stream_device(rt_stream s, int *device)
 {
-    *device = resolve(s)->device;
+    *device = fake_resolve(s)->device;
     return RT_SUCCESS;
 }
 
 rt_error fake_launch_host_fn(rt_stream s, void (*fn)(void *), void *arg)
 {
+    rt_error captured;
+    if (fake_capture_host_fn(fake_resolve(s), fn, arg, &captured))
+        return captured;
     fake_op *op = op_new(OP_HOST_FN);
     if (!op)
         return FAKE_ERROR_OUT_OF_MEMORY;
@@ -492,8 +462,8 @@ rt_error fake_launch_host_fn(rt_stream s, void (*fn)(void *), void *arg)
 
 rt_error fake_stream_wait_value64(rt_stream s, uintptr_t counter, uint64_t value)
 {
-    if (!fake.wait_value)
-        return FAKE_ERROR_NOT_SUPPORTED;
+    if (!fake.wait_value || fake_stream_is_capturing(s))
+        return FAKE_ERROR_NOT_SUPPORTED; /* not modelled inside a capture */
     fake_op *op = op_new(OP_WAIT_VALUE);
     if (!op)
         return FAKE_ERROR_OUT_OF_MEMORY;
@@ -518,7 +488,8 @@ rt_error fake_event_create(rt_event *event, unsigned flags)
 
 rt_error fake_event_destroy(rt_event e)
 {
-    record_unref(e->latest);
+    fake_capture_forget(e);
+    fake_record_unref(e->latest);
     pthread_mutex_destroy(&e->lock);
     free(e);
     return RT_SUCCESS;
@@ -526,11 +497,15 @@ rt_error fake_event_destroy(rt_event e)
 
 rt_error fake_event_record(rt_event e, rt_stream s)
 {
-    s = resolve(s);
+    s = fake_resolve(s);
     if (!s)
         return FAKE_ERROR_OUT_OF_MEMORY;
     if (s->device != e->device)
         return FAKE_ERROR_INVALID_HANDLE; /* "event and stream must be on the same device" */
+    rt_error captured;
+    if (fake_capture_record(e, s, &captured))
+        return captured;
+    fake_capture_forget(e);
     fake_record *record = calloc(1, sizeof *record);
     fake_op *op = op_new(OP_RECORD);
     if (!record || !op) {
@@ -545,10 +520,10 @@ rt_error fake_event_record(rt_event e, rt_stream s)
     e->latest = record;
     rt_error status = push(s, op);
     pthread_mutex_unlock(&e->lock);
-    record_unref(previous);
+    fake_record_unref(previous);
     if (status != RT_SUCCESS) {
         atomic_store(&record->reached, true); /* a record that will never run */
-        record_unref(record);                 /* the operation's, freed by push */
+        fake_record_unref(record);                 /* the operation's, freed by push */
     }
     return status;
 }
@@ -566,30 +541,39 @@ static fake_record *latest_of(rt_event e)
 
 rt_error fake_event_query(rt_event e)
 {
+    rt_error forbidden;
+    if (fake_capture_forbids_event(e, &forbidden))
+        return forbidden;
     fake_record *record = latest_of(e);
     bool reached = !record || atomic_load(&record->reached);
-    record_unref(record);
+    fake_record_unref(record);
     return reached ? RT_SUCCESS : FAKE_ERROR_NOT_READY;
 }
 
 rt_error fake_event_synchronize(rt_event e)
 {
+    rt_error forbidden;
+    if (fake_capture_forbids_event(e, &forbidden))
+        return forbidden;
     fake_record *record = latest_of(e);
     backoff b = BACKOFF_INIT;
     while (record && !atomic_load(&record->reached))
         poll_pause_for(&b);
-    record_unref(record);
+    fake_record_unref(record);
     return RT_SUCCESS;
 }
 
 rt_error fake_stream_wait_event(rt_stream s, rt_event e)
 {
+    rt_error captured;
+    if (fake_capture_wait(fake_resolve(s), e, &captured))
+        return captured;
     fake_record *record = latest_of(e);
     if (!record)
         return RT_SUCCESS;
     fake_op *op = op_new(OP_WAIT_EVENT);
     if (!op) {
-        record_unref(record);
+        fake_record_unref(record);
         return FAKE_ERROR_OUT_OF_MEMORY;
     }
     op->record = record;
@@ -600,6 +584,9 @@ rt_error fake_event_elapsed(float *ms, rt_event start, rt_event end)
 {
     if ((start->flags | end->flags) & RT_EVENT_DISABLE_TIMING)
         return FAKE_ERROR_INVALID_HANDLE;
+    rt_error forbidden;
+    if (fake_capture_forbids_event(start, &forbidden) || fake_capture_forbids_event(end, &forbidden))
+        return forbidden;
     fake_record *a = latest_of(start), *b = latest_of(end);
     rt_error status = RT_SUCCESS;
     if (!a || !b)
@@ -608,8 +595,8 @@ rt_error fake_event_elapsed(float *ms, rt_event start, rt_event end)
         status = FAKE_ERROR_NOT_READY;
     else
         *ms = (float)((double)((int64_t)atomic_load(&b->time_ns) - (int64_t)atomic_load(&a->time_ns)) / 1e6);
-    record_unref(a);
-    record_unref(b);
+    fake_record_unref(a);
+    fake_record_unref(b);
     return status;
 }
 

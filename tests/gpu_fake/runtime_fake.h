@@ -19,7 +19,7 @@
  *    reports it and ends the process with status 86, where a driver might hang.
  * Not modelled: contexts (a current device per thread, as HIP), IPC across
  * processes (an export works; opening a handle fails, in this process as CUDA's
- * does), capture (never capturing), priorities (kept, never used).
+ * does), capture modes, priorities (kept, never used).
  *
  * TPEVENT_FAKE_DEVICES: how many devices (default 2). TPEVENT_FAKE_NO_WAIT_VALUE=1:
  * the devices cannot wait on host memory, so the shared code falls back on the
@@ -47,6 +47,11 @@ enum {
     FAKE_ERROR_NOT_READY = 600,
     FAKE_ERROR_NOT_PERMITTED = 800,
     FAKE_ERROR_NOT_SUPPORTED = 801,
+    FAKE_ERROR_CAPTURE_UNSUPPORTED = 900,
+    FAKE_ERROR_CAPTURE_INVALIDATED = 901,
+    FAKE_ERROR_CAPTURE_UNJOINED = 904,
+    FAKE_ERROR_CAPTURE_ISOLATION = 905,
+    FAKE_ERROR_ILLEGAL_STATE = 401,
 };
 typedef struct fake_stream *rt_stream;
 typedef struct fake_event *rt_event;
@@ -251,11 +256,40 @@ static inline rt_error rt_stream_wait_value64(rt_stream s, rt_device_ptr counter
 {
     return fake_stream_wait_value64(s, counter, value);
 }
-static inline bool rt_stream_capturing(rt_stream s)
-{
-    (void)s;
-    return false;
-}
+/* Capture (runtime_fake_graph.c): as CUDA's, enough for rule 16's tests. A
+ * stream captures its records (external ones become operations of the graph),
+ * waits (an external wait too; a wait on a record inside the capture joins the
+ * waiting stream to it; a plain wait on a record outside it fails, as CUDA's),
+ * and runtime host functions. Calls CUDA forbids on what is being captured
+ * (query or synchronize of a capturing stream, or of an event last recorded
+ * inside an open capture) fail with fakeErrorStreamCaptureUnsupported and
+ * invalidate the capture, so a test sees any such call tpevent makes. Capture
+ * modes are not modelled. */
+typedef struct fake_graph *rt_graph;
+typedef struct fake_graph *rt_graph_exec;
+typedef int rt_capture_mode;
+rt_error fake_stream_begin_capture(rt_stream s);
+rt_error fake_stream_end_capture(rt_stream s, rt_graph *g);
+rt_error fake_graph_instantiate(rt_graph_exec *x, rt_graph g);
+rt_error fake_graph_launch(rt_graph_exec x, rt_stream s);
+rt_error fake_graph_destroy(rt_graph g);
+rt_error fake_event_record_external(rt_event e, rt_stream s);
+rt_error fake_stream_wait_event_external(rt_stream s, rt_event e);
+bool fake_stream_is_capturing(rt_stream s);
+static inline bool rt_stream_capturing(rt_stream s) { return fake_stream_is_capturing(s); }
 static inline void rt_thread_relax_capture(void) {}
+static inline rt_error rt_stream_begin_capture(rt_stream s) { return fake_stream_begin_capture(s); }
+static inline rt_error rt_stream_end_capture(rt_stream s, rt_graph *g) { return fake_stream_end_capture(s, g); }
+static inline rt_error rt_graph_instantiate(rt_graph_exec *x, rt_graph g) { return fake_graph_instantiate(x, g); }
+static inline rt_error rt_graph_launch(rt_graph_exec x, rt_stream s) { return fake_graph_launch(x, s); }
+static inline rt_error rt_graph_exec_destroy(rt_graph_exec x) { return fake_graph_destroy(x); }
+static inline rt_error rt_graph_destroy(rt_graph g) { return fake_graph_destroy(g); }
+static inline rt_error rt_event_record_external(rt_event e, rt_stream s) { return fake_event_record_external(e, s); }
+static inline rt_error rt_stream_wait_event_external(rt_stream s, rt_event e)
+{
+    return fake_stream_wait_event_external(s, e);
+}
+static inline rt_capture_mode rt_thread_capture_relax_save(void) { return 0; }
+static inline void rt_thread_capture_restore(rt_capture_mode mode) { (void)mode; }
 
 #endif /* TPEVENT_TESTS_GPU_FAKE_RUNTIME_FAKE_H */

@@ -71,7 +71,7 @@ class CreationTests(unittest.TestCase):
     def test_signature(self):
         self.assertEqual(
             str(inspect.signature(tpevent.Event)),
-            "(device=None, *, enable_timing=False, blocking=False, interprocess=False)",
+            "(device=None, *, enable_timing=False, blocking=False, interprocess=False, external=False)",
         )
 
     def test_subclass(self):

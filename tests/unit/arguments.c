@@ -23,8 +23,8 @@ static void check_flags_refused(unsigned flags)
 
 TEST(event_create_refuses_unknown_flag_bits)
 {
-    check_flags_refused(1u << 3);
-    check_flags_refused(TP_EVENT_TIMING | (1u << 4));
+    check_flags_refused(1u << 4);
+    check_flags_refused(TP_EVENT_TIMING | (1u << 5));
     check_flags_refused(1u << 31);
     check_flags_refused(~0u);
     check_flags_refused(~(unsigned)TP_EVENT_FLAGS_ALL);

@@ -22,6 +22,7 @@ TEST(status_name_of_every_status)
         {TP_ERR_UNSUPPORTED, "TP_ERR_UNSUPPORTED"},
         {TP_ERR_OUT_OF_MEMORY, "TP_ERR_OUT_OF_MEMORY"},
         {TP_ERR_BACKEND, "TP_ERR_BACKEND"},
+        {TP_ERR_CAPTURING, "TP_ERR_CAPTURING"},
     };
     CHECK(sizeof expected / sizeof expected[0] == TP_STATUS_COUNT);
     for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++) {

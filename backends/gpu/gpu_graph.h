@@ -1,0 +1,128 @@
+/*
+ * Rule 16 on CUDA and HIP: what the GPU backend's files share of captures. Two
+ * files above gpu_sample.c in gpu_internal.h's list, below gpu_backend.c:
+ * gpu_graph.c (records, waits and the rest inside a capture, wrapping the
+ * entries below it) and gpu_graph_exec.c (tpevent's own captures, graphs,
+ * launches). Included after gpu_internal.h; gpu_pool.c's pins are here too.
+ *
+ * A capture's token says whether it is still open: tpevent's own capture until
+ * tp_stream_end_capture; a capture someone else began on a wrapped stream
+ * (torch.cuda.graph) while the runtime says the stream captures. An event whose
+ * latest record was made inside a capture points at a mark (the token, and where
+ * in the capture the record was made, for joins); its `recorded` is false
+ * meanwhile, so that the hot paths, which look at `recorded` alone, never touch
+ * its native event, and the entries of gpu_graph.c answer TP_ERR_CAPTURING while
+ * the capture is open. Marks are read and replaced under gpu_graph.c's lock only.
+ */
+#ifndef TPEVENT_BACKENDS_GPU_GRAPH_H
+#define TPEVENT_BACKENDS_GPU_GRAPH_H
+
+#include "backends/gpu/gpu_internal.h"
+
+typedef struct gpu_capture {
+    atomic_uint refs;
+    atomic_bool open;         /* tpevent's own capture */
+    atomic_bool launched;     /* its graph was launched: external records were made */
+    bool foreign;             /* someone else's: open while the runtime says so */
+    rt_stream foreign_stream; /* the wrapped stream it was seen on */
+    struct gpu_capture_build *build; /* tpevent's own, while open (under the lock) */
+} gpu_capture;
+
+typedef struct gpu_capture_mark {
+    gpu_capture *token; /* a reference */
+    gpu_stream *branch; /* the stream the record was made on */
+    uint64_t pos;       /* its position on that stream's branch */
+} gpu_capture_mark;
+
+/* What gpu_graph.c keeps of a capture tpevent began, while it is open; under
+ * gpu_capture_lock. */
+typedef struct build_branch {
+    gpu_stream *stream; /* NULL once destroyed */
+    rt_stream native;   /* for messages */
+    uint64_t ops, covered;
+} build_branch;
+
+typedef struct pinned_list {
+    rt_event *items;
+    bool *external;
+    size_t count, capacity;
+} pinned_list;
+
+typedef struct gpu_capture_build {
+    build_branch *branches; /* [0]: the origin */
+    size_t branch_count, branch_capacity;
+    pinned_list natives;
+    bool out_of_memory;
+} gpu_capture_build;
+
+/* gpu_pool.c: a native recorded inside a capture is never queried by the pool
+ * while pinned: a give meanwhile is kept back until the last unpin. */
+#define gpu_pool_pin GPU_SYMBOL(pool_pin)
+#define gpu_pool_unpin GPU_SYMBOL(pool_unpin)
+void gpu_pool_pin(rt_event event);
+void gpu_pool_unpin(rt_event event);
+
+#define gpu_capture_lock GPU_SYMBOL(capture_lock)
+#define gpu_capture_token_unref GPU_SYMBOL(capture_token_unref)
+#define gpu_capture_token_open GPU_SYMBOL(capture_token_open)
+#define gpu_stream_captures GPU_SYMBOL(stream_captures)
+#define gpu_capture_add_branch GPU_SYMBOL(capture_add_branch)
+#define gpu_capture_branch_of GPU_SYMBOL(capture_branch_of)
+#define gpu_capture_enter GPU_SYMBOL(capture_enter)
+
+/* gpu_graph.c's, for gpu_graph_exec.c: the lock of every capture's state; a
+ * token's references and whether it is open; whether a stream captures (asking
+ * the runtime for a wrapped one); a capture's branches; a stream entering a
+ * capture (under the lock). */
+extern pthread_mutex_t gpu_capture_lock;
+void gpu_capture_token_unref(gpu_capture *token);
+bool gpu_capture_token_open(const gpu_capture *token);
+bool gpu_stream_captures(gpu_stream *stream);
+bool gpu_capture_add_branch(gpu_capture_build *build, gpu_stream *stream, uint64_t ops);
+build_branch *gpu_capture_branch_of(gpu_capture_build *build, gpu_stream *stream);
+void gpu_capture_enter(gpu_stream *stream, gpu_capture *token);
+
+#define gpu_capture_event_record GPU_SYMBOL(capture_event_record)
+#define gpu_capture_wait_event GPU_SYMBOL(capture_wait_event)
+#define gpu_capture_ipc_wait_event GPU_SYMBOL(capture_ipc_wait_event)
+#define gpu_capture_ipc_event_record GPU_SYMBOL(capture_ipc_event_record)
+#define gpu_capture_host_fn_launch GPU_SYMBOL(capture_host_fn_launch)
+#define gpu_capture_event_query GPU_SYMBOL(capture_event_query)
+#define gpu_capture_event_synchronize GPU_SYMBOL(capture_event_synchronize)
+#define gpu_capture_event_elapsed GPU_SYMBOL(capture_event_elapsed)
+#define gpu_capture_event_timestamp GPU_SYMBOL(capture_event_timestamp)
+#define gpu_capture_snapshot_take GPU_SYMBOL(capture_snapshot_take)
+#define gpu_capture_event_destroy GPU_SYMBOL(capture_event_destroy)
+#define gpu_capture_stream_query GPU_SYMBOL(capture_stream_query)
+#define gpu_capture_stream_synchronize GPU_SYMBOL(capture_stream_synchronize)
+#define gpu_capture_stream_destroy GPU_SYMBOL(capture_stream_destroy)
+#define gpu_stream_begin_capture GPU_SYMBOL(stream_begin_capture)
+#define gpu_stream_end_capture GPU_SYMBOL(stream_end_capture)
+#define gpu_stream_is_capturing GPU_SYMBOL(stream_is_capturing)
+#define gpu_graph_launch GPU_SYMBOL(graph_launch)
+#define gpu_graph_destroy GPU_SYMBOL(graph_destroy)
+
+/* The entries a capture changes, wrapping those of the files below (a relaxed
+ * load of the stream's capture_check or the event's capture, then a tail call),
+ * and the capture entries. */
+tp_status gpu_capture_event_record(tp_event *event, tp_stream *stream);
+tp_status gpu_capture_wait_event(tp_stream *stream, tp_event *event);
+tp_status gpu_capture_ipc_wait_event(tp_stream *stream, tp_event *event);
+tp_status gpu_capture_ipc_event_record(tp_event *event, tp_stream *stream);
+tp_status gpu_capture_host_fn_launch(tp_stream *stream, void (*fn)(void *), void *arg);
+tp_status gpu_capture_event_query(tp_event *event, bool *done);
+tp_status gpu_capture_event_synchronize(tp_event *event);
+tp_status gpu_capture_event_elapsed(tp_event *start, tp_event *end, float *ms);
+tp_status gpu_capture_event_timestamp(tp_event *event, int64_t *ns);
+tp_status gpu_capture_snapshot_take(tp_event *event, tp_snapshot *out);
+tp_status gpu_capture_event_destroy(tp_event *event);
+tp_status gpu_capture_stream_query(tp_stream *stream, bool *idle);
+tp_status gpu_capture_stream_synchronize(tp_stream *stream);
+tp_status gpu_capture_stream_destroy(tp_stream *stream);
+tp_status gpu_stream_begin_capture(tp_stream *stream);
+tp_status gpu_stream_end_capture(tp_stream *stream, tp_graph **out);
+tp_status gpu_stream_is_capturing(tp_stream *stream, bool *capturing);
+tp_status gpu_graph_launch(tp_graph *graph, tp_stream *stream);
+tp_status gpu_graph_destroy(tp_graph *graph);
+
+#endif /* TPEVENT_BACKENDS_GPU_GRAPH_H */

@@ -1,0 +1,75 @@
+/* Event.ipc_handle() and Event.from_ipc_handle() (rule 8): an event shared with
+ * another process through 128 bytes. */
+#include "tpevent_python.h"
+
+#include <string.h>
+
+const char tppy_event_ipc_handle_doc[] =
+             "ipc_handle($self, /)\n"
+             "--\n"
+             "\n"
+             "Return an IPC handle of this event: 128 bytes that another process passes\n"
+             "to Event.from_ipc_handle() to use the same event. Only for events created\n"
+             "with interprocess=True (ValueError otherwise).\n";
+
+PyObject *tppy_event_ipc_handle(tppy_event *self, PyObject *unused)
+{
+    (void)unused;
+    tp_ipc_handle handle;
+    tp_status status = tp_event_ipc_handle(self->event, &handle);
+    if (status != TP_OK)
+        return tppy_raise(status);
+    return PyBytes_FromStringAndSize((const char *)handle.bytes, sizeof handle.bytes);
+}
+
+const char tppy_event_from_ipc_handle_doc[] =
+             "from_ipc_handle($cls, device, handle)\n"
+             "--\n"
+             "\n"
+             "Reconstruct an event from an IPC handle on the given device.\n"
+             "\n"
+             "Parameters:\n"
+             "    device (str, int or None): the device; None means the handle's own.\n"
+             "    handle (bytes-like): what Event.ipc_handle() returned in the process\n"
+             "        that created the event.\n"
+             "\n"
+             "The event can be queried, synchronized, waited on and recorded. A handle\n"
+             "that is not one, or a device of another type than the handle's, is a\n"
+             "ValueError.\n";
+
+PyObject *tppy_event_from_ipc_handle(PyTypeObject *cls, PyObject *args, PyObject *kwargs)
+{
+    static char *keywords[] = {"device", "handle", NULL};
+    PyObject *device;
+    Py_buffer buffer;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "Oy*:from_ipc_handle", keywords, &device, &buffer))
+        return NULL;
+    tp_ipc_handle handle;
+    if (buffer.len != (Py_ssize_t)sizeof handle.bytes) {
+        PyErr_Format(PyExc_ValueError, "an IPC handle is %d bytes, not %zd", TP_IPC_HANDLE_SIZE, buffer.len);
+        PyBuffer_Release(&buffer);
+        return NULL;
+    }
+    memcpy(handle.bytes, buffer.buf, sizeof handle.bytes);
+    PyBuffer_Release(&buffer);
+
+    /* No device: the handle's own, not the namespace's current one. */
+    int namespace_type = tppy_event_type_namespace(cls);
+    tppy_device_text scratch;
+    const char *device_str = NULL;
+    if (device != Py_None && tppy_device_arg(device, namespace_type, &scratch, &device_str) < 0)
+        return NULL;
+    tp_event *event;
+    tp_status status = tp_event_from_ipc_handle(&event, device_str, &handle);
+    if (status != TP_OK)
+        return tppy_raise(status);
+    tp_device imported;
+    tp_event_device(event, &imported);
+    if (namespace_type != TPPY_ANY_TYPE && (int)imported.type != namespace_type) {
+        tp_event_destroy(event);
+        PyErr_Format(PyExc_ValueError, "%s.from_ipc_handle: the handle is of a %s event", cls->tp_name,
+                     tp_device_type_name(imported.type));
+        return NULL;
+    }
+    return tppy_event_adopt(cls, event);
+}

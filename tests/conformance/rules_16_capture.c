@@ -1,0 +1,549 @@
+/* Conformance, rule 16: events and streams inside graph capture.
+ *
+ * What the graphs hold is portable: records of TP_EVENT_EXTERNAL events (seen
+ * through query and timestamps) and waits. Host functions are the CPU's unit of
+ * work and are captured there; on CUDA and HIP, rule 15's host functions inside a
+ * capture are refused with TP_ERR_CAPTURING, which the tests check instead. */
+#include "support.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* A backend without capture skips, saying so. */
+static bool capture_supported(const char *device)
+{
+    tp_stream *stream = NULL;
+    CHECK_OK(tp_stream_default(device, &stream));
+    tp_status status = tp_stream_begin_capture(stream);
+    if (status == TP_ERR_UNSUPPORTED) {
+        printf("skipped: %s\n", tp_last_error());
+        return false;
+    }
+    CHECK_OK(status);
+    tp_graph *graph = NULL;
+    CHECK_OK(tp_stream_end_capture(stream, &graph));
+    CHECK_OK(tp_graph_destroy(graph));
+    return true;
+}
+
+#define REQUIRE_CAPTURE(env)                                                                                      \
+    if (!capture_supported((env)->device))                                                                        \
+    return TEST_SKIP
+
+static bool host_fns_captured(const char *device)
+{
+    return strncmp(device, "cpu", 3) == 0;
+}
+
+/* Captures, on `stream`, what the tests launch: a host function adding to
+ * `counter` (where host functions are captured; checked refused elsewhere), then
+ * a record of the external timing event `marker`. */
+static tp_graph *capture_counter(const char *device, tp_stream *stream, atomic_int *counter, tp_event *marker)
+{
+    CHECK_OK(tp_stream_begin_capture(stream));
+    if (host_fns_captured(device)) {
+        CHECK_OK(tp_stream_launch_host_fn(stream, counter_host_fn, counter));
+    } else {
+        CHECK_STATUS(tp_stream_launch_host_fn(stream, counter_host_fn, counter), TP_ERR_CAPTURING);
+        CHECK_ERROR_MENTIONS("captur");
+    }
+    CHECK_OK(tp_event_record(marker, stream));
+    tp_graph *graph = NULL;
+    CHECK_OK(tp_stream_end_capture(stream, &graph));
+    CHECK(graph != NULL);
+    return graph;
+}
+
+static int launches_counted(const char *device, int launches)
+{
+    return host_fns_captured(device) ? launches : 0;
+}
+
+/* A stream, the external marker and counter of capture_counter, and its graph. */
+typedef struct counted {
+    tp_stream *stream;
+    tp_event *marker;
+    atomic_int counter;
+    tp_graph *graph;
+} counted;
+
+static void counted_init(counted *c, const char *device)
+{
+    c->stream = new_stream(device);
+    c->marker = new_event(device, TP_EVENT_TIMING | TP_EVENT_EXTERNAL);
+    atomic_init(&c->counter, 0);
+    c->graph = capture_counter(device, c->stream, &c->counter, c->marker);
+}
+
+/* Destroys what is left (the graph and the stream may be gone already). */
+static void counted_destroy(counted *c)
+{
+    if (c->graph)
+        CHECK_OK(tp_graph_destroy(c->graph));
+    CHECK_OK(tp_event_destroy(c->marker));
+    if (c->stream)
+        CHECK_OK(tp_stream_destroy(c->stream));
+}
+
+TEST(rule16_argument_checks)
+{
+    REQUIRE_CAPTURE(env);
+    tp_stream *stream = new_stream(env->device);
+    tp_graph *graph = NULL;
+    bool capturing = true;
+    CHECK_STATUS(tp_stream_begin_capture(NULL), TP_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(tp_stream_end_capture(NULL, &graph), TP_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(tp_stream_end_capture(stream, NULL), TP_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(tp_stream_is_capturing(NULL, &capturing), TP_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(tp_stream_is_capturing(stream, NULL), TP_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(tp_graph_launch(NULL, stream), TP_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(tp_graph_destroy(NULL), TP_ERR_INVALID_ARGUMENT);
+    /* Not capturing: nothing to end. */
+    CHECK_STATUS(tp_stream_end_capture(stream, &graph), TP_ERR_INVALID_ARGUMENT);
+    CHECK(graph == NULL);
+    CHECK_OK(tp_stream_is_capturing(stream, &capturing));
+    CHECK(!capturing);
+    CHECK_OK(tp_stream_begin_capture(stream));
+    CHECK_OK(tp_stream_is_capturing(stream, &capturing));
+    CHECK(capturing);
+    CHECK_STATUS(tp_stream_begin_capture(stream), TP_ERR_CAPTURING);
+    CHECK_OK(tp_stream_end_capture(stream, &graph));
+    CHECK_OK(tp_stream_is_capturing(stream, &capturing));
+    CHECK(!capturing);
+    CHECK_STATUS(tp_graph_launch(graph, NULL), TP_ERR_INVALID_ARGUMENT);
+    CHECK_OK(tp_graph_launch(graph, stream)); /* an empty graph */
+    CHECK_OK(tp_stream_synchronize(stream));
+    tp_device device;
+    CHECK_OK(tp_graph_device(graph, &device));
+    CHECK_OK(tp_graph_destroy(graph));
+    CHECK_OK(tp_stream_destroy(stream));
+    return 0;
+}
+
+TEST(rule16_capturing_stream_query_and_synchronize_refused)
+{
+    REQUIRE_CAPTURE(env);
+    tp_stream *stream = new_stream(env->device);
+    CHECK_OK(tp_stream_begin_capture(stream));
+    bool idle = false;
+    CHECK_STATUS(tp_stream_query(stream, &idle), TP_ERR_CAPTURING);
+    CHECK_ERROR_MENTIONS("capturing");
+    CHECK_STATUS(tp_stream_synchronize(stream), TP_ERR_CAPTURING);
+    CHECK_ERROR_MENTIONS("capturing");
+    tp_graph *graph = NULL;
+    CHECK_OK(tp_stream_end_capture(stream, &graph));
+    CHECK(stream_is_idle(stream));
+    CHECK_OK(tp_stream_synchronize(stream));
+    CHECK_OK(tp_graph_destroy(graph));
+    CHECK_OK(tp_stream_destroy(stream));
+    return 0;
+}
+
+TEST(rule16_event_recorded_in_open_capture_refused)
+{
+    REQUIRE_CAPTURE(env);
+    tp_stream *stream = new_stream(env->device);
+    tp_event *plain = new_event(env->device, TP_EVENT_TIMING);
+    tp_event *external = new_event(env->device, TP_EVENT_TIMING | TP_EVENT_EXTERNAL);
+    tp_event *outside = new_event(env->device, TP_EVENT_TIMING);
+    tp_stream *other = new_stream(env->device);
+    CHECK_OK(tp_event_record(outside, other));
+    CHECK_OK(tp_event_synchronize(outside));
+    CHECK_OK(tp_stream_begin_capture(stream));
+    tp_event *events[2] = {plain, external};
+    for (int i = 0; i < 2; i++) {
+        tp_event *event = events[i];
+        CHECK_OK(tp_event_record(event, stream));
+        bool done = false;
+        int64_t ns = -1;
+        float ms = -1.0f;
+        CHECK_STATUS(tp_event_query(event, &done), TP_ERR_CAPTURING);
+        CHECK_ERROR_MENTIONS("capture");
+        CHECK_STATUS(tp_event_synchronize(event), TP_ERR_CAPTURING);
+        CHECK_ERROR_MENTIONS("capture");
+        CHECK_STATUS(tp_event_timestamp(event, &ns), TP_ERR_CAPTURING);
+        CHECK(ns == -1);
+        CHECK_STATUS(tp_event_elapsed_time(outside, event, &ms), TP_ERR_CAPTURING);
+        CHECK_STATUS(tp_event_elapsed_time(event, outside, &ms), TP_ERR_CAPTURING);
+        CHECK(ms == -1.0f);
+    }
+    /* A record outside replaces the one inside, capture open or not. */
+    CHECK_OK(tp_event_record(external, other));
+    CHECK_OK(tp_event_synchronize(external));
+    CHECK(event_is_done(external));
+    tp_graph *graph = NULL;
+    CHECK_OK(tp_stream_end_capture(stream, &graph));
+    float ms = -1.0f;
+    CHECK_OK(tp_event_elapsed_time(outside, external, &ms));
+    /* Closed: outside the graph, a record made inside it is no record. */
+    CHECK(event_is_done(plain));
+    CHECK_OK(tp_event_synchronize(plain));
+    expect_elapsed_refused(outside, plain, TP_ERR_NOT_RECORDED);
+    CHECK_OK(tp_graph_destroy(graph));
+    CHECK_OK(tp_event_destroy(outside));
+    CHECK_OK(tp_event_destroy(external));
+    CHECK_OK(tp_event_destroy(plain));
+    CHECK_OK(tp_stream_destroy(other));
+    CHECK_OK(tp_stream_destroy(stream));
+    return 0;
+}
+
+TEST(rule16_captured_work_runs_only_at_launch)
+{
+    REQUIRE_CAPTURE(env);
+    counted c;
+    counted_init(&c, env->device);
+    sleep_ms(50);
+    CHECK(atomic_load(&c.counter) == 0);
+    int64_t ns = -1;
+    CHECK_STATUS(tp_event_timestamp(c.marker, &ns), TP_ERR_NOT_RECORDED);
+    int64_t before = monotonic_ns();
+    CHECK_OK(tp_graph_launch(c.graph, c.stream));
+    CHECK_OK(tp_stream_synchronize(c.stream));
+    int64_t after = monotonic_ns();
+    CHECK(atomic_load(&c.counter) == launches_counted(env->device, 1));
+    CHECK(event_is_done(c.marker));
+    int64_t e = device_error_ns(env->device);
+    ns = timestamp_of(c.marker);
+    CHECK(ns >= before - e && ns <= after + e);
+    counted_destroy(&c);
+    return 0;
+}
+
+/* Launched on `launch` behind a closed gate: nothing of the graph runs before the
+ * gate opens. */
+static void check_launch_after_gate(const char *device, tp_graph *graph, tp_stream *launch, atomic_int *counter,
+                                    tp_event *marker, int expected_before)
+{
+    gate g;
+    gate_init(&g);
+    gate_launch(&g, launch);
+    CHECK_OK(tp_graph_launch(graph, launch));
+    CHECK(gate_entered_within(&g, 1, EVENTUALLY_SECONDS));
+    CHECK(event_pending_for(marker, 50));
+    CHECK(atomic_load(counter) == expected_before);
+    gate_open(&g);
+    CHECK_OK(tp_stream_synchronize(launch));
+    CHECK(atomic_load(counter) == expected_before + launches_counted(device, 1));
+    CHECK(event_is_done(marker));
+    gate_destroy(&g);
+}
+
+TEST(rule16_launch_runs_after_prior_work_of_the_launch_stream)
+{
+    REQUIRE_CAPTURE(env);
+    counted c;
+    counted_init(&c, env->device);
+    check_launch_after_gate(env->device, c.graph, c.stream, &c.counter, c.marker, 0);
+    counted_destroy(&c);
+    return 0;
+}
+
+TEST(rule16_launch_on_another_stream_of_the_device)
+{
+    REQUIRE_CAPTURE(env);
+    counted c;
+    counted_init(&c, env->device);
+    tp_stream *other = new_stream(env->device);
+    tp_stream *fallback = NULL;
+    CHECK_OK(tp_stream_default(env->device, &fallback));
+    check_launch_after_gate(env->device, c.graph, other, &c.counter, c.marker, 0);
+    check_launch_after_gate(env->device, c.graph, fallback, &c.counter, c.marker, launches_counted(env->device, 1));
+    CHECK_OK(tp_stream_destroy(c.stream)); /* the capture stream is not needed to launch */
+    c.stream = NULL;
+    check_launch_after_gate(env->device, c.graph, other, &c.counter, c.marker, launches_counted(env->device, 2));
+    counted_destroy(&c);
+    CHECK_OK(tp_stream_destroy(other));
+    return 0;
+}
+
+TEST(rule16_launch_on_another_device_refused)
+{
+    REQUIRE_CAPTURE(env);
+    REQUIRE_PEER(env);
+    tp_stream *stream = new_stream(env->device);
+    tp_stream *peer = new_stream(env->peer);
+    tp_graph *graph = NULL;
+    CHECK_OK(tp_stream_begin_capture(stream));
+    CHECK_OK(tp_stream_end_capture(stream, &graph));
+    CHECK_STATUS(tp_graph_launch(graph, peer), TP_ERR_DEVICE_MISMATCH);
+    CHECK_OK(tp_graph_destroy(graph));
+    CHECK_OK(tp_stream_destroy(peer));
+    CHECK_OK(tp_stream_destroy(stream));
+    return 0;
+}
+
+TEST(rule16_launched_many_times)
+{
+    REQUIRE_CAPTURE(env);
+    enum { launches = 100 };
+    counted c;
+    counted_init(&c, env->device);
+    int64_t previous = 0;
+    for (int i = 1; i <= launches; i++) {
+        CHECK_OK(tp_graph_launch(c.graph, c.stream));
+        CHECK_OK(tp_stream_synchronize(c.stream));
+        CHECK(atomic_load(&c.counter) == launches_counted(env->device, i));
+        int64_t ns = timestamp_of(c.marker);
+        CHECK(ns >= previous); /* records of one stream never go backwards (rule 13) */
+        previous = ns;
+    }
+    /* Launched back to back, then waited for once. */
+    for (int i = 0; i < launches; i++)
+        CHECK_OK(tp_graph_launch(c.graph, c.stream));
+    CHECK_OK(tp_event_synchronize(c.marker));
+    CHECK(atomic_load(&c.counter) == launches_counted(env->device, 2 * launches));
+    counted_destroy(&c);
+    return 0;
+}
+
+TEST(rule16_graph_destroyed_with_launches_pending)
+{
+    REQUIRE_CAPTURE(env);
+    counted c;
+    counted_init(&c, env->device);
+    gate g;
+    gate_init(&g);
+    gate_launch(&g, c.stream);
+    for (int i = 0; i < 3; i++)
+        CHECK_OK(tp_graph_launch(c.graph, c.stream));
+    CHECK_OK(tp_graph_destroy(c.graph)); /* rule 9: the launches run on */
+    c.graph = NULL;
+    CHECK(gate_entered_within(&g, 1, EVENTUALLY_SECONDS));
+    CHECK(!event_is_done(c.marker));
+    gate_open(&g);
+    CHECK_OK(tp_stream_synchronize(c.stream));
+    CHECK(atomic_load(&c.counter) == launches_counted(env->device, 3));
+    CHECK(event_is_done(c.marker));
+    gate_destroy(&g);
+    counted_destroy(&c);
+    return 0;
+}
+
+/* Fork/join: `origin` records `fork`, `side` waits on it (joining the capture),
+ * captures its own work, records `join`, which `origin` waits on. */
+TEST(rule16_fork_join_of_two_streams)
+{
+    REQUIRE_CAPTURE(env);
+    tp_stream *origin = new_stream(env->device);
+    tp_stream *side = new_stream(env->device);
+    tp_event *fork = new_event(env->device, TP_EVENT_DEFAULT);
+    tp_event *join = new_event(env->device, TP_EVENT_DEFAULT);
+    tp_event *side_mark = new_event(env->device, TP_EVENT_TIMING | TP_EVENT_EXTERNAL);
+    tp_event *end_mark = new_event(env->device, TP_EVENT_TIMING | TP_EVENT_EXTERNAL);
+    bool cpu = host_fns_captured(env->device);
+    order_log log;
+    order_log_init(&log);
+    order_item first = {&log, 1}, second = {&log, 2}, third = {&log, 3};
+
+    CHECK_OK(tp_stream_begin_capture(origin));
+    if (cpu)
+        CHECK_OK(tp_stream_launch_host_fn(origin, order_log_host_fn, &first));
+    CHECK_OK(tp_event_record(fork, origin));
+    CHECK_OK(tp_event_wait(fork, side));
+    bool capturing = false;
+    CHECK_OK(tp_stream_is_capturing(side, &capturing));
+    CHECK(capturing);
+    if (cpu)
+        CHECK_OK(tp_stream_launch_host_fn(side, order_log_host_fn, &second));
+    CHECK_OK(tp_event_record(side_mark, side));
+    CHECK_OK(tp_event_record(join, side));
+    CHECK_OK(tp_event_wait(join, origin));
+    if (cpu)
+        CHECK_OK(tp_stream_launch_host_fn(origin, order_log_host_fn, &third));
+    CHECK_OK(tp_event_record(end_mark, origin));
+    /* The side stream cannot end the capture: it joined one. */
+    tp_graph *graph = NULL;
+    CHECK_STATUS(tp_stream_end_capture(side, &graph), TP_ERR_INVALID_ARGUMENT);
+    CHECK_OK(tp_stream_end_capture(origin, &graph));
+    CHECK_OK(tp_stream_is_capturing(side, &capturing));
+    CHECK(!capturing);
+
+    for (int launch = 0; launch < 20; launch++) {
+        CHECK_OK(tp_graph_launch(graph, origin));
+        CHECK_OK(tp_stream_synchronize(origin));
+        CHECK(event_is_done(side_mark) && event_is_done(end_mark));
+        float ms = -1.0f;
+        CHECK_OK(tp_event_elapsed_time(side_mark, end_mark, &ms));
+        CHECK(ms >= 0.0f); /* the end waited for the side branch */
+        if (cpu) {
+            CHECK(log.count == 3 * (launch + 1));
+            for (int i = 0; i < 3; i++)
+                CHECK(log.values[3 * launch + i] == i + 1);
+        }
+    }
+    CHECK_OK(tp_graph_destroy(graph));
+    order_log_destroy(&log);
+    CHECK_OK(tp_event_destroy(end_mark));
+    CHECK_OK(tp_event_destroy(side_mark));
+    CHECK_OK(tp_event_destroy(join));
+    CHECK_OK(tp_event_destroy(fork));
+    CHECK_OK(tp_stream_destroy(side));
+    CHECK_OK(tp_stream_destroy(origin));
+    return 0;
+}
+
+TEST(rule16_unjoined_stream_refused_and_dropped)
+{
+    REQUIRE_CAPTURE(env);
+    tp_stream *origin = new_stream(env->device);
+    tp_stream *side = new_stream(env->device);
+    tp_event *fork = new_event(env->device, TP_EVENT_DEFAULT);
+    tp_event *mark = new_event(env->device, TP_EVENT_TIMING | TP_EVENT_EXTERNAL);
+    CHECK_OK(tp_stream_begin_capture(origin));
+    CHECK_OK(tp_event_record(fork, origin));
+    CHECK_OK(tp_event_wait(fork, side));
+    CHECK_OK(tp_event_record(mark, side)); /* never joined back */
+    tp_graph *graph = NULL;
+    CHECK_STATUS(tp_stream_end_capture(origin, &graph), TP_ERR_CAPTURING);
+    CHECK(graph == NULL);
+    void *native = NULL;
+    CHECK_OK(tp_stream_native(side, &native));
+    char name[64];
+    snprintf(name, sizeof name, "%p", native);
+    CHECK_ERROR_MENTIONS(name);
+    CHECK_ERROR_MENTIONS("joined back");
+    /* Dropped: both streams are out of it and work as before. */
+    bool capturing = true;
+    CHECK_OK(tp_stream_is_capturing(origin, &capturing));
+    CHECK(!capturing);
+    CHECK_OK(tp_stream_is_capturing(side, &capturing));
+    CHECK(!capturing);
+    CHECK_OK(tp_event_record(mark, side));
+    CHECK_OK(tp_stream_synchronize(side));
+    CHECK(event_is_done(mark));
+    CHECK_OK(tp_stream_synchronize(origin));
+    CHECK_OK(tp_event_destroy(mark));
+    CHECK_OK(tp_event_destroy(fork));
+    CHECK_OK(tp_stream_destroy(side));
+    CHECK_OK(tp_stream_destroy(origin));
+    return 0;
+}
+
+TEST(rule16_external_event_answers_for_each_launch)
+{
+    REQUIRE_CAPTURE(env);
+    tp_stream *stream = new_stream(env->device);
+    tp_event *start = new_event(env->device, TP_EVENT_TIMING | TP_EVENT_EXTERNAL);
+    tp_event *end = new_event(env->device, TP_EVENT_TIMING | TP_EVENT_EXTERNAL);
+    CHECK_OK(tp_stream_begin_capture(stream));
+    CHECK_OK(tp_event_record(start, stream));
+    if (host_fns_captured(env->device))
+        CHECK_OK(tp_stream_launch_host_fn(stream, sleep_host_fn, (void *)(intptr_t)2));
+    CHECK_OK(tp_event_record(end, stream));
+    tp_graph *graph = NULL;
+    CHECK_OK(tp_stream_end_capture(stream, &graph));
+    int64_t previous_end = 0;
+    for (int launch = 0; launch < 3; launch++) {
+        sleep_ms(2);
+        int64_t before = monotonic_ns();
+        CHECK_OK(tp_graph_launch(graph, stream));
+        CHECK_OK(tp_stream_synchronize(stream));
+        int64_t after = monotonic_ns();
+        CHECK(event_is_done(start) && event_is_done(end));
+        int64_t e = device_error_ns(env->device);
+        int64_t t0 = timestamp_of(start), t1 = timestamp_of(end);
+        CHECK(t0 >= before - e && t1 <= after + e);
+        CHECK(t0 > previous_end); /* this launch's records, not the last one's */
+        CHECK(t1 >= t0);
+        previous_end = t1;
+        float ms = -1.0f;
+        CHECK_OK(tp_event_elapsed_time(start, end, &ms));
+        CHECK(ms >= 0.0f);
+        if (host_fns_captured(env->device))
+            CHECK(ms >= 1.5f);
+    }
+    CHECK_OK(tp_graph_destroy(graph));
+    CHECK_OK(tp_event_destroy(end));
+    CHECK_OK(tp_event_destroy(start));
+    CHECK_OK(tp_stream_destroy(stream));
+    return 0;
+}
+
+/* A wait inside the capture on an external event recorded outside it waits, at
+ * each launch, for the event's latest record as of that launch. */
+TEST(rule16_wait_on_external_event_waits_at_each_launch)
+{
+    REQUIRE_CAPTURE(env);
+    tp_stream *stream = new_stream(env->device);
+    tp_stream *producer = new_stream(env->device);
+    tp_event *input = new_event(env->device, TP_EVENT_EXTERNAL);
+    tp_event *output = new_event(env->device, TP_EVENT_TIMING | TP_EVENT_EXTERNAL);
+    CHECK_OK(tp_event_record(input, producer));
+    CHECK_OK(tp_stream_synchronize(producer));
+    CHECK_OK(tp_stream_begin_capture(stream));
+    CHECK_OK(tp_event_wait(input, stream));
+    CHECK_OK(tp_event_record(output, stream));
+    tp_graph *graph = NULL;
+    CHECK_OK(tp_stream_end_capture(stream, &graph));
+    for (int launch = 0; launch < 3; launch++) {
+        gate g;
+        gate_init(&g);
+        gate_launch(&g, producer);
+        CHECK_OK(tp_event_record(input, producer));
+        CHECK_OK(tp_graph_launch(graph, stream));
+        CHECK(gate_entered_within(&g, 1, EVENTUALLY_SECONDS));
+        CHECK(event_pending_for(output, 30));
+        gate_open(&g);
+        CHECK(event_done_within(output, EVENTUALLY_SECONDS));
+        CHECK_OK(tp_stream_synchronize(producer));
+        gate_destroy(&g);
+    }
+    CHECK_OK(tp_graph_destroy(graph));
+    CHECK_OK(tp_event_destroy(output));
+    CHECK_OK(tp_event_destroy(input));
+    CHECK_OK(tp_stream_destroy(producer));
+    CHECK_OK(tp_stream_destroy(stream));
+    return 0;
+}
+
+TEST(rule16_wait_on_plain_event_recorded_outside_refused)
+{
+    REQUIRE_CAPTURE(env);
+    tp_stream *stream = new_stream(env->device);
+    tp_stream *other = new_stream(env->device);
+    tp_event *outside = new_event(env->device, TP_EVENT_DEFAULT);
+    tp_event *never = new_event(env->device, TP_EVENT_DEFAULT);
+    CHECK_OK(tp_event_record(outside, other));
+    CHECK_OK(tp_stream_synchronize(other));
+    CHECK_OK(tp_stream_begin_capture(stream));
+    CHECK_STATUS(tp_event_wait(outside, stream), TP_ERR_CAPTURING);
+    CHECK_ERROR_MENTIONS("TP_EVENT_EXTERNAL");
+    CHECK_OK(tp_event_wait(never, stream)); /* nothing to wait for */
+    tp_graph *graph = NULL;
+    CHECK_OK(tp_stream_end_capture(stream, &graph));
+    CHECK_OK(tp_graph_launch(graph, stream));
+    CHECK_OK(tp_stream_synchronize(stream));
+    CHECK_OK(tp_graph_destroy(graph));
+    CHECK_OK(tp_event_destroy(never));
+    CHECK_OK(tp_event_destroy(outside));
+    CHECK_OK(tp_stream_destroy(other));
+    CHECK_OK(tp_stream_destroy(stream));
+    return 0;
+}
+
+TEST(rule16_cross_backend_wait_in_capture_refused)
+{
+    REQUIRE_CAPTURE(env);
+    REQUIRE_OTHER_BACKEND(env, other);
+    tp_stream *stream = new_stream(env->device);
+    tp_stream *foreign = new_stream(other);
+    tp_event *event = new_event(other, TP_EVENT_DEFAULT);
+    gate g;
+    gate_init(&g);
+    gate_launch(&g, foreign);
+    CHECK_OK(tp_event_record(event, foreign));
+    CHECK_OK(tp_stream_begin_capture(stream));
+    CHECK_STATUS(tp_event_wait(event, stream), TP_ERR_CAPTURING);
+    CHECK_ERROR_MENTIONS("captur");
+    tp_graph *graph = NULL;
+    CHECK_OK(tp_stream_end_capture(stream, &graph));
+    gate_open(&g);
+    CHECK_OK(tp_stream_synchronize(foreign));
+    gate_destroy(&g);
+    CHECK_OK(tp_graph_destroy(graph));
+    CHECK_OK(tp_event_destroy(event));
+    CHECK_OK(tp_stream_destroy(foreign));
+    CHECK_OK(tp_stream_destroy(stream));
+    return 0;
+}

@@ -1,0 +1,358 @@
+/*
+ * The simulated runtime's stream capture and graphs (runtime_fake.h says what is
+ * modelled). A capture is a list of the operations that are made again at each
+ * launch (external records, external waits, runtime host functions), in the
+ * order they were captured, which is a topological order of the captured graph;
+ * a launch replays them on the launch stream. Records and waits inside the
+ * capture only join streams, as CUDA's turn into edges. Every capture's state
+ * changes under one lock.
+ */
+#include "tests/gpu_fake/runtime_fake_internal.h"
+
+#include <stdlib.h>
+
+enum { GOP_RECORD, GOP_WAIT, GOP_HOST_FN };
+
+typedef struct fake_gop {
+    int kind;
+    rt_event event;
+    void (*fn)(void *);
+    void *arg;
+} fake_gop;
+
+typedef struct fake_branch {
+    rt_stream stream;
+    uint64_t ops;
+    uint64_t covered; /* joined back by the origin up to here */
+} fake_branch;
+
+typedef struct fake_capture {
+    int refs; /* under capture_lock: the capture's own while open, one per event */
+    bool open;
+    bool invalidated;
+    fake_gop *ops;
+    size_t count, capacity;
+    fake_branch *branches; /* [0]: the origin */
+    size_t branch_count, branch_capacity;
+} fake_capture;
+
+struct fake_graph {
+    fake_gop *ops;
+    size_t count;
+};
+
+static pthread_mutex_t capture_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static fake_capture *capture_of(rt_stream s)
+{
+    return s ? atomic_load(&s->capture) : NULL;
+}
+
+/* Under capture_lock. */
+static void capture_unref(fake_capture *c)
+{
+    if (--c->refs > 0)
+        return;
+    free(c->ops);
+    free(c->branches);
+    free(c);
+}
+
+static fake_branch *branch_of(fake_capture *c, rt_stream s)
+{
+    for (size_t i = 0; i < c->branch_count; i++)
+        if (c->branches[i].stream == s)
+            return &c->branches[i];
+    return NULL;
+}
+
+static bool add_branch(fake_capture *c, rt_stream s, uint64_t ops)
+{
+    if (c->branch_count == c->branch_capacity) {
+        size_t capacity = c->branch_capacity ? 2 * c->branch_capacity : 4;
+        fake_branch *grown = realloc(c->branches, capacity * sizeof *grown);
+        if (!grown)
+            return false;
+        c->branches = grown;
+        c->branch_capacity = capacity;
+    }
+    c->branches[c->branch_count++] = (fake_branch){s, ops, 0};
+    atomic_store(&s->capture, c);
+    return true;
+}
+
+static rt_error append(fake_capture *c, fake_gop op)
+{
+    if (c->count == c->capacity) {
+        size_t capacity = c->capacity ? 2 * c->capacity : 16;
+        fake_gop *grown = realloc(c->ops, capacity * sizeof *grown);
+        if (!grown)
+            return FAKE_ERROR_OUT_OF_MEMORY;
+        c->ops = grown;
+        c->capacity = capacity;
+    }
+    c->ops[c->count++] = op;
+    return RT_SUCCESS;
+}
+
+/* Under capture_lock: the event's latest record is now one inside c. */
+static void mark_captured(rt_event event, fake_capture *c, rt_stream s, uint64_t pos)
+{
+    if (event->captured_in)
+        capture_unref(event->captured_in);
+    c->refs++;
+    event->captured_in = c;
+    event->captured_on = s;
+    event->captured_at = pos;
+}
+
+static fake_capture *open_capture_of(rt_event event)
+{
+    fake_capture *c = event->captured_in;
+    return c && c->open ? c : NULL;
+}
+
+/* ------------------------------------------------------------------ hooks */
+
+void fake_capture_forget(rt_event event)
+{
+    pthread_mutex_lock(&capture_lock);
+    if (event->captured_in)
+        capture_unref(event->captured_in);
+    event->captured_in = NULL;
+    pthread_mutex_unlock(&capture_lock);
+}
+
+bool fake_capture_record(rt_event event, rt_stream s, rt_error *e)
+{
+    if (!capture_of(s))
+        return false;
+    pthread_mutex_lock(&capture_lock);
+    fake_capture *c = capture_of(s);
+    fake_branch *branch = c ? branch_of(c, s) : NULL;
+    if (branch) {
+        branch->ops++;
+        mark_captured(event, c, s, branch->ops);
+        *e = RT_SUCCESS;
+    }
+    pthread_mutex_unlock(&capture_lock);
+    return branch != NULL;
+}
+
+rt_error fake_event_record_external(rt_event event, rt_stream s)
+{
+    s = fake_resolve(s);
+    pthread_mutex_lock(&capture_lock);
+    fake_capture *c = capture_of(s);
+    rt_error e = FAKE_ERROR_ILLEGAL_STATE; /* only valid while capturing */
+    if (c) {
+        fake_branch *branch = branch_of(c, s);
+        branch->ops++;
+        mark_captured(event, c, s, branch->ops);
+        e = append(c, (fake_gop){.kind = GOP_RECORD, .event = event});
+    }
+    pthread_mutex_unlock(&capture_lock);
+    return e;
+}
+
+/* Under capture_lock: a wait of s on event, external or not. */
+static rt_error capture_wait_locked(rt_stream s, rt_event event, bool external, bool *plain)
+{
+    fake_capture *c = capture_of(s);
+    fake_capture *recorded_in = open_capture_of(event);
+    *plain = false;
+    if (!c && !recorded_in) {
+        *plain = true;
+        return RT_SUCCESS;
+    }
+    if (!c)
+        return add_branch(recorded_in, s, 1) ? RT_SUCCESS : FAKE_ERROR_OUT_OF_MEMORY; /* joins */
+    fake_branch *branch = branch_of(c, s);
+    if (recorded_in && recorded_in != c)
+        return FAKE_ERROR_CAPTURE_ISOLATION;
+    branch->ops++;
+    if (recorded_in) {
+        fake_branch *joined = branch_of(c, event->captured_on);
+        if (branch == &c->branches[0] && joined && joined->covered < event->captured_at)
+            joined->covered = event->captured_at;
+        return RT_SUCCESS;
+    }
+    if (!external) {
+        /* A record outside the capture: CUDA refuses a plain wait on it. */
+        c->invalidated = true;
+        return FAKE_ERROR_CAPTURE_ISOLATION;
+    }
+    return append(c, (fake_gop){.kind = GOP_WAIT, .event = event});
+}
+
+bool fake_capture_wait(rt_stream s, rt_event event, rt_error *e)
+{
+    pthread_mutex_lock(&capture_lock);
+    bool plain;
+    *e = capture_wait_locked(s, event, false, &plain);
+    pthread_mutex_unlock(&capture_lock);
+    return !plain;
+}
+
+rt_error fake_stream_wait_event_external(rt_stream s, rt_event event)
+{
+    s = fake_resolve(s);
+    if (!capture_of(s))
+        return FAKE_ERROR_ILLEGAL_STATE; /* only valid while capturing */
+    pthread_mutex_lock(&capture_lock);
+    bool plain;
+    rt_error e = capture_wait_locked(s, event, true, &plain);
+    pthread_mutex_unlock(&capture_lock);
+    return e;
+}
+
+bool fake_capture_host_fn(rt_stream s, void (*fn)(void *), void *arg, rt_error *e)
+{
+    if (!capture_of(s))
+        return false;
+    pthread_mutex_lock(&capture_lock);
+    fake_capture *c = capture_of(s);
+    if (c) {
+        branch_of(c, s)->ops++;
+        *e = append(c, (fake_gop){.kind = GOP_HOST_FN, .fn = fn, .arg = arg});
+    }
+    pthread_mutex_unlock(&capture_lock);
+    return c != NULL;
+}
+
+bool fake_capture_forbids_stream(rt_stream s, rt_error *e)
+{
+    if (!capture_of(s))
+        return false;
+    pthread_mutex_lock(&capture_lock);
+    fake_capture *c = capture_of(s);
+    if (c)
+        c->invalidated = true;
+    pthread_mutex_unlock(&capture_lock);
+    *e = FAKE_ERROR_CAPTURE_UNSUPPORTED;
+    return c != NULL;
+}
+
+bool fake_capture_forbids_event(rt_event event, rt_error *e)
+{
+    pthread_mutex_lock(&capture_lock);
+    fake_capture *c = open_capture_of(event);
+    if (c)
+        c->invalidated = true;
+    pthread_mutex_unlock(&capture_lock);
+    *e = FAKE_ERROR_CAPTURE_UNSUPPORTED;
+    return c != NULL;
+}
+
+bool fake_stream_is_capturing(rt_stream s)
+{
+    return capture_of(fake_resolve(s)) != NULL;
+}
+
+/* ---------------------------------------------------------------- capture */
+
+rt_error fake_stream_begin_capture(rt_stream s)
+{
+    s = fake_resolve(s);
+    fake_capture *c = calloc(1, sizeof *c);
+    if (!c)
+        return FAKE_ERROR_OUT_OF_MEMORY;
+    c->refs = 1;
+    c->open = true;
+    pthread_mutex_lock(&capture_lock);
+    rt_error e = RT_SUCCESS;
+    if (capture_of(s))
+        e = FAKE_ERROR_ILLEGAL_STATE;
+    else if (!add_branch(c, s, 0))
+        e = FAKE_ERROR_OUT_OF_MEMORY;
+    if (e != RT_SUCCESS)
+        capture_unref(c);
+    pthread_mutex_unlock(&capture_lock);
+    return e;
+}
+
+rt_error fake_stream_end_capture(rt_stream s, rt_graph *out)
+{
+    s = fake_resolve(s);
+    pthread_mutex_lock(&capture_lock);
+    fake_capture *c = capture_of(s);
+    if (!c || c->branches[0].stream != s) {
+        pthread_mutex_unlock(&capture_lock);
+        return FAKE_ERROR_ILLEGAL_STATE;
+    }
+    rt_error e = c->invalidated ? FAKE_ERROR_CAPTURE_INVALIDATED : RT_SUCCESS;
+    for (size_t i = 1; i < c->branch_count && e == RT_SUCCESS; i++)
+        if (c->branches[i].covered < c->branches[i].ops)
+            e = FAKE_ERROR_CAPTURE_UNJOINED;
+    for (size_t i = 0; i < c->branch_count; i++)
+        atomic_store(&c->branches[i].stream->capture, NULL);
+    c->open = false;
+    struct fake_graph *graph = NULL;
+    if (e == RT_SUCCESS) {
+        graph = calloc(1, sizeof *graph);
+        if (graph) {
+            graph->ops = c->ops; /* the graph takes the list over */
+            graph->count = c->count;
+            c->ops = NULL;
+            c->count = c->capacity = 0;
+        } else {
+            e = FAKE_ERROR_OUT_OF_MEMORY;
+        }
+    }
+    capture_unref(c);
+    pthread_mutex_unlock(&capture_lock);
+    if (e == RT_SUCCESS)
+        *out = graph;
+    return e;
+}
+
+/* ------------------------------------------------------------------ graphs */
+
+rt_error fake_graph_instantiate(rt_graph_exec *x, rt_graph g)
+{
+    struct fake_graph *exec = calloc(1, sizeof *exec);
+    fake_gop *ops = g->count ? malloc(g->count * sizeof *ops) : NULL;
+    if (!exec || (g->count && !ops)) {
+        free(exec);
+        free(ops);
+        return FAKE_ERROR_OUT_OF_MEMORY;
+    }
+    for (size_t i = 0; i < g->count; i++)
+        ops[i] = g->ops[i];
+    exec->ops = ops;
+    exec->count = g->count;
+    *x = exec;
+    return RT_SUCCESS;
+}
+
+rt_error fake_graph_launch(rt_graph_exec x, rt_stream s)
+{
+    s = fake_resolve(s);
+    if (capture_of(s))
+        return FAKE_ERROR_CAPTURE_UNSUPPORTED; /* not modelled */
+    rt_error e = RT_SUCCESS;
+    for (size_t i = 0; i < x->count && e == RT_SUCCESS; i++) {
+        const fake_gop *op = &x->ops[i];
+        switch (op->kind) {
+        case GOP_RECORD:
+            e = fake_event_record(op->event, s);
+            break;
+        case GOP_WAIT:
+            e = fake_stream_wait_event(s, op->event);
+            break;
+        default:
+            e = fake_launch_host_fn(s, op->fn, op->arg);
+            break;
+        }
+    }
+    return e;
+}
+
+rt_error fake_graph_destroy(rt_graph g)
+{
+    if (g) {
+        free(g->ops);
+        free(g);
+    }
+    return RT_SUCCESS;
+}

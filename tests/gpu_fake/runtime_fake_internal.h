@@ -1,0 +1,76 @@
+/* What runtime_fake.c and runtime_fake_graph.c share. Not for the backend. */
+#ifndef TPEVENT_TESTS_GPU_FAKE_RUNTIME_FAKE_INTERNAL_H
+#define TPEVENT_TESTS_GPU_FAKE_RUNTIME_FAKE_INTERNAL_H
+
+#include "tests/gpu_fake/runtime_fake.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+struct fake_capture;
+
+typedef struct fake_record {
+    atomic_int refs;
+    atomic_bool reached;
+    _Atomic uint64_t time_ns;
+} fake_record;
+
+enum { OP_RECORD, OP_WAIT_EVENT, OP_HOST_FN, OP_WAIT_VALUE };
+
+typedef struct fake_op {
+    struct fake_op *next;
+    int kind;
+    fake_record *record;
+    void (*fn)(void *);
+    void *arg;
+    _Atomic uint64_t *counter;
+    uint64_t value;
+} fake_op;
+
+/* Stream memory waits a stream takes before a submission blocks (see push). */
+#define FAKE_WAIT_DEPTH 40u
+
+struct fake_stream {
+    struct fake_stream *next_on_device; /* under the device's lock */
+    int device;
+    int priority;
+    pthread_mutex_t lock;
+    pthread_cond_t work;
+    fake_op *first, *last; /* under lock */
+    uint64_t submitted;     /* under lock */
+    _Atomic uint64_t completed;
+    atomic_bool in_wait_value; /* its thread waits on host memory now */
+    unsigned pending_waits;    /* under lock: stream memory waits pushed, not yet passed */
+    pthread_cond_t room;       /* a pending wait passed */
+    bool destroyed;            /* under lock */
+    atomic_bool drained;       /* destroyed and done: its thread is gone */
+    _Atomic(struct fake_capture *) capture; /* runtime_fake_graph.c */
+};
+
+struct fake_event {
+    int device;
+    unsigned flags;
+    pthread_mutex_t lock;
+    fake_record *latest; /* under lock; NULL: never recorded */
+    /* runtime_fake_graph.c, under its lock: the capture its latest record was
+     * made in (a reference), the stream and position it was made at. */
+    struct fake_capture *captured_in;
+    rt_stream captured_on;
+    uint64_t captured_at;
+};
+
+rt_stream fake_resolve(rt_stream s);
+void fake_record_unref(fake_record *record);
+
+/* Hooks of runtime_fake_graph.c into the plain calls. Each answers whether the
+ * call is the capture's (then *e is its answer); false: the plain call goes on. */
+bool fake_capture_record(rt_event event, rt_stream s, rt_error *e);
+bool fake_capture_wait(rt_stream s, rt_event event, rt_error *e);
+bool fake_capture_host_fn(rt_stream s, void (*fn)(void *), void *arg, rt_error *e);
+/* A call CUDA forbids during a capture: invalidates it, answers the error. */
+bool fake_capture_forbids_stream(rt_stream s, rt_error *e);
+bool fake_capture_forbids_event(rt_event event, rt_error *e);
+/* The event is recorded outside any capture, or destroyed. */
+void fake_capture_forget(rt_event event);
+
+#endif /* TPEVENT_TESTS_GPU_FAKE_RUNTIME_FAKE_INTERNAL_H */
