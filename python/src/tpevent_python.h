@@ -228,4 +228,9 @@ bool tppy_exiting(void);
  * _at_exit hook. After the types are ready. */
 int tppy_interop_init(PyObject *module);
 
+/* ----------------------------------------------------------- timeline.c */
+
+/* Adds _range_push, _range_pop, _trace_start and _trace_stop to the module. */
+int tppy_timeline_init(PyObject *module);
+
 #endif /* TPEVENT_PYTHON_H */
