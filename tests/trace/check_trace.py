@@ -4,6 +4,8 @@ track, each wait's flow runs from the recording stream to the waiting one, and
 (--svg) python -m tpevent.timeline draws it as well-formed SVG, one rect per slice.
 
   check_trace.py EXE OUTDIR SCENARIO [ARGS...] [--svg]
+  check_trace.py --run OUT.json COMMAND...    (a command that writes OUT.json, such as
+                                              tpevent bench --trace OUT.json)
 """
 import json
 import os
@@ -57,11 +59,17 @@ def main():
     args = sys.argv[1:]
     svg = "--svg" in args
     args = [a for a in args if a != "--svg"]
-    exe, outdir, scenario, rest = args[0], args[1], args[2], args[3:]
-    os.makedirs(outdir, exist_ok=True)
-    path = os.path.join(outdir, f"{scenario}{'-' + '-'.join(rest).replace(':', '') if rest else ''}.json")
-    target = outdir if scenario == "errors" else path
-    run = subprocess.run([exe, scenario, target, *rest], capture_output=True, text=True, timeout=120)
+    if args[0] == "--run":
+        scenario, path, command = "run", args[1], args[2:]
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+    else:
+        exe, outdir, scenario, rest = args[0], args[1], args[2], args[3:]
+        os.makedirs(outdir, exist_ok=True)
+        path = os.path.join(outdir, f"{scenario}{'-' + '-'.join(rest).replace(':', '') if rest else ''}.json")
+        target = outdir if scenario == "errors" else path
+        command = [exe, scenario, target, *rest]
+    exe = command[0]
+    run = subprocess.run(command, capture_output=True, text=True, timeout=300)
     sys.stdout.write(run.stdout)
     sys.stderr.write(run.stderr)
     if run.returncode != 0:
@@ -86,6 +94,8 @@ def main():
         fail(f"{len(slices)} slices, expected {expected[0]}")
     if scenario == "empty" and [e for e in events if e["ph"] != "M"]:
         fail("an empty trace has events")
+    if scenario == "run" and not slices:
+        fail("the command's trace has no slices")
     if scenario == "errors" and [s["name"] for s in slices] != ["again"]:
         fail(f"the trace after the errors has {[s['name'] for s in slices]}")
 
@@ -106,7 +116,7 @@ def main():
         for point in (s, f):
             if (point["pid"], point["tid"]) not in tracks:
                 fail(f"flow {fid} on an unnamed track")
-            if not inside_a_slice(point, by_track):
+            if scenario != "run" and not inside_a_slice(point, by_track):
                 fail(f"flow {fid}'s {point['ph']} at {point['ts']} is inside no slice of its track")
         got.append((native_of[(s["pid"], s["tid"])], native_of[(f["pid"], f["tid"])]))
     want = [tuple(l.split()[1:3]) for l in lines if l.startswith("flow ")]
