@@ -32,6 +32,8 @@ tp_status tp_event_destroy(tp_event *event)
 {
     if (!event)
         return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_event_destroy: event is NULL");
+    if (TP_UNLIKELY(tp_trace_on()))
+        tp_trace_forget_event(event); /* core/trace.c */
     return event->backend->event_destroy(event);
 }
 
@@ -56,6 +58,8 @@ tp_status tp_event_record(tp_event *event, tp_stream *stream)
     }
     if (TP_UNLIKELY(!same_device(event->device, stream->device)))
         return record_mismatch(event, stream);
+    if (TP_UNLIKELY(tp_trace_on()))
+        return tp_trace_record(event, stream); /* core/trace.c: marks a wait's flow start */
     return event->backend->event_record(event, stream);
 }
 
@@ -82,6 +86,8 @@ tp_status tp_event_wait(tp_event *event, tp_stream *stream)
         if (TP_UNLIKELY(status != TP_OK))
             return status;
     }
+    if (TP_UNLIKELY(tp_trace_on()))
+        return tp_trace_wait(event, stream); /* core/trace.c: the wait, and its flow */
     /* One backend per device type; a backend may give its events of different
      * kinds tables of their own, so the tables are not what is compared. */
     if (TP_UNLIKELY(stream->device.type != event->device.type))

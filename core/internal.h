@@ -8,6 +8,8 @@
 #include "core/backend.h"
 #include "backends/common/compiler.h" /* TP_LIKELY, TP_UNLIKELY, TP_COLD, TP_PRINTF */
 
+#include <stdatomic.h>
+
 /* ------------------------------------------------------------- error.c */
 
 /* Sets the calling thread's message (tp_last_error) and returns status. */
@@ -93,5 +95,23 @@ bool tp_module_find(const char *file, char *path, size_t path_size);
 /* Checks a table a backend handed over (ABI, size, type, mandatory entries). */
 tp_status tp_backend_check_table(const tp_backend *table, tp_device_type type, char *reason,
                                  size_t reason_size);
+
+/* ------------------------------------------------------------ trace.c */
+
+/* True while a trace runs (tp_trace_start..tp_trace_stop). Every hook below is
+ * behind this one relaxed load and a branch; trace.c checks again under its lock. */
+extern atomic_bool tp_trace_running_flag;
+static inline bool tp_trace_on(void)
+{
+    return atomic_load_explicit(&tp_trace_running_flag, memory_order_relaxed);
+}
+
+/* tp_event_record / tp_event_wait while tracing: the record or wait itself, plus
+ * the marks a wait's flow needs (core/trace.c). Arguments already checked. */
+tp_status tp_trace_record(tp_event *event, tp_stream *stream) TP_COLD;
+tp_status tp_trace_wait(tp_event *event, tp_stream *stream) TP_COLD;
+/* The object is being destroyed: the trace forgets it (its records stay). */
+void tp_trace_forget_event(tp_event *event) TP_COLD;
+void tp_trace_forget_stream(tp_stream *stream) TP_COLD;
 
 #endif /* TPEVENT_CORE_INTERNAL_H */

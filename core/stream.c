@@ -82,6 +82,8 @@ tp_status tp_stream_destroy(tp_stream *stream)
     tp_stream **slot = &thread_current_stream[stream->device.type][stream->device.index];
     if (*slot == stream)
         *slot = NULL;
+    if (TP_UNLIKELY(tp_trace_on()))
+        tp_trace_forget_stream(stream); /* core/trace.c */
     return stream->backend->stream_destroy(stream);
 }
 
@@ -154,10 +156,10 @@ tp_status tp_stream_wait_stream(tp_stream *stream, tp_stream *other)
     tp_status status = other->backend->event_create(other->device.index, TP_EVENT_DEFAULT, &marker);
     if (status != TP_OK)
         return status;
-    status = other->backend->event_record(marker, other);
+    status = tp_event_record(marker, other); /* public calls: a trace sees the flow */
     if (status == TP_OK)
         status = tp_event_wait(marker, stream);
-    other->backend->event_destroy(marker);
+    tp_event_destroy(marker);
     return status;
 }
 
@@ -171,7 +173,7 @@ tp_status tp_stream_record_event(tp_stream *stream, tp_event **event)
     tp_status status = stream->backend->event_create(stream->device.index, TP_EVENT_TIMING, &created);
     if (status != TP_OK)
         return status;
-    status = stream->backend->event_record(created, stream);
+    status = tp_event_record(created, stream);
     if (status != TP_OK) {
         stream->backend->event_destroy(created);
         return status;

@@ -37,7 +37,7 @@
 #define RESOLUTION_TRIES 1000
 
 static const char bench_usage[] =
-    "Usage: tpevent bench [--device D]... [--iterations N] [--json]\n";
+    "Usage: tpevent bench [--device D]... [--iterations N] [--json] [--trace FILE]\n";
 
 static const char bench_help[] =
     "\n"
@@ -66,6 +66,11 @@ static const char bench_help[] =
     "                      host, the references, per device its name, timer resolution\n"
     "                      and ops, and the backends skipped with the reason; the\n"
     "                      fields are described in tools/README.md%s\n"
+    "      --trace FILE    also write the run's own timeline to FILE (Chrome trace JSON:\n"
+    "                      Perfetto, chrome://tracing, python -m tpevent.timeline): a\n"
+    "                      range per device and one per op's measured samples on the\n"
+    "                      device's stream; the numbers then include tracing's cost\n"
+    "                      (each record also records a mark, each wait a flow)\n"
     "  -h, --help          show this help\n"
     "\n"
     "While it runs, a progress line goes to stderr when stdout is a terminal.\n"
@@ -77,6 +82,7 @@ typedef struct bench_options {
     size_t device_count;
     size_t iterations;
     bool json;
+    const char *trace; /* --trace FILE, or NULL */
 } bench_options;
 
 /* Strict: decimal digits only, in 1..BENCH_MAX_ITERATIONS. */
@@ -105,6 +111,7 @@ static int parse_bench_options(int argc, char **argv, bench_options *options, bo
         {"device", required_argument, NULL, 'd'},
         {"iterations", required_argument, NULL, 'n'},
         {"json", no_argument, NULL, 'j'},
+        {"trace", required_argument, NULL, 't'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -117,6 +124,9 @@ static int parse_bench_options(int argc, char **argv, bench_options *options, bo
             return TOOL_EXIT_OK;
         case 'j':
             options->json = true;
+            break;
+        case 't':
+            options->trace = optarg;
             break;
         case 'd': {
             tp_device parsed;
@@ -296,8 +306,11 @@ static bool bench_op_on(bench_run *run, bench_target *target, bench_op op, op_re
         fprintf(stderr, "tpevent bench: %s\n", target->error);
         return false;
     }
-    if (!bench_target_sample(target, op, run->samples, run->iterations, run->warmup,
-                             result->batch)) {
+    /* The op's measured samples, as a range on the device's stream (--trace). */
+    (void)tp_range_push(target->stream, bench_op_label(op));
+    bool sampled = bench_target_sample(target, op, run->samples, run->iterations, run->warmup, result->batch);
+    (void)tp_range_pop(target->stream);
+    if (!sampled) {
         fprintf(stderr, "tpevent bench: %s\n", target->error);
         return false;
     }
@@ -339,14 +352,16 @@ static bool bench_device(bench_run *run, bench_target *target, device_result *re
         fprintf(stderr, "tpevent bench: %s\n", error);
         return false;
     }
-    for (int op = 0; op < BENCH_OP_COUNT; op++) {
+    (void)tp_range_push(target->stream, target->device);
+    bool ok = true;
+    for (int op = 0; op < BENCH_OP_COUNT && ok; op++) {
         show_progress(run, target->device, bench_op_label((bench_op)op));
-        if (!bench_op_on(run, target, (bench_op)op, &result->ops[op])) {
-            clear_progress(run);
-            return false;
-        }
+        ok = bench_op_on(run, target, (bench_op)op, &result->ops[op]);
     }
-    return true;
+    (void)tp_range_pop(target->stream);
+    if (!ok)
+        clear_progress(run);
+    return ok;
 }
 
 /* The host measurements given for scale. */
@@ -411,9 +426,17 @@ static int run_bench(const bench_options *options, const bench_plan *plan)
 
     reference_result references[REFERENCE_COUNT];
     bool measured = measure_references(&run, references);
+    if (measured && options->trace && tp_trace_start() != TP_OK) {
+        fprintf(stderr, "tpevent bench: --trace: %s\n", tp_last_error());
+        measured = false;
+    }
     for (size_t t = 0; t < plan->target_count && measured; t++)
         measured = bench_device(&run, &plan->targets[t], &results[t]);
     clear_progress(&run);
+    if (options->trace && tp_trace_stop(options->trace) != TP_OK && measured) {
+        fprintf(stderr, "tpevent bench: --trace: %s\n", tp_last_error());
+        measured = false;
+    }
 
     int exit_code = measured ? TOOL_EXIT_OK : TOOL_EXIT_FAILURE;
     if (measured) {

@@ -449,6 +449,50 @@ TP_API tp_status tp_graph_destroy(tp_graph *graph);
 /* The device the graph was captured on. */
 TP_API tp_status tp_graph_device(tp_graph *graph, tp_device *out);
 
+/* -------------------------------------------------------------- timeline */
+
+/*
+ * Named ranges on streams, and a trace that collects them into a Chrome trace-event
+ * JSON file (Perfetto, chrome://tracing; python -m tpevent.timeline draws it as SVG).
+ * Every function here may be called from any thread (rule 10).
+ *
+ * tp_range_push / tp_range_pop: open and close a range named `name` on the stream
+ * (NULL: the current stream of the current device). One stack of ranges per stream:
+ * a pop closes the range pushed last on that stream. While no trace runs, both return
+ * TP_OK at once and record nothing, without looking at their arguments (one relaxed
+ * load and a branch). While one runs, a range is two records of pooled timing events
+ * on the stream (no allocation once the trace's storage has warmed up, see the
+ * README); its start is tp_event_timestamp of the first (CLOCK_MONOTONIC), its
+ * length tp_event_elapsed_time of the two (the device's own clock). The name is
+ * copied. A NULL name is TP_ERR_INVALID_ARGUMENT; so is a pop on a stream with no
+ * range open in the running trace (a push made before tp_trace_start recorded
+ * nothing, so its pop during the trace fails).
+ */
+TP_API tp_status tp_range_push(tp_stream *stream, const char *name);
+TP_API tp_status tp_range_pop(tp_stream *stream);
+
+/*
+ * tp_trace_start: starts collecting; TP_ERR_INVALID_ARGUMENT if a trace is running
+ * (one at a time, per process). While a trace runs, each tp_event_record also
+ * records a pooled timing mark just before it on the same stream, and each wait on
+ * an event recorded that way (tp_event_wait, tp_stream_wait_event,
+ * tp_stream_wait_stream; same or another backend) a mark just after it on the
+ * waiting stream: the trace draws a flow from the one to the other. Waits on records
+ * made before the trace started get no flow.
+ *
+ * tp_trace_stop: stops collecting, waits for every record the trace made, and
+ * writes it to `path`: one process per device, one track per stream (its native
+ * handle in the metadata), an "X" slice per range (ts, dur in us on CLOCK_MONOTONIC),
+ * nested ranges nested, and "s"/"f" flows for the waits. Ranges still open are
+ * closed by the stop (on streams destroyed meanwhile they are dropped). A trace with
+ * no ranges is a valid file with no slices. A path that cannot be written is
+ * TP_ERR_INVALID_ARGUMENT with the path and the system's reason; the trace is
+ * stopped all the same and its records dropped. No trace running:
+ * TP_ERR_INVALID_ARGUMENT. NULL path: TP_ERR_INVALID_ARGUMENT, and the trace goes on.
+ */
+TP_API tp_status tp_trace_start(void);
+TP_API tp_status tp_trace_stop(const char *path);
+
 /* ------------------------------------------------------------------- IPC */
 
 #define TP_IPC_HANDLE_SIZE 128

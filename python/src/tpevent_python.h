@@ -242,4 +242,9 @@ int tppy_graph_types_init(PyObject *module);
 extern const char tppy_stream_is_capturing_doc[];
 PyObject *tppy_stream_is_capturing(PyObject *self, PyObject *unused);
 
+/* ----------------------------------------------------------- timeline.c */
+
+/* Adds _range_push, _range_pop, _trace_start and _trace_stop to the module. */
+int tppy_timeline_init(PyObject *module);
+
 #endif /* TPEVENT_PYTHON_H */

@@ -169,8 +169,121 @@ __all__ = [
     "device_count",
     "hip",
     "is_available",
+    "range",
+    "range_pop",
+    "range_push",
     "set_device",
     "set_stream",
     "stream",
     "synchronize",
+    "trace",
+    "trace_start",
+    "trace_stop",
 ]
+
+
+# ------------------------------------------------------------------ timeline
+
+# Bumped by every trace_start and trace_stop made from Python: a range entered in
+# one trace (or before any) and left in another pops nothing (its push was not in
+# the trace now running).
+_trace_generation = 0
+
+
+def range_push(name, stream=None):
+    """Opens a range named ``name`` on ``stream`` (None: the current stream of the
+    current device). Does nothing while no trace runs. See ``tpevent.range``."""
+    _tpevent._range_push(name, stream)
+
+
+def range_pop(stream=None):
+    """Closes the range pushed last on ``stream`` (None: the current stream of the
+    current device). Does nothing while no trace runs; while one runs, a stream with
+    no range open is ``ValueError``."""
+    _tpevent._range_pop(stream)
+
+
+def trace_start():
+    """Starts collecting a trace (one at a time: ``ValueError`` if one runs)."""
+    global _trace_generation
+    _tpevent._trace_start()
+    _trace_generation += 1
+
+
+def trace_stop(path):
+    """Stops the trace, waits for its records and writes it to ``path`` as Chrome
+    trace-event JSON (Perfetto, chrome://tracing, ``python -m tpevent.timeline``).
+    A path that cannot be written is ``ValueError``; the trace stops all the same."""
+    global _trace_generation
+    _trace_generation += 1
+    _tpevent._trace_stop(path)
+
+
+class range:
+    """A named range on a stream, as a context manager or a decorator.
+
+    >>> with tpevent.range("matmul"):          # the current stream
+    ...     pass
+    >>> @tpevent.range("step", stream=None)
+    ... def step():
+    ...     pass
+
+    While a trace runs (``tpevent.trace``), the range is two timing records on
+    the stream (its start from the host clock, its length from the device's own
+    clock) and becomes a slice of that stream's track; nested ranges nest. While
+    none runs it records nothing. ``stream``: a Stream, another library's stream,
+    or None for the current stream of the current device when the block is
+    entered.
+    """
+
+    __slots__ = ("name", "stream", "_entered")
+
+    def __init__(self, name, stream=None):
+        if not isinstance(name, str):
+            raise TypeError(f"range name must be a str, not {type(name).__name__}")
+        self.name = name
+        self.stream = stream
+        self._entered = []
+
+    def __enter__(self):
+        s = self.stream if self.stream is not None else current_stream()
+        _tpevent._range_push(self.name, s)
+        self._entered.append((s, _trace_generation))
+        return self
+
+    def __exit__(self, *exc):
+        s, generation = self._entered.pop()
+        if generation == _trace_generation:
+            _tpevent._range_pop(s)
+        return False
+
+    def __call__(self, func):
+        import functools
+
+        name, stream = self.name, self.stream
+
+        @functools.wraps(func)
+        def ranged(*args, **kwargs):
+            with range(name, stream):
+                return func(*args, **kwargs)
+
+        return ranged
+
+
+@_contextlib.contextmanager
+def trace(path):
+    """Collects a trace of the ``with`` block and writes it to ``path`` (Chrome
+    trace-event JSON) on exit, after waiting for its records::
+
+        with tpevent.trace("run.json"):
+            with tpevent.range("step"):
+                ...
+
+    Open it in https://ui.perfetto.dev or chrome://tracing, or draw it with
+    ``python -m tpevent.timeline run.json -o run.svg``.
+    """
+    trace_start()
+    try:
+        yield path
+    finally:
+        trace_stop(path)

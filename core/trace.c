@@ -1,0 +1,586 @@
+/*
+ * The timeline: named ranges on streams and the trace that collects them
+ * (tp_range_push/pop, tp_trace_start/stop; DESIGN.md, "Timeline").
+ *
+ * While no trace runs, every entry here and every hook in event.c and stream.c
+ * costs one relaxed load of tp_trace_running_flag and a branch. While one runs,
+ * everything goes under one lock (trace.lock): a range is two pooled timing
+ * records on its stream and an entry on that stream's stack of open ranges.
+ *
+ * Waits become flows. A record made through tp_event_record while tracing gets a
+ * pooled timing mark recorded on its stream just before it (the same point of the
+ * stream), remembered in a table keyed by the event; a wait on that event while
+ * tracing records a mark on the waiting stream just after the wait, and the flow
+ * runs from the one to the other. The record's mark is reached no later than the
+ * record, and the waiting stream's no earlier, so a flow never runs backwards on
+ * one clock. Waits on records made before the trace started get no flow. An event
+ * recorded again before anyone waited on it reuses its mark, so marks number at
+ * most the events recorded plus the waits.
+ *
+ * Memory: pooled events (TP_EVENT_TIMING, per device) are made when a stream first
+ * appears in a trace (8 at a time) or when the pool runs dry, and are kept for the
+ * next trace; the arrays of ranges, marks, flows and tracks, the names and the
+ * event table keep their size from one trace to the next. A trace no larger than
+ * an earlier one (ranges, marks, distinct streams, bytes of names) allocates
+ * nothing on push, pop, record or wait; a larger one grows them by doubling.
+ */
+#include "core/trace.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+__attribute__((visibility("hidden"))) atomic_bool tp_trace_running_flag;
+
+enum { IDLE, RUNNING, WRITING };
+
+#define POOL_PREFILL 8u
+
+typedef struct event_pool {
+    tp_event **items;
+    uint32_t count, cap;
+} event_pool;
+
+typedef struct map_entry {
+    tp_event *event; /* NULL: empty; TOMBSTONE: removed */
+    uint32_t mark;
+} map_entry;
+
+#define TOMBSTONE ((tp_event *)(uintptr_t)1)
+
+static struct {
+    pthread_mutex_t lock;
+    int state;
+    trace_state t;
+    event_pool pools[TP_DEVICE_TYPE_COUNT][TP_MAX_DEVICES];
+    map_entry *map; /* event -> its latest record's mark */
+    size_t map_cap, map_used;
+} trace = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* ------------------------------------------------------------- storage */
+
+/* Makes room for `need` elements of `size` bytes in *items (capacity *cap). */
+static bool reserve(void *items, size_t *cap, size_t need, size_t size)
+{
+    if (need <= *cap)
+        return true;
+    size_t grown = *cap ? *cap : 64;
+    while (grown < need)
+        grown *= 2;
+    void *moved = realloc(*(void **)items, grown * size);
+    if (!moved)
+        return false;
+    *(void **)items = moved;
+    *cap = grown;
+    return true;
+}
+
+TP_COLD static tp_status out_of_memory(const char *who)
+{
+    return tp_fail(TP_ERR_OUT_OF_MEMORY, "%s: out of memory for the trace's records", who);
+}
+
+static size_t hash_pointer(const void *p, size_t cap)
+{
+    uint64_t x = (uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15u;
+    return (size_t)(x >> 17) & (cap - 1);
+}
+
+static map_entry *map_find(const tp_event *event)
+{
+    if (!trace.map_cap)
+        return NULL;
+    for (size_t i = hash_pointer(event, trace.map_cap);; i = (i + 1) & (trace.map_cap - 1)) {
+        if (trace.map[i].event == event)
+            return &trace.map[i];
+        if (!trace.map[i].event)
+            return NULL;
+    }
+}
+
+/* Room for one more entry (used counts tombstones too: they end searches later). */
+static bool map_reserve(void)
+{
+    if ((trace.map_used + 1) * 2 <= trace.map_cap)
+        return true;
+    size_t live = 0;
+    for (size_t i = 0; i < trace.map_cap; i++)
+        live += trace.map[i].event > TOMBSTONE;
+    size_t cap = trace.map_cap ? trace.map_cap : 256;
+    while ((live + 1) * 4 > cap)
+        cap *= 2;
+    map_entry *fresh = calloc(cap, sizeof *fresh), *old = trace.map;
+    if (!fresh)
+        return false;
+    size_t old_cap = trace.map_cap;
+    trace.map = fresh;
+    trace.map_cap = cap;
+    trace.map_used = 0;
+    for (size_t i = 0; i < old_cap; i++)
+        if (old[i].event > TOMBSTONE) {
+            size_t j = hash_pointer(old[i].event, cap);
+            while (fresh[j].event)
+                j = (j + 1) & (cap - 1);
+            fresh[j] = old[i];
+            trace.map_used++;
+        }
+    free(old);
+    return true;
+}
+
+static map_entry *map_insert(tp_event *event)
+{
+    size_t i = hash_pointer(event, trace.map_cap);
+    while (trace.map[i].event > TOMBSTONE)
+        i = (i + 1) & (trace.map_cap - 1);
+    if (!trace.map[i].event)
+        trace.map_used++;
+    trace.map[i].event = event;
+    return &trace.map[i];
+}
+
+/* Interned names: the same name text is stored once per trace. A range's name
+ * is an offset into trace.t.names. Linear probing on a table of offsets + 1. */
+static uint32_t *intern_table;
+static size_t intern_cap, intern_used;
+
+static uint64_t hash_name(const char *name, size_t *length)
+{
+    uint64_t h = 1469598103934665603u;
+    size_t n = 0;
+    for (; name[n]; n++)
+        h = (h ^ (unsigned char)name[n]) * 1099511628211u;
+    *length = n;
+    return h;
+}
+
+static bool intern_grow(void)
+{
+    size_t cap = intern_cap ? intern_cap * 2 : 256;
+    uint32_t *fresh = calloc(cap, sizeof *fresh);
+    if (!fresh)
+        return false;
+    for (size_t i = 0; i < intern_cap; i++)
+        if (intern_table[i]) {
+            size_t length;
+            size_t j = (size_t)hash_name(trace.t.names + intern_table[i] - 1, &length) & (cap - 1);
+            while (fresh[j])
+                j = (j + 1) & (cap - 1);
+            fresh[j] = intern_table[i];
+        }
+    free(intern_table);
+    intern_table = fresh;
+    intern_cap = cap;
+    return true;
+}
+
+static bool intern(const char *name, uint32_t *offset)
+{
+    if ((intern_used + 1) * 2 > intern_cap && !intern_grow())
+        return false;
+    size_t length;
+    size_t i = (size_t)hash_name(name, &length) & (intern_cap - 1);
+    for (; intern_table[i]; i = (i + 1) & (intern_cap - 1))
+        if (strcmp(trace.t.names + intern_table[i] - 1, name) == 0) {
+            *offset = intern_table[i] - 1;
+            return true;
+        }
+    if (trace.t.names_len + length + 1 >= UINT32_MAX ||
+        !reserve(&trace.t.names, &trace.t.names_cap, trace.t.names_len + length + 1, 1))
+        return false;
+    memcpy(trace.t.names + trace.t.names_len, name, length + 1);
+    *offset = (uint32_t)trace.t.names_len;
+    intern_table[i] = *offset + 1;
+    intern_used++;
+    trace.t.names_len += length + 1;
+    return true;
+}
+
+/* --------------------------------------------------------- event pools */
+
+static event_pool *pool_of(tp_device device)
+{
+    return &trace.pools[device.type][device.index];
+}
+
+static tp_status pool_fill(const tp_stream *stream, uint32_t count)
+{
+    event_pool *pool = pool_of(stream->device);
+    size_t cap = pool->cap;
+    if (!reserve(&pool->items, &cap, (size_t)pool->count + count, sizeof *pool->items))
+        return out_of_memory("tp_trace");
+    pool->cap = (uint32_t)cap;
+    while (pool->count < count) {
+        tp_event *event = NULL;
+        tp_status status = stream->backend->event_create(stream->device.index, TP_EVENT_TIMING, &event);
+        if (status != TP_OK)
+            return status;
+        pool->items[pool->count++] = event;
+    }
+    return TP_OK;
+}
+
+/* A pooled timing event recorded on the stream now. */
+static tp_status pool_record(tp_stream *stream, tp_event **out)
+{
+    event_pool *pool = pool_of(stream->device);
+    if (TP_UNLIKELY(!pool->count)) {
+        tp_status status = pool_fill(stream, POOL_PREFILL);
+        if (status != TP_OK)
+            return status;
+    }
+    tp_event *event = pool->items[--pool->count];
+    tp_status status = stream->backend->event_record(event, stream);
+    if (status != TP_OK) {
+        pool->count++;
+        return status;
+    }
+    *out = event;
+    return TP_OK;
+}
+
+/* Back to its device's pool (room was made when it was made). */
+static void pool_put(tp_event *event)
+{
+    event_pool *pool = pool_of(event->device);
+    if (pool->count < pool->cap)
+        pool->items[pool->count++] = event;
+    else
+        (void)tp_event_destroy(event);
+}
+
+/* --------------------------------------------------------------- tracks */
+
+static trace_track *track_find(const tp_stream *stream, uint32_t *index)
+{
+    for (size_t i = 0; i < trace.t.track_count; i++)
+        if (trace.t.tracks[i].stream == stream) {
+            *index = (uint32_t)i;
+            return &trace.t.tracks[i];
+        }
+    return NULL;
+}
+
+static bool track_reserve(trace_track *track)
+{
+    if (track->depth + 1 < track->cap)
+        return true;
+    uint32_t cap = track->cap ? track->cap * 2 : 16;
+    uint32_t *stack = realloc(track->stack, cap * sizeof *stack);
+    if (!stack)
+        return false;
+    track->stack = stack;
+    uint32_t *last = realloc(track->last, (cap + 1) * sizeof *last);
+    if (!last)
+        return false;
+    track->last = last;
+    track->cap = cap;
+    return true;
+}
+
+/* The stream's track, made at its first sight in this trace (a slot's stacks
+ * are kept from an earlier trace). */
+static tp_status track_of(tp_stream *stream, uint32_t *index)
+{
+    if (track_find(stream, index))
+        return TP_OK;
+    size_t old_cap = trace.t.track_cap;
+    if (!reserve(&trace.t.tracks, &trace.t.track_cap, trace.t.track_count + 1, sizeof *trace.t.tracks))
+        return out_of_memory("tp_trace");
+    memset(trace.t.tracks + old_cap, 0, (trace.t.track_cap - old_cap) * sizeof *trace.t.tracks);
+    tp_status status = pool_fill(stream, POOL_PREFILL);
+    if (status != TP_OK)
+        return status;
+    trace_track *track = &trace.t.tracks[trace.t.track_count];
+    track->stream = stream;
+    track->backend = stream->backend;
+    track->device = stream->device;
+    track->native = stream->backend->stream_native ? stream->backend->stream_native(stream) : NULL;
+    track->kind = stream->kind;
+    track->priority = stream->priority;
+    track->depth = 0;
+    if (!track_reserve(track))
+        return out_of_memory("tp_trace");
+    track->last[0] = TRACE_NONE;
+    *index = (uint32_t)trace.t.track_count++;
+    return TP_OK;
+}
+
+/* ------------------------------------------------------------- ranges */
+
+static tp_status resolve_stream(tp_stream **stream)
+{
+    if (*stream)
+        return TP_OK;
+    tp_device device;
+    const tp_backend *backend;
+    tp_status status = tp_device_resolve(NULL, &device, &backend);
+    if (status == TP_OK)
+        status = tp_stream_current_of(device, backend, stream);
+    return status;
+}
+
+TP_COLD static tp_status range_push_traced(tp_stream *stream, const char *name)
+{
+    if (!name)
+        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_range_push: name is NULL");
+    tp_status status = resolve_stream(&stream);
+    if (status != TP_OK)
+        return status;
+    pthread_mutex_lock(&trace.lock);
+    uint32_t index = 0, name_at = 0;
+    if (trace.state != RUNNING)
+        goto out; /* stopped meanwhile: nothing to do */
+    if ((status = track_of(stream, &index)) != TP_OK)
+        goto out;
+    trace_track *track = &trace.t.tracks[index];
+    if (!track_reserve(track) ||
+        !reserve(&trace.t.ranges, &trace.t.range_cap, trace.t.range_count + 1, sizeof *trace.t.ranges) ||
+        !intern(name, &name_at)) {
+        status = out_of_memory("tp_range_push");
+        goto out;
+    }
+    tp_event *start = NULL;
+    if ((status = pool_record(stream, &start)) != TP_OK)
+        goto out;
+    uint32_t r = (uint32_t)trace.t.range_count++, depth = track->depth;
+    trace.t.ranges[r] = (trace_range){.track = index,
+                                      .parent = depth ? track->stack[depth - 1] : TRACE_NONE,
+                                      .prev = track->last[depth],
+                                      .name = name_at,
+                                      .start = start};
+    track->last[depth] = r;
+    track->last[depth + 1] = TRACE_NONE;
+    track->stack[track->depth++] = r;
+out:
+    pthread_mutex_unlock(&trace.lock);
+    return status;
+}
+
+TP_API tp_status tp_range_push(tp_stream *stream, const char *name)
+{
+    if (TP_LIKELY(!tp_trace_on()))
+        return TP_OK;
+    return range_push_traced(stream, name);
+}
+
+TP_COLD static tp_status range_pop_traced(tp_stream *stream)
+{
+    tp_status status = resolve_stream(&stream);
+    if (status != TP_OK)
+        return status;
+    pthread_mutex_lock(&trace.lock);
+    uint32_t index = 0;
+    trace_track *track = trace.state == RUNNING ? track_find(stream, &index) : NULL;
+    if (trace.state == RUNNING && (!track || track->depth == 0)) {
+        char text[TP_DEVICE_STRING_MAX];
+        status = tp_fail(TP_ERR_INVALID_ARGUMENT,
+                         "tp_range_pop: no range is open on this stream of %s in the running trace (a push "
+                         "made before tp_trace_start recorded nothing)",
+                         tp_device_str(stream->device, text));
+    } else if (track) {
+        tp_event *end = NULL;
+        status = pool_record(stream, &end);
+        if (status == TP_OK)
+            trace.t.ranges[track->stack[--track->depth]].end = end;
+    }
+    pthread_mutex_unlock(&trace.lock);
+    return status;
+}
+
+TP_API tp_status tp_range_pop(tp_stream *stream)
+{
+    if (TP_LIKELY(!tp_trace_on()))
+        return TP_OK;
+    return range_pop_traced(stream);
+}
+
+/* ------------------------------------------------------- records, waits */
+
+/* A mark for a flow on the stream (track): the event's own when it has one no
+ * flow refers to yet, recorded again; else a new one. */
+static tp_status mark_record(tp_stream *stream, uint32_t track, uint32_t *mark, bool in_flow)
+{
+    if (!reserve(&trace.t.marks, &trace.t.mark_cap, trace.t.mark_count + 1, sizeof *trace.t.marks))
+        return out_of_memory("tp_trace");
+    tp_event *event = NULL;
+    tp_status status = pool_record(stream, &event);
+    if (status == TP_OK) {
+        *mark = (uint32_t)trace.t.mark_count++;
+        trace.t.marks[*mark] = (trace_mark){.track = track, .in_flow = in_flow, .event = event};
+    }
+    return status;
+}
+
+tp_status tp_trace_record(tp_event *event, tp_stream *stream)
+{
+    pthread_mutex_lock(&trace.lock);
+    uint32_t track = 0;
+    tp_status status = TP_OK;
+    if (trace.state == RUNNING && track_of(stream, &track) == TP_OK && map_reserve()) {
+        map_entry *entry = map_find(event);
+        trace_mark *mark = entry ? &trace.t.marks[entry->mark] : NULL;
+        if (mark && !mark->in_flow && mark->event->device.type == stream->device.type &&
+            mark->event->device.index == stream->device.index) {
+            status = stream->backend->event_record(mark->event, stream); /* reused */
+            mark->track = track;
+        } else {
+            uint32_t m = 0;
+            status = mark_record(stream, track, &m, false);
+            if (status == TP_OK)
+                (entry ? entry : map_insert(event))->mark = m;
+        }
+    }
+    /* The mark's failure is the trace's loss, not the caller's: the record goes on. */
+    status = event->backend->event_record(event, stream);
+    pthread_mutex_unlock(&trace.lock);
+    return status;
+}
+
+tp_status tp_trace_wait(tp_event *event, tp_stream *stream)
+{
+    tp_status status = stream->device.type != event->device.type ? tp_wait_across_backends(event, stream)
+                                                                 : event->backend->stream_wait_event(stream, event);
+    if (status != TP_OK)
+        return status;
+    pthread_mutex_lock(&trace.lock);
+    map_entry *entry = trace.state == RUNNING ? map_find(event) : NULL;
+    uint32_t track = 0, to = 0;
+    if (entry && track_of(stream, &track) == TP_OK &&
+        reserve(&trace.t.flows, &trace.t.flow_cap, trace.t.flow_count + 1, sizeof *trace.t.flows) &&
+        mark_record(stream, track, &to, true) == TP_OK) {
+        trace.t.marks[entry->mark].in_flow = true;
+        trace.t.flows[trace.t.flow_count++] = (trace_flow){.from = entry->mark, .to = to};
+    }
+    pthread_mutex_unlock(&trace.lock);
+    return TP_OK;
+}
+
+void tp_trace_forget_event(tp_event *event)
+{
+    pthread_mutex_lock(&trace.lock);
+    map_entry *entry = trace.state == RUNNING ? map_find(event) : NULL;
+    if (entry)
+        entry->event = TOMBSTONE;
+    pthread_mutex_unlock(&trace.lock);
+}
+
+void tp_trace_forget_stream(tp_stream *stream)
+{
+    pthread_mutex_lock(&trace.lock);
+    uint32_t index;
+    trace_track *track = trace.state == RUNNING ? track_find(stream, &index) : NULL;
+    if (track)
+        track->stream = NULL; /* its open ranges are dropped; the rest is written */
+    pthread_mutex_unlock(&trace.lock);
+}
+
+/* ---------------------------------------------------------- start, stop */
+
+TP_API tp_status tp_trace_start(void)
+{
+    pthread_mutex_lock(&trace.lock);
+    tp_status status = TP_OK;
+    if (trace.state != IDLE) {
+        status = tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_trace_start: a trace is %s already (one at a time)",
+                         trace.state == RUNNING ? "running" : "being written by tp_trace_stop");
+    } else if (!reserve(&trace.t.ranges, &trace.t.range_cap, 1024, sizeof *trace.t.ranges) ||
+               !reserve(&trace.t.marks, &trace.t.mark_cap, 256, sizeof *trace.t.marks) ||
+               !reserve(&trace.t.flows, &trace.t.flow_cap, 256, sizeof *trace.t.flows) ||
+               !reserve(&trace.t.names, &trace.t.names_cap, 4096, 1) || !map_reserve() ||
+               (!intern_cap && !intern_grow())) {
+        status = out_of_memory("tp_trace_start");
+    } else {
+        trace.state = RUNNING;
+        atomic_store_explicit(&tp_trace_running_flag, true, memory_order_relaxed);
+    }
+    pthread_mutex_unlock(&trace.lock);
+    return status;
+}
+
+/* After the write: every pooled event back to its pool, the arrays emptied (their
+ * room kept). Pools get room for all at once first, so that pool_put has it. */
+static void recycle(void)
+{
+    trace_state *t = &trace.t;
+    for (size_t i = 0; i < t->range_count; i++) {
+        pool_put(t->ranges[i].start);
+        if (t->ranges[i].end)
+            pool_put(t->ranges[i].end);
+    }
+    for (size_t i = 0; i < t->mark_count; i++)
+        pool_put(t->marks[i].event);
+    t->range_count = t->mark_count = t->flow_count = t->track_count = t->names_len = 0;
+    memset(trace.map, 0, trace.map_cap * sizeof *trace.map);
+    trace.map_used = 0;
+    memset(intern_table, 0, intern_cap * sizeof *intern_table);
+    intern_used = 0;
+}
+
+static void reserve_pools(void)
+{
+    const trace_state *t = &trace.t;
+    size_t need[TP_DEVICE_TYPE_COUNT][TP_MAX_DEVICES] = {{0}};
+    for (size_t i = 0; i < t->range_count; i++)
+        need[t->ranges[i].start->device.type][t->ranges[i].start->device.index] += 2;
+    for (size_t i = 0; i < t->mark_count; i++)
+        need[t->marks[i].event->device.type][t->marks[i].event->device.index]++;
+    for (int type = 0; type < TP_DEVICE_TYPE_COUNT; type++)
+        for (int index = 0; index < TP_MAX_DEVICES; index++) {
+            event_pool *pool = &trace.pools[type][index];
+            size_t cap = pool->cap;
+            if (need[type][index] && reserve(&pool->items, &cap, pool->count + need[type][index], sizeof *pool->items))
+                pool->cap = (uint32_t)cap;
+        }
+}
+
+TP_API tp_status tp_trace_stop(const char *path)
+{
+    if (!path)
+        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_trace_stop: path is NULL (the trace goes on)");
+    pthread_mutex_lock(&trace.lock);
+    if (trace.state != RUNNING) {
+        int state = trace.state;
+        pthread_mutex_unlock(&trace.lock);
+        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_trace_stop: no trace is running%s",
+                       state == WRITING ? " (another thread's tp_trace_stop is writing it)" : "");
+    }
+    atomic_store_explicit(&tp_trace_running_flag, false, memory_order_relaxed);
+    /* Ranges still open end here, on streams that still exist. */
+    for (size_t i = 0; i < trace.t.track_count; i++) {
+        trace_track *track = &trace.t.tracks[i];
+        while (track->stream && track->depth) {
+            tp_event *end = NULL;
+            if (pool_record(track->stream, &end) != TP_OK)
+                break;
+            trace.t.ranges[track->stack[--track->depth]].end = end;
+        }
+    }
+    trace.state = WRITING; /* from here on nobody else touches trace.t */
+    pthread_mutex_unlock(&trace.lock);
+
+    tp_status status;
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        int error = errno;
+        status = tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_trace_stop: cannot write the trace to \"%s\": %s (the "
+                         "trace is stopped and its records dropped)", path, strerror(error));
+    } else {
+        status = tp_trace_write_json(&trace.t, f);
+        int failed = ferror(f);
+        int error = errno;
+        if (fclose(f) != 0 || failed) {
+            if (status == TP_OK)
+                status = tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_trace_stop: writing the trace to \"%s\" failed: %s",
+                                 path, strerror(failed ? error : errno));
+        }
+    }
+    pthread_mutex_lock(&trace.lock);
+    reserve_pools();
+    recycle();
+    trace.state = IDLE;
+    pthread_mutex_unlock(&trace.lock);
+    return status;
+}

@@ -1,0 +1,64 @@
+/*
+ * What core/trace.c (collecting a trace) and core/trace_json.c (writing it) share.
+ * Internal to those two files.
+ */
+#ifndef TPEVENT_CORE_TRACE_H
+#define TPEVENT_CORE_TRACE_H
+
+#include "core/internal.h"
+
+#include <stdint.h>
+#include <stdio.h>
+
+#define TRACE_NONE UINT32_MAX
+
+/* One range: two pooled timing records on its stream. parent: the range open on
+ * the stream when it was pushed; prev: the range pushed before it with the same
+ * parent on the same stream (its previous sibling). end is NULL while open. */
+typedef struct trace_range {
+    uint32_t track, parent, prev, name; /* name: offset into trace_state.names */
+    tp_event *start, *end;
+} trace_range;
+
+/* A pooled timing record that a flow starts or ends at. */
+typedef struct trace_mark {
+    uint32_t track;
+    bool in_flow; /* a flow refers to it: not re-recorded */
+    tp_event *event;
+} trace_mark;
+
+/* A wait while tracing: from the mark just before the record waited for (on the
+ * recording stream) to the mark just after the wait (on the waiting stream). */
+typedef struct trace_flow {
+    uint32_t from, to;
+} trace_flow;
+
+/* One stream seen in the trace. What the writer needs is copied at first sight,
+ * so that the stream may be destroyed before the trace is written. */
+typedef struct trace_track {
+    tp_stream *stream; /* NULL once destroyed */
+    const tp_backend *backend;
+    tp_device device;
+    void *native;
+    unsigned kind;
+    int priority;
+    uint32_t depth, cap; /* the open ranges' stack */
+    uint32_t *stack;     /* cap entries */
+    uint32_t *last;      /* cap + 1 entries: the last range pushed at each depth */
+} trace_track;
+
+typedef struct trace_state {
+    trace_range *ranges;
+    trace_mark *marks;
+    trace_flow *flows;
+    trace_track *tracks;
+    char *names;
+    size_t range_count, range_cap, mark_count, mark_cap, flow_count, flow_cap;
+    size_t track_count, track_cap, names_len, names_cap;
+} trace_state;
+
+/* Waits for every record of the trace and writes it to `f` (trace_json.c).
+ * TP_OK, or the failure of a record (with its message). Does not close f. */
+tp_status tp_trace_write_json(const trace_state *trace, FILE *f);
+
+#endif /* TPEVENT_CORE_TRACE_H */

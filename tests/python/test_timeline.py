@@ -1,0 +1,89 @@
+"""tpevent.range (context manager, decorator) and tpevent.trace, on the CPU."""
+import json
+import os
+import tempfile
+import unittest
+
+import tpevent
+
+
+class TimelineTests(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp()
+        self.path = os.path.join(self.dir, "run.json")
+
+    def load(self):
+        with open(self.path, encoding="utf-8") as f:
+            return json.load(f)["traceEvents"]
+
+    def test_with_range_and_decorator_nest(self):
+        s = tpevent.Stream(device="cpu:1")
+
+        @tpevent.range("decorated", stream=s)
+        def step(n):
+            with tpevent.range("inner", stream=s):
+                return n * 2
+
+        with tpevent.trace(self.path) as path:
+            self.assertEqual(path, self.path)
+            with tpevent.range("outer", stream=s):
+                self.assertEqual(step(3), 6)
+                self.assertEqual(step(4), 8)
+            with tpevent.range("current"):
+                pass
+        slices = [e for e in self.load() if e["ph"] == "X"]
+        names = [e["name"] for e in slices]
+        self.assertEqual(names, ["outer", "decorated", "inner", "decorated", "inner", "current"])
+        self.assertEqual([e["args"]["depth"] for e in slices], [0, 1, 2, 1, 2, 0])
+        self.assertEqual(step.__name__, "step")
+
+    def test_ranges_outside_a_trace_do_nothing(self):
+        with tpevent.range("nothing"):
+            pass
+        tpevent.range_pop()  # no trace: does nothing
+        with tpevent.range("entered before"):
+            with tpevent.trace(self.path):
+                pass  # leaving "entered before" during no trace pops nothing
+        self.assertEqual([e for e in self.load() if e["ph"] == "X"], [])
+
+    def test_range_left_after_its_trace_pops_nothing(self):
+        r = tpevent.range("spans the stop")
+        tpevent.trace_start()
+        r.__enter__()
+        tpevent.trace_stop(self.path)  # closes it
+        tpevent.trace_start()
+        r.__exit__(None, None, None)  # not in this trace: no pop, no error
+        tpevent.trace_stop(self.path)
+        self.assertEqual([e for e in self.load() if e["ph"] == "X"], [])
+
+    def test_errors(self):
+        with self.assertRaises(ValueError):
+            tpevent.trace_stop(self.path)  # none running
+        with tpevent.trace(self.path):
+            with self.assertRaises(ValueError):
+                tpevent.trace_start()  # one at a time
+            with self.assertRaises(ValueError) as caught:
+                tpevent.range_pop()
+            self.assertIn("no range is open", str(caught.exception))
+        bad = os.path.join(self.dir, "missing", "run.json")
+        with self.assertRaises(ValueError) as caught:
+            with tpevent.trace(bad):
+                pass
+        self.assertIn(bad, str(caught.exception))
+        with self.assertRaises(TypeError):
+            tpevent.range(42)
+
+    def test_wait_draws_a_flow(self):
+        a, b = tpevent.Stream(device="cpu:0"), tpevent.Stream(device="cpu:1")
+        with tpevent.trace(self.path):
+            with tpevent.range("produce", stream=a):
+                e = a.record_event()
+            with tpevent.range("consume", stream=b):
+                b.wait_event(e)
+        events = self.load()
+        flows = [e for e in events if e["ph"] in "sf"]
+        self.assertEqual(sorted(e["ph"] for e in flows), ["f", "s"])
+
+
+if __name__ == "__main__":
+    unittest.main()
