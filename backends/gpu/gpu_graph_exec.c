@@ -39,6 +39,12 @@ static gpu_graph *retired; /* under gpu_capture_lock */
 tp_status gpu_stream_begin_capture(tp_stream *stream_base)
 {
     gpu_stream *stream = gpu_as_stream(stream_base);
+    if (stream == &stream->device->default_stream)
+        return gpu.host->fail(TP_ERR_INVALID_ARGUMENT,
+                              "tp_stream_begin_capture: the %s:%d default stream cannot be captured (it is the "
+                              "runtime's legacy default stream, which synchronizes with every other stream): "
+                              "capture a stream made with tp_stream_create",
+                              RT_BACKEND_NAME, stream->head.device.index);
     if (gpu_stream_captures(stream))
         return gpu.host->fail(TP_ERR_CAPTURING, "tp_stream_begin_capture: the %s:%d stream %p is capturing already",
                               RT_BACKEND_NAME, stream->head.device.index, (void *)stream->native);

@@ -12,17 +12,19 @@
 /* A backend without capture skips, saying so. */
 static bool capture_supported(const char *device)
 {
-    tp_stream *stream = NULL;
-    CHECK_OK(tp_stream_default(device, &stream));
+    /* A stream of its own: CUDA cannot capture its legacy default stream. */
+    tp_stream *stream = new_stream(device);
     tp_status status = tp_stream_begin_capture(stream);
     if (status == TP_ERR_UNSUPPORTED) {
         printf("skipped: %s\n", tp_last_error());
+        CHECK_OK(tp_stream_destroy(stream));
         return false;
     }
     CHECK_OK(status);
     tp_graph *graph = NULL;
     CHECK_OK(tp_stream_end_capture(stream, &graph));
     CHECK_OK(tp_graph_destroy(graph));
+    CHECK_OK(tp_stream_destroy(stream));
     return true;
 }
 
@@ -117,6 +119,26 @@ TEST(rule16_argument_checks)
     CHECK_OK(tp_graph_device(graph, &device));
     CHECK_OK(tp_graph_destroy(graph));
     CHECK_OK(tp_stream_destroy(stream));
+    return 0;
+}
+
+/* The CPU captures its default stream as any other; CUDA cannot capture its
+ * legacy default stream, and tpevent says so before the runtime does. */
+TEST(rule16_default_stream_capture_by_backend)
+{
+    REQUIRE_CAPTURE(env);
+    tp_stream *stream = NULL;
+    CHECK_OK(tp_stream_default(env->device, &stream));
+    tp_status status = tp_stream_begin_capture(stream);
+    if (strncmp(env->device, "cpu", 3) != 0) {
+        CHECK_STATUS(status, TP_ERR_INVALID_ARGUMENT);
+        CHECK(strstr(tp_last_error(), "default stream cannot be captured") != NULL);
+        return 0;
+    }
+    CHECK_OK(status);
+    tp_graph *graph = NULL;
+    CHECK_OK(tp_stream_end_capture(stream, &graph));
+    CHECK_OK(tp_graph_destroy(graph));
     return 0;
 }
 
