@@ -15,6 +15,13 @@ def capturing_status(test, call):
 
 
 class GraphTests(unittest.TestCase):
+    def setUp(self):
+        # tpevent.graph() without a stream captures on a side stream of the
+        # current device, as torch.cuda.graph does: make that the tested device
+        # (on a machine with a GPU the default current device is the GPU).
+        previous = tpevent.current_device()
+        tpevent.set_device(DEVICE_TYPE)
+        self.addCleanup(tpevent.set_device, previous)
     def test_external_flag(self):
         self.assertTrue(tpevent.Event(DEVICE_TYPE, external=True).external)
         self.assertFalse(tpevent.Event(DEVICE_TYPE).external)
