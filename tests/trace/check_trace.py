@@ -7,6 +7,7 @@ track, each wait's flow runs from the recording stream to the waiting one, and
   check_trace.py --run OUT.json COMMAND...    (a command that writes OUT.json, such as
                                               tpevent bench --trace OUT.json)
 """
+import importlib.util
 import json
 import os
 import subprocess
@@ -132,7 +133,12 @@ def main():
     if svg:
         out = path[:-5] + ".svg"
         env = dict(os.environ)
-        run = subprocess.run([sys.executable, "-m", "tpevent.timeline", path, "-o", out],
+        # The drawing is standard library only: run its file, so that the package's
+        # C extension is not loaded (a sanitizer build's needs its runtime preloaded).
+        # `python -m tpevent.timeline` runs this same file.
+        package = importlib.util.find_spec("tpevent")
+        script = os.path.join(package.submodule_search_locations[0], "timeline.py")
+        run = subprocess.run([sys.executable, script, path, "-o", out],
                              capture_output=True, text=True, env=env, timeout=60)
         sys.stdout.write(run.stdout)
         sys.stderr.write(run.stderr)
