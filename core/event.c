@@ -88,11 +88,7 @@ tp_status tp_event_wait(tp_event *event, tp_stream *stream)
     }
     if (TP_UNLIKELY(tp_trace_on()))
         return tp_trace_wait(event, stream); /* core/trace.c: the wait, and its flow */
-    /* One backend per device type; a backend may give its events of different
-     * kinds tables of their own, so the tables are not what is compared. */
-    if (TP_UNLIKELY(stream->device.type != event->device.type))
-        return tp_wait_across_backends(event, stream); /* core/wait_across.c */
-    return event->backend->stream_wait_event(stream, event);
+    return tp_event_wait_on(event, stream);
 }
 
 tp_status tp_event_device(tp_event *event, tp_device *out)

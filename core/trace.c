@@ -441,8 +441,7 @@ tp_status tp_trace_record(tp_event *event, tp_stream *stream)
 
 tp_status tp_trace_wait(tp_event *event, tp_stream *stream)
 {
-    tp_status status = stream->device.type != event->device.type ? tp_wait_across_backends(event, stream)
-                                                                 : event->backend->stream_wait_event(stream, event);
+    tp_status status = tp_event_wait_on(event, stream);
     if (status != TP_OK)
         return status;
     pthread_mutex_lock(&trace.lock);
