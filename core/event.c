@@ -32,7 +32,7 @@ tp_status tp_event_destroy(tp_event *event)
 {
     if (!event)
         return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_event_destroy: event is NULL");
-    if (TP_UNLIKELY(tp_trace_on()))
+    if (TP_UNLIKELY(tp_trace_on_for_destroy()))
         tp_trace_forget_event(event); /* core/trace.c */
     return event->backend->event_destroy(event);
 }

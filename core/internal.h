@@ -115,6 +115,13 @@ static inline bool tp_trace_on(void)
 {
     return atomic_load_explicit(&tp_trace_running_flag, memory_order_relaxed);
 }
+/* The destroy calls' check: acquire, so that a destroy that sees the trace stopped
+ * also sees everything tp_trace_stop did to the object before it cleared the flag
+ * (it closes open ranges on streams that still exist). */
+static inline bool tp_trace_on_for_destroy(void)
+{
+    return atomic_load_explicit(&tp_trace_running_flag, memory_order_acquire);
+}
 
 /* tp_event_record / tp_event_wait while tracing: the record or wait itself, plus
  * the marks a wait's flow needs (core/trace.c). Arguments already checked. */

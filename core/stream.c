@@ -82,7 +82,7 @@ tp_status tp_stream_destroy(tp_stream *stream)
     tp_stream **slot = &thread_current_stream[stream->device.type][stream->device.index];
     if (*slot == stream)
         *slot = NULL;
-    if (TP_UNLIKELY(tp_trace_on()))
+    if (TP_UNLIKELY(tp_trace_on_for_destroy()))
         tp_trace_forget_stream(stream); /* core/trace.c */
     return stream->backend->stream_destroy(stream);
 }

@@ -546,8 +546,10 @@ TP_API tp_status tp_trace_stop(const char *path)
         return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_trace_stop: no trace is running%s",
                        state == WRITING ? " (another thread's tp_trace_stop is writing it)" : "");
     }
-    atomic_store_explicit(&tp_trace_running_flag, false, memory_order_relaxed);
-    /* Ranges still open end here, on streams that still exist. */
+    /* Ranges still open end here, on streams that still exist. The flag is cleared
+     * after that, with release: a stream destroyed meanwhile either still sees the
+     * trace on (and waits for this lock to forget its track) or sees it off and,
+     * through tp_trace_on_for_destroy's acquire, after these records. */
     for (size_t i = 0; i < trace.t.track_count; i++) {
         trace_track *track = &trace.t.tracks[i];
         while (track->stream && track->depth) {
@@ -557,6 +559,7 @@ TP_API tp_status tp_trace_stop(const char *path)
             trace.t.ranges[track->stack[--track->depth]].end = end;
         }
     }
+    atomic_store_explicit(&tp_trace_running_flag, false, memory_order_release);
     trace.state = WRITING; /* from here on nobody else touches trace.t */
     pthread_mutex_unlock(&trace.lock);
 
