@@ -377,7 +377,9 @@ tp_status tp_cpu_event_query(tp_event *handle, bool *done)
 tp_status tp_cpu_event_elapsed(tp_event *start_handle, tp_event *end_handle, float *ms)
 {
     record_state start = read_record((cpu_event *)start_handle);
-    record_state end = read_record((cpu_event *)end_handle);
+    /* One event is one record, read once: another thread's record in between the
+     * two reads would otherwise time an event against itself as nonzero. */
+    record_state end = end_handle == start_handle ? start : read_record((cpu_event *)end_handle);
     if (TP_UNLIKELY(start.capturing | end.capturing))
         return tp_cpu_event_capturing_fail((cpu_event *)(start.capturing ? start_handle : end_handle),
                                            "event_elapsed");
