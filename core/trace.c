@@ -308,6 +308,32 @@ static tp_status track_of(tp_stream *stream, uint32_t *index)
     return TP_OK;
 }
 
+/* Rule 16: a mark recorded on a capturing stream would be part of the graph, not
+ * a record of this run (and never reached before a launch), so the trace takes
+ * none there: ranges pushed or popped inside a capture, and flows from records
+ * or to waits made inside one, are left out of the file. */
+static bool capturing(tp_stream *stream)
+{
+    bool yes = false;
+    return stream->backend->stream_is_capturing && stream->backend->stream_is_capturing(stream, &yes) == TP_OK && yes;
+}
+
+/* Ends the track's innermost open range here: a mark, unless the range has no
+ * start or the stream captures now (then the range is left out). */
+static tp_status range_end(trace_track *track)
+{
+    trace_range *range = &trace.t.ranges[track->stack[track->depth - 1]];
+    tp_event *end = NULL;
+    if (range->start && !capturing(track->stream)) {
+        tp_status status = pool_record(track->stream, &end);
+        if (status != TP_OK)
+            return status;
+    }
+    range->end = end;
+    track->depth--;
+    return TP_OK;
+}
+
 /* ------------------------------------------------------------- ranges */
 
 static tp_status resolve_stream(tp_stream **stream)
@@ -343,7 +369,7 @@ TP_COLD static tp_status range_push_traced(tp_stream *stream, const char *name)
         goto out;
     }
     tp_event *start = NULL;
-    if ((status = pool_record(stream, &start)) != TP_OK)
+    if (!capturing(stream) && (status = pool_record(stream, &start)) != TP_OK)
         goto out;
     uint32_t r = (uint32_t)trace.t.range_count++, depth = track->depth;
     trace.t.ranges[r] = (trace_range){.track = index,
@@ -381,10 +407,7 @@ TP_COLD static tp_status range_pop_traced(tp_stream *stream)
                          "made before tp_trace_start recorded nothing)",
                          tp_device_str(stream->device, text));
     } else if (track) {
-        tp_event *end = NULL;
-        status = pool_record(stream, &end);
-        if (status == TP_OK)
-            trace.t.ranges[track->stack[--track->depth]].end = end;
+        status = range_end(track);
     }
     pthread_mutex_unlock(&trace.lock);
     return status;
@@ -419,7 +442,11 @@ tp_status tp_trace_record(tp_event *event, tp_stream *stream)
     pthread_mutex_lock(&trace.lock);
     uint32_t track = 0;
     tp_status status = TP_OK;
-    if (trace.state == RUNNING && track_of(stream, &track) == TP_OK && map_reserve()) {
+    if (trace.state == RUNNING && capturing(stream)) {
+        map_entry *entry = map_find(event);
+        if (entry)
+            entry->event = TOMBSTONE; /* its latest record is the graph's: no flow from it */
+    } else if (trace.state == RUNNING && track_of(stream, &track) == TP_OK && map_reserve()) {
         map_entry *entry = map_find(event);
         trace_mark *mark = entry ? &trace.t.marks[entry->mark] : NULL;
         if (mark && !mark->in_flow && mark->event->device.type == stream->device.type &&
@@ -445,7 +472,7 @@ tp_status tp_trace_wait(tp_event *event, tp_stream *stream)
     if (status != TP_OK)
         return status;
     pthread_mutex_lock(&trace.lock);
-    map_entry *entry = trace.state == RUNNING ? map_find(event) : NULL;
+    map_entry *entry = trace.state == RUNNING && !capturing(stream) ? map_find(event) : NULL;
     uint32_t track = 0, to = 0;
     if (entry && track_of(stream, &track) == TP_OK &&
         reserve(&trace.t.flows, &trace.t.flow_cap, trace.t.flow_count + 1, sizeof *trace.t.flows) &&
@@ -505,7 +532,8 @@ static void recycle(void)
 {
     trace_state *t = &trace.t;
     for (size_t i = 0; i < t->range_count; i++) {
-        pool_put(t->ranges[i].start);
+        if (t->ranges[i].start)
+            pool_put(t->ranges[i].start);
         if (t->ranges[i].end)
             pool_put(t->ranges[i].end);
     }
@@ -522,8 +550,10 @@ static void reserve_pools(void)
 {
     const trace_state *t = &trace.t;
     size_t need[TP_DEVICE_TYPE_COUNT][TP_MAX_DEVICES] = {{0}};
-    for (size_t i = 0; i < t->range_count; i++)
-        need[t->ranges[i].start->device.type][t->ranges[i].start->device.index] += 2;
+    for (size_t i = 0; i < t->range_count; i++) {
+        tp_device device = t->tracks[t->ranges[i].track].device;
+        need[device.type][device.index] += 2;
+    }
     for (size_t i = 0; i < t->mark_count; i++)
         need[t->marks[i].event->device.type][t->marks[i].event->device.index]++;
     for (int type = 0; type < TP_DEVICE_TYPE_COUNT; type++)
@@ -552,12 +582,9 @@ TP_API tp_status tp_trace_stop(const char *path)
      * through tp_trace_on_for_destroy's acquire, after these records. */
     for (size_t i = 0; i < trace.t.track_count; i++) {
         trace_track *track = &trace.t.tracks[i];
-        while (track->stream && track->depth) {
-            tp_event *end = NULL;
-            if (pool_record(track->stream, &end) != TP_OK)
+        while (track->stream && track->depth)
+            if (range_end(track) != TP_OK)
                 break;
-            trace.t.ranges[track->stack[--track->depth]].end = end;
-        }
     }
     atomic_store_explicit(&tp_trace_running_flag, false, memory_order_release);
     trace.state = WRITING; /* from here on nobody else touches trace.t */

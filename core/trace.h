@@ -15,6 +15,8 @@
 /* One range: two pooled timing records on its stream. parent: the range open on
  * the stream when it was pushed; prev: the range pushed before it with the same
  * parent on the same stream (its previous sibling). end is NULL while open. */
+/* start or end NULL: not written (pushed or popped inside a capture, where a mark
+ * would be part of the graph; or still open when its stream was destroyed). */
 typedef struct trace_range {
     uint32_t track, parent, prev, name; /* name: offset into trace_state.names */
     tp_event *start, *end;

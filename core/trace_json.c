@@ -77,15 +77,20 @@ static tp_status range_span(const trace_state *t, size_t i, span *spans, int64_t
         return status;
     double ns = (double)ms * 1e6;
     int64_t end = start + (int64_t)(ns + (ns < 0 ? -0.5 : 0.5)), s = start, e = end;
-    if (r->parent != TRACE_NONE && spans[r->parent].written) {
-        s = s < spans[r->parent].start ? spans[r->parent].start : s;
-        e = e > spans[r->parent].end ? spans[r->parent].end : e;
+    /* Nested in the nearest enclosing range written (one pushed inside a capture
+     * is left out). */
+    uint32_t parent = r->parent;
+    while (parent != TRACE_NONE && !spans[parent].written)
+        parent = t->ranges[parent].parent;
+    if (parent != TRACE_NONE) {
+        s = s < spans[parent].start ? spans[parent].start : s;
+        e = e > spans[parent].end ? spans[parent].end : e;
     }
     if (r->prev != TRACE_NONE && spans[r->prev].written && s < spans[r->prev].end)
         s = spans[r->prev].end;
     if (e < s)
         e = s;
-    spans[i] = (span){s, e, r->parent == TRACE_NONE ? 0 : spans[r->parent].depth + 1, true};
+    spans[i] = (span){s, e, parent == TRACE_NONE ? 0 : spans[parent].depth + 1, true};
     *adjusted = (s - start) + (end - e);
     return TP_OK;
 }
@@ -169,7 +174,7 @@ tp_status tp_trace_write_json(const trace_state *t, FILE *f)
             pids[i] = next_pid++;
     }
     for (size_t i = 0; i < t->range_count; i++)
-        if (t->ranges[i].end)
+        if (t->ranges[i].start && t->ranges[i].end)
             used[t->ranges[i].track] = true;
     for (size_t i = 0; i < t->flow_count; i++)
         used[t->marks[t->flows[i].from].track] = used[t->marks[t->flows[i].to].track] = true;
@@ -182,8 +187,8 @@ tp_status tp_trace_write_json(const trace_state *t, FILE *f)
     for (size_t i = 0; i < t->range_count && status == TP_OK; i++) {
         const trace_range *r = &t->ranges[i];
         int64_t adjusted = 0;
-        if (!r->end)
-            continue; /* open when its stream was destroyed */
+        if (!r->start || !r->end)
+            continue; /* inside a capture, or open when its stream was destroyed */
         status = range_span(t, i, spans, &adjusted);
         if (status != TP_OK)
             break;

@@ -485,7 +485,11 @@ TP_API tp_status tp_range_pop(tp_stream *stream);
  * handle in the metadata), an "X" slice per range (ts, dur in us on CLOCK_MONOTONIC),
  * nested ranges nested, and "s"/"f" flows for the waits. Ranges still open are
  * closed by the stop (on streams destroyed meanwhile they are dropped). A trace with
- * no ranges is a valid file with no slices. A path that cannot be written is
+ * no ranges is a valid file with no slices. Inside a capture (rule 16) the trace
+ * takes no marks, since they would be part of the graph: ranges pushed or popped
+ * while their stream captures are left out of the file, as are flows from records
+ * and to waits made inside a capture (the user's records and waits themselves are
+ * captured as always); a capture open at the stop is left as it is. A path that cannot be written is
  * TP_ERR_INVALID_ARGUMENT with the path and the system's reason; the trace is
  * stopped all the same and its records dropped. No trace running:
  * TP_ERR_INVALID_ARGUMENT. NULL path: TP_ERR_INVALID_ARGUMENT, and the trace goes on.

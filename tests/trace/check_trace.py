@@ -93,6 +93,9 @@ def main():
     expected = [l.split()[1] for l in lines if l.startswith("slices ")]
     if expected and expected[0] != "any" and len(slices) != int(expected[0]):
         fail(f"{len(slices)} slices, expected {expected[0]}")
+    names = [l.split()[1:] for l in lines if l.startswith("names ")]
+    if names and sorted(s["name"] for s in slices) != sorted(names[0]):
+        fail(f"slices {[s['name'] for s in slices]}, expected {names[0]}")
     if scenario == "empty" and [e for e in events if e["ph"] != "M"]:
         fail("an empty trace has events")
     if scenario == "run" and not slices:
@@ -121,12 +124,12 @@ def main():
                 fail(f"flow {fid}'s {point['ph']} at {point['ts']} is inside no slice of its track")
         got.append((native_of[(s["pid"], s["tid"])], native_of[(f["pid"], f["tid"])]))
     want = [tuple(l.split()[1:3]) for l in lines if l.startswith("flow ")]
-    if scenario == "ranges":
+    if scenario in ("ranges", "capture"):
         normal = lambda pairs: sorted((a.lower(), b.lower()) for a, b in pairs)
         if normal(got) != normal(want):
             fail(f"flows {got}, expected {want}")
         names = [s["name"] for s in slices]
-        if 'other "device" \\ café\t' not in names:
+        if scenario == "ranges" and 'other "device" \\ café\t' not in names:
             fail(f"a name with quotes, a backslash, a tab and UTF-8 did not come back: {names}")
     print(f"ok: {len(slices)} slices, {len(got)} flows, {len(tracks)} tracks, {len(processes)} processes")
 

@@ -7,6 +7,9 @@
  *       expects ("slices N", "flow NATIVE_FROM NATIVE_TO" per wait)
  *   trace_scenarios empty OUT.json                a trace with nothing in it
  *   trace_scenarios errors DIR                    the refusals (checked here)
+ *   trace_scenarios capture OUT.json DEV          ranges, records and waits inside a
+ *       capture (rule 16) are left out; the graph's launches and what is outside
+ *       the capture are traced; a capture still open at stop does not stop it
  *   trace_scenarios threads OUT.json              threads pushing and popping while
  *       the trace starts and stops (for TSan; statuses of the race are not judged)
  */
@@ -144,6 +147,59 @@ static int errors(const char *dir)
     return 0;
 }
 
+static int capture(const char *out, const char *dev)
+{
+    tp_stream *s, *t;
+    tp_event *outside, *inside;
+    tp_graph *graph, *open_at_stop;
+    CHECK_OK(tp_stream_create(&s, dev, 0));
+    CHECK_OK(tp_stream_create(&t, dev, 0));
+    CHECK_OK(tp_event_create(&outside, dev, TP_EVENT_DEFAULT));
+    CHECK_OK(tp_event_create(&inside, dev, TP_EVENT_DEFAULT));
+
+    CHECK_OK(tp_trace_start());
+    CHECK_OK(tp_range_push(s, "outer"));
+    CHECK_OK(tp_event_record(outside, s));
+    CHECK_OK(tp_range_push(t, "waiter"));
+    CHECK_OK(tp_stream_wait_event(t, outside)); /* the one flow: s to t */
+    CHECK_OK(tp_range_pop(t));
+
+    CHECK_OK(tp_stream_begin_capture(s));
+    CHECK_OK(tp_range_push(s, "captured"));
+    CHECK_OK(tp_event_record(inside, s));
+    CHECK_OK(tp_event_record(outside, s)); /* its latest record is now the graph's */
+    CHECK_OK(tp_range_pop(s));
+    CHECK_OK(tp_range_push(s, "pushed inside, popped outside"));
+    CHECK_OK(tp_stream_end_capture(s, &graph));
+    CHECK_OK(tp_range_pop(s));
+    CHECK_OK(tp_graph_launch(graph, s));
+    CHECK_OK(tp_graph_launch(graph, s));
+    CHECK_OK(tp_range_push(s, "after"));
+    CHECK_OK(tp_range_pop(s));
+    CHECK_OK(tp_range_pop(s)); /* outer */
+
+    CHECK_OK(tp_range_push(s, "open at stop"));
+    CHECK_OK(tp_stream_begin_capture(s));
+    CHECK_OK(tp_trace_stop(out));
+    bool capturing = false;
+    CHECK_OK(tp_stream_is_capturing(s, &capturing));
+    CHECK(capturing); /* stop recorded nothing into it */
+    CHECK_OK(tp_stream_end_capture(s, &open_at_stop));
+    CHECK_OK(tp_graph_launch(open_at_stop, s));
+    CHECK_OK(tp_stream_synchronize(s));
+
+    printf("slices 3\n");
+    printf("names outer waiter after\n");
+    printf("flow %p %p\n", native_of(s), native_of(t));
+    CHECK_OK(tp_graph_destroy(open_at_stop));
+    CHECK_OK(tp_graph_destroy(graph));
+    CHECK_OK(tp_event_destroy(inside));
+    CHECK_OK(tp_event_destroy(outside));
+    CHECK_OK(tp_stream_destroy(t));
+    CHECK_OK(tp_stream_destroy(s));
+    return 0;
+}
+
 static void *pusher(void *arg)
 {
     tp_stream *s;
@@ -184,8 +240,10 @@ int main(int argc, char **argv)
         return empty(argv[2]);
     if (argc == 3 && strcmp(argv[1], "errors") == 0)
         return errors(argv[2]);
+    if (argc == 4 && strcmp(argv[1], "capture") == 0)
+        return capture(argv[2], argv[3]);
     if (argc == 3 && strcmp(argv[1], "threads") == 0)
         return threads(argv[2]);
-    fprintf(stderr, "usage: %s ranges OUT DEV_A DEV_B | empty OUT | errors DIR | threads OUT\n", argv[0]);
+    fprintf(stderr, "usage: %s ranges OUT DEV_A DEV_B | empty OUT | errors DIR | capture OUT DEV | threads OUT\n", argv[0]);
     return 2;
 }
