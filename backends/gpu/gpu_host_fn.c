@@ -31,7 +31,7 @@
  * 64-bit stream memory operations, no mapped host memory), every launch is held
  * by a gate: fn still runs on the stream's thread and may call the runtime, but
  * the gates of all streams share the runtime's one callback thread, so a host
- * function that blocks holds back the others. The README says so.
+ * function that blocks holds back the others. docs/semantics.md says so.
  *
  * Destroying a stream with host functions pending (rule 9): its thread still runs
  * them, in order, then gives back its events and its counter and frees the queue;
@@ -73,7 +73,7 @@
  * (not with CUDA_DEVICE_MAX_CONNECTIONS=32). A launch beyond the window is held by a runtime host function
  * instead, a gate that only waits: fn itself still runs on the stream's thread
  * (so it may call the runtime, rule 15), but while a gate waits it holds the
- * runtime's one callback thread, so other streams' gates wait for it (the README
+ * runtime's one callback thread, so other streams' gates wait for it (docs/semantics.md
  * says so). */
 #define HOST_DEVICE_WINDOW 8u
 

@@ -13,7 +13,7 @@
  * (a stream with an earlier marker still pending would make a later marker wait
  * for it too: an order no event asked for, rule 12). When all GPU_SNAPSHOT_STREAMS
  * are busy, the next marker shares one: it may then be reached later than its
- * record, never earlier (documented in the README).
+ * record, never earlier (docs/semantics.md, "Waits across backends").
  */
 #include "backends/gpu/gpu_internal.h"
 

@@ -265,9 +265,12 @@ TP_API tp_status tp_stream_record_event(tp_stream *stream, tp_event **event);
  * work on the stream waits for it to return. Rule 15: a host function never delays
  * host functions or work of another stream, and may call tpevent and the device's
  * runtime; on CUDA and HIP it runs on a tpevent thread of the stream's own, the
- * stream held meanwhile by a stream memory operation (where the device cannot do
- * that, it falls back on cudaLaunchHostFunc / hipStreamAddCallback, which run one at
- * a time on the runtime's thread and must not call the runtime: see the README).
+ * stream held meanwhile by a stream memory operation. Where the device cannot do
+ * that, and beyond 8 host functions pending on one stream, the stream is held by a
+ * runtime host function (cudaLaunchHostFunc / hipStreamAddCallback) that only waits
+ * while fn runs on the same tpevent thread: fn may still call the runtime, but such
+ * gates run one at a time on the runtime's thread (docs/semantics.md, "Host
+ * functions, per backend", which also states the limit of shared hardware queues).
  * fn must not wait for its own stream: synchronizing it, or its device, fails with
  * TP_ERR_INVALID_ARGUMENT. Once the process is exiting (tpevent's atexit handler
  * has run), no further host function of a CUDA or HIP stream starts on tpevent's
@@ -352,7 +355,7 @@ TP_API tp_status tp_event_wait(tp_event *event, tp_stream *stream);
  * TP_ERR_NOT_READY. Events of one device are timed on its own clock; events of two
  * devices or two backends on the host clock (tp_event_timestamp), where the answer
  * may be off by the two devices' error_ns (tp_device_clock) plus their drift over
- * the interval (the README states the bound). */
+ * the interval (docs/semantics.md, "One clock", states the bound). */
 TP_API tp_status tp_event_elapsed_time(tp_event *start, tp_event *end, float *ms);
 
 /* The CLOCK_MONOTONIC time, in ns, at which the device reached the event's latest

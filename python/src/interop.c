@@ -311,8 +311,9 @@ PyDoc_STRVAR(stream_launch_host_func_doc,
              "it raises goes to sys.unraisablehook (it cannot reach the caller, who has\n"
              "moved on) and the stream runs on. Callbacks still pending when the\n"
              "interpreter exits are dropped, never run. On CUDA and HIP a callback may\n"
-             "call tpevent (not synchronize its own stream) where the device holds\n"
-             "streams on host memory; on the fallback it must not (README).\n");
+             "call tpevent and the runtime (not synchronize its own stream); only on\n"
+             "a wrapped stream that someone else is capturing (torch.cuda.graph) does\n"
+             "it run on the runtime's own thread, where it must not (docs/semantics.md).\n");
 
 static PyObject *stream_launch_host_func(tppy_stream *self, PyObject *args)
 {
