@@ -20,8 +20,9 @@
  * functions on one thread): other streams' runtime host functions wait for it,
  * and so do other backends' notifies of this runtime. tpevent's own host
  * functions (rule 15) run on their own threads where the device has stream memory
- * operations, so with the setting forced they are not delayed. An exit handler
- * opens every gate, as the counters are raised.
+ * operations, so with the setting forced they are not delayed. At exit every
+ * gate stops waiting, as the counters are raised (gpu_host_counter.c's exit
+ * handler, which both share; gpu_wait_unless_exiting).
  *
  * Rule 9: the stream may be destroyed before the release: the runtime keeps the
  * native stream until its work (the wait) is done, and the release, which must
@@ -37,7 +38,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 enum { HOLD_UNKNOWN, HOLD_COUNTER, HOLD_GATE };
 
@@ -65,9 +65,6 @@ static struct {
      * than one closed at once: they share the runtime's one thread anyway). */
     pthread_mutex_t gate_lock;
     pthread_cond_t gate_changed;
-    bool exiting;
-    bool exit_handler_registered;
-    pid_t owner;
 } holds = {
     .free_lock = PTHREAD_MUTEX_INITIALIZER,
     .gate_lock = PTHREAD_MUTEX_INITIALIZER,
@@ -86,8 +83,11 @@ static int hold_mode(gpu_device *device)
     if (setting && strcmp(setting, "host-fn") == 0) {
         why = "forced by TPEVENT_GPU_WAIT=host-fn";
         mode = HOLD_GATE;
+    } else if (gpu_counters_supported(device)) {
+        mode = HOLD_COUNTER;
     } else {
-        mode = rt_stream_wait_value_supported(device->index, &why) ? HOLD_COUNTER : HOLD_GATE;
+        why = gpu_counters_unsupported_reason(device);
+        mode = HOLD_GATE;
     }
     atomic_store_explicit(&holds.reason[device->index], why, memory_order_relaxed);
     atomic_store_explicit(&holds.mode[device->index], mode, memory_order_release);
@@ -166,43 +166,24 @@ static void gate_release(void *arg)
     gate_unref(gate);
 }
 
-/* On the runtime's callback thread: blocks it until the release (or exit). */
+/* On the runtime's callback thread: blocks it until the release, or until the
+ * process exits (so that the runtime's teardown finds no stream held). */
 static void gate_host_fn(void *arg)
 {
     gate_hold *gate = arg;
     pthread_mutex_lock(&holds.gate_lock);
-    while (!gate->open && !holds.exiting)
-        pthread_cond_wait(&holds.gate_changed, &holds.gate_lock);
+    while (!gate->open && !gpu_counters_exiting())
+        gpu_wait_unless_exiting(&holds.gate_changed, &holds.gate_lock);
     pthread_mutex_unlock(&holds.gate_lock);
     gate_unref(gate);
-}
-
-/* Every gate opens at exit, so that the runtime's teardown finds no stream held
- * (as gpu_host_counter.c's exit handler raises the counters). Not in a forked child:
- * it has no callback thread, and the lock may have been held at the fork. */
-static void gates_at_exit(void)
-{
-    if (getpid() != holds.owner)
-        return;
-    pthread_mutex_lock(&holds.gate_lock);
-    holds.exiting = true;
-    pthread_cond_broadcast(&holds.gate_changed);
-    pthread_mutex_unlock(&holds.gate_lock);
 }
 
 /* With the stream's device current (the runtime's host functions need it). */
 static tp_status hold_on_gate(gpu_stream *stream, void (**release)(void *), void **arg)
 {
-    pthread_mutex_lock(&holds.gate_lock);
-    bool registered = holds.exit_handler_registered;
-    if (!registered) {
-        holds.owner = getpid();
-        registered = holds.exit_handler_registered = atexit(gates_at_exit) == 0;
-    }
-    bool exiting = holds.exiting;
-    pthread_mutex_unlock(&holds.gate_lock);
-    if (!registered || exiting)
-        return gpu.host->fail(TP_ERR_BACKEND, "tp_event_wait: %s", exiting ? "the process is exiting" : "atexit failed");
+    tp_status status = gpu_counters_watch_exit("tp_event_wait");
+    if (status != TP_OK)
+        return status;
     gate_hold *gate = malloc(sizeof *gate);
     if (!gate)
         return gpu.host->fail(TP_ERR_OUT_OF_MEMORY, "tp_event_wait: out of memory");

@@ -18,6 +18,7 @@
 #include "backends/gpu/gpu_internal.h"
 
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 /* One counter per cache line, 1024 per slab. */
@@ -112,6 +113,20 @@ static void counters_at_exit(void)
 bool gpu_counters_exiting(void)
 {
     return atomic_load_explicit(&counters.exiting, memory_order_acquire);
+}
+
+/* The exit handler knows no gate's condition to signal, so gates look again every
+ * 10 ms: exit then waits that long at most for the runtime's callback thread. */
+void gpu_wait_unless_exiting(pthread_cond_t *cond, pthread_mutex_t *lock)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_nsec += 10000000;
+    if (until.tv_nsec >= 1000000000) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000;
+    }
+    (void)pthread_cond_timedwait(cond, lock, &until);
 }
 
 TP_COLD tp_status gpu_counters_refused_at_exit(const char *operation)

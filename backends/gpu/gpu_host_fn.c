@@ -165,7 +165,7 @@ static void gate_wait_reached(gpu_host_queue *q, uint64_t gate)
  * A gate, on the runtime's callback thread: says it was reached, then holds the
  * stream until the thread has run its host function. At exit it stops waiting
  * (the thread runs nothing more), so that the runtime's teardown finds no
- * callback blocked; it looks every 10 ms, since the exit handler knows no queue.
+ * callback blocked (gpu_wait_unless_exiting).
  */
 static void gate_main(void *arg)
 {
@@ -173,16 +173,8 @@ static void gate_main(void *arg)
     pthread_mutex_lock(&q->lock);
     uint64_t gate = ++q->gates_reached;
     pthread_cond_broadcast(&q->gate_changed);
-    while (q->gates_done < gate && !gpu_counters_exiting()) {
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_nsec += 10000000;
-        if (until.tv_nsec >= 1000000000) {
-            until.tv_sec++;
-            until.tv_nsec -= 1000000000;
-        }
-        (void)pthread_cond_timedwait(&q->gate_changed, &q->lock, &until);
-    }
+    while (q->gates_done < gate && !gpu_counters_exiting())
+        gpu_wait_unless_exiting(&q->gate_changed, &q->lock);
     q->gates_unreturned--;
     pthread_cond_broadcast(&q->gate_changed);
     pthread_mutex_unlock(&q->lock);

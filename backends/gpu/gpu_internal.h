@@ -121,6 +121,7 @@
 #define gpu_counters_refused_at_exit GPU_SYMBOL(counters_refused_at_exit)
 #define gpu_counter_take GPU_SYMBOL(counter_take)
 #define gpu_counters_watch_exit GPU_SYMBOL(counters_watch_exit)
+#define gpu_wait_unless_exiting GPU_SYMBOL(wait_unless_exiting)
 #define gpu_counter_give GPU_SYMBOL(counter_give)
 #define gpu_host_fn_launch GPU_SYMBOL(host_fn_launch)
 #define gpu_host_fn_stream_closed GPU_SYMBOL(host_fn_stream_closed)
@@ -350,6 +351,9 @@ void gpu_counter_raise(_Atomic uint64_t *counter, uint64_t value);
 bool gpu_counters_exiting(void);
 tp_status gpu_counters_watch_exit(const char *operation);
 tp_status gpu_counters_refused_at_exit(const char *operation);
+/* A gate's wait under `lock`: returns when `cond` is signalled or after 10 ms, so
+ * that a caller looping on "open, or gpu_counters_exiting()" sees exit too. */
+void gpu_wait_unless_exiting(pthread_cond_t *cond, pthread_mutex_t *lock);
 
 /* =============================================================== gpu_host_fn.c */
 /*
