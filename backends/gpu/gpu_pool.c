@@ -53,9 +53,13 @@ void gpu_destroy_native(gpu_device *device, rt_event event)
 }
 
 /* Moves pending native events whose record was reached to the reached list; asks
- * about a few only, so taking one stays cheap. Called with the pool locked. */
+ * about a few only, so taking one stays cheap. Called with the pool locked.
+ * Rule 16: these queries are tpevent's, not the caller's; in relaxed mode, so that
+ * they do not invalidate a capture in global mode (the caller's or another
+ * thread's: torch.cuda.graph's default), as PyTorch's allocator queries its events. */
 static void pool_reap(gpu_device *device, gpu_event_pool *pool)
 {
+    rt_capture_mode mode = rt_thread_capture_relax_save();
     size_t asked = 0;
     for (size_t i = 0; i < pool->pending.count && asked < POOL_REAP_MAX; asked++) {
         rt_event event = pool->pending.items[i];
@@ -68,6 +72,7 @@ static void pool_reap(gpu_device *device, gpu_event_pool *pool)
         if (e != RT_SUCCESS || !list_push(&pool->reached, event))
             gpu_destroy_native(device, event); /* broken, or more than the pool keeps */
     }
+    rt_thread_capture_restore(mode);
 }
 
 tp_status gpu_pool_take(gpu_device *device, unsigned flags, rt_event *out)
@@ -187,7 +192,9 @@ void gpu_pool_give(gpu_device *device, unsigned flags, rt_event event, bool mayb
     gpu_event_pool *pool = &device->pools[flags & TP_EVENT_FLAGS_ALL];
     bool reached = true;
     if (maybe_pending) {
+        rt_capture_mode mode = rt_thread_capture_relax_save(); /* as in pool_reap */
         rt_error e = rt_event_query(event);
+        rt_thread_capture_restore(mode);
         if (e != RT_SUCCESS && e != RT_ERROR_NOT_READY) {
             gpu_destroy_native(device, event);
             return;

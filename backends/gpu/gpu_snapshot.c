@@ -54,6 +54,10 @@ static tp_status behind_native(gpu_device *device, rt_event native, rt_event mar
         return gpu_fail_call(RT_CALL("SetDevice"), e);
     const char *call = RT_CALL("StreamCreateWithPriority");
     rt_stream stream;
+    /* Rule 16: the caller's thread may be capturing (or another thread, in global
+     * mode): the query of the snapshot streams is tpevent's, not the caller's, and
+     * must not invalidate that capture. */
+    rt_capture_mode mode = rt_thread_capture_relax_save();
     pthread_mutex_lock(&device->snapshot_lock);
     e = idle_stream(device, &stream);
     if (e == RT_SUCCESS) {
@@ -65,6 +69,7 @@ static tp_status behind_native(gpu_device *device, rt_event native, rt_event mar
         e = marker ? rt_event_record(marker, stream) : rt_launch_host_fn(stream, fn, arg);
     }
     pthread_mutex_unlock(&device->snapshot_lock);
+    rt_thread_capture_restore(mode);
     rt_guard_leave(&guard);
     return e == RT_SUCCESS ? TP_OK : gpu_fail_call(call, e);
 }
@@ -83,7 +88,9 @@ tp_status gpu_snapshot_take(tp_event *base, tp_snapshot *out)
     rt_error e = gpu_guard_enter_if(RT_QUERY_NEEDS_CONTEXT, &guard, device->context, RT_NEED_CONTEXT);
     if (e != RT_SUCCESS)
         return gpu_fail_call(RT_CALL("SetDevice"), e);
+    rt_capture_mode mode = rt_thread_capture_relax_save(); /* as in behind_native */
     e = rt_event_query(native);
+    rt_thread_capture_restore(mode);
     rt_guard_leave(&guard);
     if (e == RT_SUCCESS) {
         out->state = TP_SNAPSHOT_REACHED;

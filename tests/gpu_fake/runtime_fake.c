@@ -402,7 +402,7 @@ rt_error fake_stream_query(rt_stream s)
 {
     s = fake_resolve(s);
     rt_error forbidden;
-    if (fake_capture_forbids_stream(s, &forbidden))
+    if (fake_capture_forbids_stream(s, &forbidden) || fake_capture_forbids_unsafe(&forbidden))
         return forbidden;
     return atomic_load(&s->completed) >= submitted_now(s) ? RT_SUCCESS : FAKE_ERROR_NOT_READY;
 }
@@ -411,7 +411,7 @@ rt_error fake_stream_synchronize(rt_stream s)
 {
     s = fake_resolve(s);
     rt_error forbidden;
-    if (fake_capture_forbids_stream(s, &forbidden))
+    if (fake_capture_forbids_stream(s, &forbidden) || fake_capture_forbids_unsafe(&forbidden))
         return forbidden;
     uint64_t target = submitted_now(s);
     backoff b = BACKOFF_INIT;
@@ -422,6 +422,9 @@ rt_error fake_stream_synchronize(rt_stream s)
 
 rt_error fake_device_synchronize(void)
 {
+    rt_error forbidden;
+    if (fake_capture_forbids_unsafe(&forbidden))
+        return forbidden;
     fake_device *d = &fake.devices[current_device];
     pthread_mutex_lock(&d->lock);
     rt_stream streams = d->streams;
@@ -542,7 +545,7 @@ static fake_record *latest_of(rt_event e)
 rt_error fake_event_query(rt_event e)
 {
     rt_error forbidden;
-    if (fake_capture_forbids_event(e, &forbidden))
+    if (fake_capture_forbids_event(e, &forbidden) || fake_capture_forbids_unsafe(&forbidden))
         return forbidden;
     fake_record *record = latest_of(e);
     bool reached = !record || atomic_load(&record->reached);
@@ -553,7 +556,7 @@ rt_error fake_event_query(rt_event e)
 rt_error fake_event_synchronize(rt_event e)
 {
     rt_error forbidden;
-    if (fake_capture_forbids_event(e, &forbidden))
+    if (fake_capture_forbids_event(e, &forbidden) || fake_capture_forbids_unsafe(&forbidden))
         return forbidden;
     fake_record *record = latest_of(e);
     backoff b = BACKOFF_INIT;
@@ -616,6 +619,9 @@ rt_error fake_ipc_get_event_handle(rt_ipc_event_handle *handle, rt_event e)
 
 rt_error fake_host_alloc(void **host, size_t size)
 {
+    rt_error forbidden;
+    if (fake_capture_forbids_unsafe(&forbidden))
+        return forbidden;
     void *memory = aligned_alloc(64, (size + 63) / 64 * 64);
     if (!memory)
         return FAKE_ERROR_OUT_OF_MEMORY;

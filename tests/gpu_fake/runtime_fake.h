@@ -264,7 +264,13 @@ static inline rt_error rt_stream_wait_value64(rt_stream s, rt_device_ptr counter
  * (query or synchronize of a capturing stream, or of an event last recorded
  * inside an open capture) fail with fakeErrorStreamCaptureUnsupported and
  * invalidate the capture, so a test sees any such call tpevent makes. Capture
- * modes are not modelled. */
+ * modes as CUDA's: each thread has one (global by default; relaxed once tpevent
+ * sets it), and each capture the mode it began with (tpevent's own: relaxed). A
+ * potentially unsafe call (a query or synchronize, a host allocation) fails and
+ * invalidates the captures that prohibit it: from a thread not relaxed, any
+ * capture that thread began not relaxed, and any other thread's global capture.
+ * A test begins a foreign capture in a mode of its choosing through
+ * tpevent_fake_foreign_capture (runtime_fake_graph.c). */
 typedef struct fake_graph *rt_graph;
 typedef struct fake_graph *rt_graph_exec;
 typedef int rt_capture_mode;
@@ -276,8 +282,12 @@ rt_error fake_graph_destroy(rt_graph g);
 rt_error fake_event_record_external(rt_event e, rt_stream s);
 rt_error fake_stream_wait_event_external(rt_stream s, rt_event e);
 bool fake_stream_is_capturing(rt_stream s);
+int fake_thread_exchange_capture_mode(int mode); /* the previous one */
+#define FAKE_CAPTURE_MODE_GLOBAL 0
+#define FAKE_CAPTURE_MODE_THREAD_LOCAL 1
+#define FAKE_CAPTURE_MODE_RELAXED 2
 static inline bool rt_stream_capturing(rt_stream s) { return fake_stream_is_capturing(s); }
-static inline void rt_thread_relax_capture(void) {}
+static inline void rt_thread_relax_capture(void) { (void)fake_thread_exchange_capture_mode(FAKE_CAPTURE_MODE_RELAXED); }
 static inline rt_error rt_stream_begin_capture(rt_stream s) { return fake_stream_begin_capture(s); }
 static inline rt_error rt_stream_end_capture(rt_stream s, rt_graph *g) { return fake_stream_end_capture(s, g); }
 static inline rt_error rt_graph_instantiate(rt_graph_exec *x, rt_graph g) { return fake_graph_instantiate(x, g); }
@@ -289,7 +299,10 @@ static inline rt_error rt_stream_wait_event_external(rt_stream s, rt_event e)
 {
     return fake_stream_wait_event_external(s, e);
 }
-static inline rt_capture_mode rt_thread_capture_relax_save(void) { return 0; }
-static inline void rt_thread_capture_restore(rt_capture_mode mode) { (void)mode; }
+static inline rt_capture_mode rt_thread_capture_relax_save(void)
+{
+    return fake_thread_exchange_capture_mode(FAKE_CAPTURE_MODE_RELAXED);
+}
+static inline void rt_thread_capture_restore(rt_capture_mode mode) { (void)fake_thread_exchange_capture_mode(mode); }
 
 #endif /* TPEVENT_TESTS_GPU_FAKE_RUNTIME_FAKE_H */

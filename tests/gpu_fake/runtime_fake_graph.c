@@ -30,6 +30,9 @@ typedef struct fake_capture {
     int refs; /* under capture_lock: the capture's own while open, one per event */
     bool open;
     bool invalidated;
+    int mode;                      /* FAKE_CAPTURE_MODE_* it began with */
+    pthread_t thread;              /* that began it */
+    struct fake_capture *next_open; /* open_captures, under capture_lock */
     fake_gop *ops;
     size_t count, capacity;
     fake_branch *branches; /* [0]: the origin */
@@ -42,6 +45,56 @@ struct fake_graph {
 };
 
 static pthread_mutex_t capture_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Open captures not begun relaxed (the only ones that prohibit anything): a list
+ * under capture_lock, and its length, read first without the lock. */
+static fake_capture *open_captures;
+static atomic_int strict_open;
+
+static _Thread_local int thread_mode = FAKE_CAPTURE_MODE_GLOBAL;
+
+int fake_thread_exchange_capture_mode(int mode)
+{
+    int previous = thread_mode;
+    thread_mode = mode;
+    return previous;
+}
+
+bool fake_capture_forbids_unsafe(rt_error *e)
+{
+    if (atomic_load(&strict_open) == 0 || thread_mode == FAKE_CAPTURE_MODE_RELAXED)
+        return false;
+    bool forbidden = false;
+    pthread_mutex_lock(&capture_lock);
+    for (fake_capture *c = open_captures; c; c = c->next_open) {
+        bool own = pthread_equal(c->thread, pthread_self());
+        if (own || (c->mode == FAKE_CAPTURE_MODE_GLOBAL && thread_mode == FAKE_CAPTURE_MODE_GLOBAL)) {
+            c->invalidated = true;
+            forbidden = true;
+        }
+    }
+    pthread_mutex_unlock(&capture_lock);
+    *e = FAKE_ERROR_CAPTURE_UNSUPPORTED;
+    return forbidden;
+}
+
+/* Under capture_lock: c, begun not relaxed, is open, or no longer. */
+static void strict_list_add(fake_capture *c)
+{
+    c->next_open = open_captures;
+    open_captures = c;
+    atomic_fetch_add(&strict_open, 1);
+}
+
+static void strict_list_remove(fake_capture *c)
+{
+    for (fake_capture **at = &open_captures; *at; at = &(*at)->next_open)
+        if (*at == c) {
+            *at = c->next_open;
+            atomic_fetch_sub(&strict_open, 1);
+            return;
+        }
+}
 
 static fake_capture *capture_of(rt_stream s)
 {
@@ -251,7 +304,7 @@ bool fake_stream_is_capturing(rt_stream s)
 
 /* ---------------------------------------------------------------- capture */
 
-rt_error fake_stream_begin_capture(rt_stream s)
+static rt_error begin_capture(rt_stream s, int mode)
 {
     s = fake_resolve(s);
     fake_capture *c = calloc(1, sizeof *c);
@@ -259,6 +312,8 @@ rt_error fake_stream_begin_capture(rt_stream s)
         return FAKE_ERROR_OUT_OF_MEMORY;
     c->refs = 1;
     c->open = true;
+    c->mode = mode;
+    c->thread = pthread_self();
     pthread_mutex_lock(&capture_lock);
     rt_error e = RT_SUCCESS;
     if (capture_of(s))
@@ -267,8 +322,16 @@ rt_error fake_stream_begin_capture(rt_stream s)
         e = FAKE_ERROR_OUT_OF_MEMORY;
     if (e != RT_SUCCESS)
         capture_unref(c);
+    else if (mode != FAKE_CAPTURE_MODE_RELAXED)
+        strict_list_add(c);
     pthread_mutex_unlock(&capture_lock);
     return e;
+}
+
+/* tpevent's own captures, as on CUDA (runtime_cuda.h): relaxed. */
+rt_error fake_stream_begin_capture(rt_stream s)
+{
+    return begin_capture(s, FAKE_CAPTURE_MODE_RELAXED);
 }
 
 rt_error fake_stream_end_capture(rt_stream s, rt_graph *out)
@@ -287,6 +350,8 @@ rt_error fake_stream_end_capture(rt_stream s, rt_graph *out)
     for (size_t i = 0; i < c->branch_count; i++)
         atomic_store(&c->branches[i].stream->capture, NULL);
     c->open = false;
+    if (c->mode != FAKE_CAPTURE_MODE_RELAXED)
+        strict_list_remove(c);
     struct fake_graph *graph = NULL;
     if (e == RT_SUCCESS) {
         graph = calloc(1, sizeof *graph);
@@ -356,3 +421,48 @@ rt_error fake_graph_destroy(rt_graph g)
     }
     return RT_SUCCESS;
 }
+
+/* ------------------------------------------------- foreign captures (tests) */
+
+/*
+ * What a test needs to capture a stream as someone else would (torch.cuda.graph
+ * on a stream tpevent wraps): begin in a mode, end (and instantiate), launch,
+ * destroy. Exported from the module, unlike the rest: the conformance suite
+ * looks it up by name (tests/conformance/foreign_capture.c). Answers are 0 or the
+ * fake's error codes.
+ */
+static int foreign_begin(void *stream, int mode)
+{
+    return begin_capture(stream, mode);
+}
+
+static int foreign_end(void *stream, void **exec)
+{
+    rt_graph graph = NULL;
+    rt_error e = fake_stream_end_capture(stream, &graph);
+    if (e != RT_SUCCESS)
+        return e;
+    rt_graph_exec x = NULL;
+    e = fake_graph_instantiate(&x, graph);
+    fake_graph_destroy(graph);
+    if (e == RT_SUCCESS)
+        *exec = x;
+    return e;
+}
+
+static int foreign_launch(void *exec, void *stream)
+{
+    return fake_graph_launch(exec, stream);
+}
+
+static void foreign_destroy(void *exec)
+{
+    fake_graph_destroy(exec);
+}
+
+__attribute__((visibility("default"))) const struct {
+    int (*begin)(void *stream, int mode);
+    int (*end)(void *stream, void **exec);
+    int (*launch)(void *exec, void *stream);
+    void (*destroy)(void *exec);
+} tpevent_fake_foreign_capture = {foreign_begin, foreign_end, foreign_launch, foreign_destroy};

@@ -72,5 +72,9 @@ bool fake_capture_forbids_stream(rt_stream s, rt_error *e);
 bool fake_capture_forbids_event(rt_event event, rt_error *e);
 /* The event is recorded outside any capture, or destroyed. */
 void fake_capture_forget(rt_event event);
+/* A potentially unsafe call (a query or synchronize, a host allocation) made by a
+ * thread that capture modes prohibit from it: the captures that prohibit it are
+ * invalidated, and the call fails. */
+bool fake_capture_forbids_unsafe(rt_error *e);
 
 #endif /* TPEVENT_TESTS_GPU_FAKE_RUNTIME_FAKE_INTERNAL_H */

@@ -1,0 +1,110 @@
+/* See foreign_capture.h. */
+#define _GNU_SOURCE /* dl_iterate_phdr, RTLD_NOLOAD */
+#include "foreign_capture.h"
+
+#include <dlfcn.h>
+#include <link.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ------------------------------------------------------- CUDA's driver API */
+
+typedef int (*cu_begin_fn)(void *stream, int mode);
+typedef int (*cu_end_fn)(void *stream, void **graph);
+typedef int (*cu_instantiate_fn)(void **exec, void *graph, unsigned long long flags);
+typedef int (*cu_launch_fn)(void *exec, void *stream);
+typedef int (*cu_destroy_fn)(void *object);
+
+static struct {
+    cu_begin_fn begin;
+    cu_end_fn end;
+    cu_instantiate_fn instantiate;
+    cu_launch_fn launch;
+    cu_destroy_fn exec_destroy, graph_destroy;
+} cu;
+
+static int cu_end_and_instantiate(void *stream, void **exec)
+{
+    void *graph = NULL;
+    int e = cu.end(stream, &graph);
+    if (e != 0)
+        return e;
+    e = cu.instantiate(exec, graph, 0);
+    (void)cu.graph_destroy(graph);
+    return e;
+}
+
+static void cu_exec_destroy(void *exec)
+{
+    (void)cu.exec_destroy(exec);
+}
+
+static bool find_cuda_driver(foreign_capture *out)
+{
+    void *driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    if (!driver)
+        driver = dlopen("libcuda.so.1", RTLD_NOW);
+    if (!driver) {
+        printf("skipped: the CUDA driver (libcuda.so.1) cannot be opened for a foreign capture: %s\n", dlerror());
+        return false;
+    }
+    cu.begin = (cu_begin_fn)dlsym(driver, "cuStreamBeginCapture_v2");
+    cu.end = (cu_end_fn)dlsym(driver, "cuStreamEndCapture");
+    cu.instantiate = (cu_instantiate_fn)dlsym(driver, "cuGraphInstantiateWithFlags");
+    cu.launch = (cu_launch_fn)dlsym(driver, "cuGraphLaunch");
+    cu.exec_destroy = (cu_destroy_fn)dlsym(driver, "cuGraphExecDestroy");
+    cu.graph_destroy = (cu_destroy_fn)dlsym(driver, "cuGraphDestroy");
+    if (!cu.begin || !cu.end || !cu.instantiate || !cu.launch || !cu.exec_destroy || !cu.graph_destroy) {
+        printf("skipped: the CUDA driver lacks the capture calls this test needs\n");
+        return false;
+    }
+    *out = (foreign_capture){"CUDA driver", cu.begin, cu_end_and_instantiate, cu.launch, cu_exec_destroy};
+    return true;
+}
+
+/* ------------------------------------------------------------ the fake GPU */
+
+/* Its module's table (runtime_fake_graph.c), of this shape. */
+typedef struct fake_table {
+    int (*begin)(void *stream, int mode);
+    int (*end)(void *stream, void **exec);
+    int (*launch)(void *exec, void *stream);
+    void (*destroy)(void *exec);
+} fake_table;
+
+static int find_module(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    const char *suffix = "/libtpevent-cuda.so";
+    size_t length = strlen(info->dlpi_name), suffix_length = strlen(suffix);
+    if (length < suffix_length || strcmp(info->dlpi_name + length - suffix_length, suffix) != 0)
+        return 0;
+    snprintf(data, 4096, "%s", info->dlpi_name);
+    return 1;
+}
+
+static const fake_table *find_fake(void)
+{
+    char path[4096] = "";
+    if (!dl_iterate_phdr(find_module, path))
+        return NULL;
+    void *module = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
+    return module ? (const fake_table *)dlsym(module, "tpevent_fake_foreign_capture") : NULL;
+}
+
+/* ------------------------------------------------------------------- entry */
+
+bool foreign_capture_find(const char *device, foreign_capture *out)
+{
+    if (strncmp(device, "cuda", 4) != 0) {
+        printf("skipped: %s: foreign captures are CUDA's (the fake GPU's too) in this test; on the CPU every capture "
+               "is tpevent's own\n", device);
+        return false;
+    }
+    const fake_table *fake = find_fake();
+    if (fake) {
+        *out = (foreign_capture){"fake GPU", fake->begin, fake->end, fake->launch, fake->destroy};
+        return true;
+    }
+    return find_cuda_driver(out);
+}
