@@ -43,159 +43,18 @@ typedef struct event_pool {
     uint32_t count, cap;
 } event_pool;
 
-typedef struct map_entry {
-    tp_event *event; /* NULL: empty; TOMBSTONE: removed */
-    uint32_t mark;
-} map_entry;
-
-#define TOMBSTONE ((tp_event *)(uintptr_t)1)
-
 static struct {
     pthread_mutex_t lock;
     int state;
     trace_state t;
     event_pool pools[TP_DEVICE_TYPE_COUNT][TP_MAX_DEVICES];
-    map_entry *map; /* event -> its latest record's mark */
-    size_t map_cap, map_used;
+    trace_event_map map;   /* event -> its latest record's mark */
+    trace_name_index names; /* trace.t.names, interned */
 } trace = {.lock = PTHREAD_MUTEX_INITIALIZER};
-
-/* ------------------------------------------------------------- storage */
-
-/* Makes room for `need` elements of `size` bytes in *items (capacity *cap). */
-static bool reserve(void *items, size_t *cap, size_t need, size_t size)
-{
-    if (need <= *cap)
-        return true;
-    size_t grown = *cap ? *cap : 64;
-    while (grown < need)
-        grown *= 2;
-    void *moved = realloc(*(void **)items, grown * size);
-    if (!moved)
-        return false;
-    *(void **)items = moved;
-    *cap = grown;
-    return true;
-}
 
 TP_COLD static tp_status out_of_memory(const char *who)
 {
     return tp_fail(TP_ERR_OUT_OF_MEMORY, "%s: out of memory for the trace's records", who);
-}
-
-static size_t hash_pointer(const void *p, size_t cap)
-{
-    uint64_t x = (uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15u;
-    return (size_t)(x >> 17) & (cap - 1);
-}
-
-static map_entry *map_find(const tp_event *event)
-{
-    if (!trace.map_cap)
-        return NULL;
-    for (size_t i = hash_pointer(event, trace.map_cap);; i = (i + 1) & (trace.map_cap - 1)) {
-        if (trace.map[i].event == event)
-            return &trace.map[i];
-        if (!trace.map[i].event)
-            return NULL;
-    }
-}
-
-/* Room for one more entry (used counts tombstones too: they end searches later). */
-static bool map_reserve(void)
-{
-    if ((trace.map_used + 1) * 2 <= trace.map_cap)
-        return true;
-    size_t live = 0;
-    for (size_t i = 0; i < trace.map_cap; i++)
-        live += trace.map[i].event > TOMBSTONE;
-    size_t cap = trace.map_cap ? trace.map_cap : 256;
-    while ((live + 1) * 4 > cap)
-        cap *= 2;
-    map_entry *fresh = calloc(cap, sizeof *fresh), *old = trace.map;
-    if (!fresh)
-        return false;
-    size_t old_cap = trace.map_cap;
-    trace.map = fresh;
-    trace.map_cap = cap;
-    trace.map_used = 0;
-    for (size_t i = 0; i < old_cap; i++)
-        if (old[i].event > TOMBSTONE) {
-            size_t j = hash_pointer(old[i].event, cap);
-            while (fresh[j].event)
-                j = (j + 1) & (cap - 1);
-            fresh[j] = old[i];
-            trace.map_used++;
-        }
-    free(old);
-    return true;
-}
-
-static map_entry *map_insert(tp_event *event)
-{
-    size_t i = hash_pointer(event, trace.map_cap);
-    while (trace.map[i].event > TOMBSTONE)
-        i = (i + 1) & (trace.map_cap - 1);
-    if (!trace.map[i].event)
-        trace.map_used++;
-    trace.map[i].event = event;
-    return &trace.map[i];
-}
-
-/* Interned names: the same name text is stored once per trace. A range's name
- * is an offset into trace.t.names. Linear probing on a table of offsets + 1. */
-static uint32_t *intern_table;
-static size_t intern_cap, intern_used;
-
-static uint64_t hash_name(const char *name, size_t *length)
-{
-    uint64_t h = 1469598103934665603u;
-    size_t n = 0;
-    for (; name[n]; n++)
-        h = (h ^ (unsigned char)name[n]) * 1099511628211u;
-    *length = n;
-    return h;
-}
-
-static bool intern_grow(void)
-{
-    size_t cap = intern_cap ? intern_cap * 2 : 256;
-    uint32_t *fresh = calloc(cap, sizeof *fresh);
-    if (!fresh)
-        return false;
-    for (size_t i = 0; i < intern_cap; i++)
-        if (intern_table[i]) {
-            size_t length;
-            size_t j = (size_t)hash_name(trace.t.names + intern_table[i] - 1, &length) & (cap - 1);
-            while (fresh[j])
-                j = (j + 1) & (cap - 1);
-            fresh[j] = intern_table[i];
-        }
-    free(intern_table);
-    intern_table = fresh;
-    intern_cap = cap;
-    return true;
-}
-
-static bool intern(const char *name, uint32_t *offset)
-{
-    if ((intern_used + 1) * 2 > intern_cap && !intern_grow())
-        return false;
-    size_t length;
-    size_t i = (size_t)hash_name(name, &length) & (intern_cap - 1);
-    for (; intern_table[i]; i = (i + 1) & (intern_cap - 1))
-        if (strcmp(trace.t.names + intern_table[i] - 1, name) == 0) {
-            *offset = intern_table[i] - 1;
-            return true;
-        }
-    if (trace.t.names_len + length + 1 >= UINT32_MAX ||
-        !reserve(&trace.t.names, &trace.t.names_cap, trace.t.names_len + length + 1, 1))
-        return false;
-    memcpy(trace.t.names + trace.t.names_len, name, length + 1);
-    *offset = (uint32_t)trace.t.names_len;
-    intern_table[i] = *offset + 1;
-    intern_used++;
-    trace.t.names_len += length + 1;
-    return true;
 }
 
 /* --------------------------------------------------------- event pools */
@@ -209,7 +68,7 @@ static tp_status pool_fill(const tp_stream *stream, uint32_t count)
 {
     event_pool *pool = pool_of(stream->device);
     size_t cap = pool->cap;
-    if (!reserve(&pool->items, &cap, (size_t)pool->count + count, sizeof *pool->items))
+    if (!tp_trace_reserve(&pool->items, &cap, (size_t)pool->count + count, sizeof *pool->items))
         return out_of_memory("tp_trace");
     pool->cap = (uint32_t)cap;
     while (pool->count < count) {
@@ -287,7 +146,7 @@ static tp_status track_of(tp_stream *stream, uint32_t *index)
     if (track_find(stream, index))
         return TP_OK;
     size_t old_cap = trace.t.track_cap;
-    if (!reserve(&trace.t.tracks, &trace.t.track_cap, trace.t.track_count + 1, sizeof *trace.t.tracks))
+    if (!tp_trace_reserve(&trace.t.tracks, &trace.t.track_cap, trace.t.track_count + 1, sizeof *trace.t.tracks))
         return out_of_memory("tp_trace");
     memset(trace.t.tracks + old_cap, 0, (trace.t.track_cap - old_cap) * sizeof *trace.t.tracks);
     tp_status status = pool_fill(stream, POOL_PREFILL);
@@ -363,8 +222,8 @@ TP_COLD static tp_status range_push_traced(tp_stream *stream, const char *name)
         goto out;
     trace_track *track = &trace.t.tracks[index];
     if (!track_reserve(track) ||
-        !reserve(&trace.t.ranges, &trace.t.range_cap, trace.t.range_count + 1, sizeof *trace.t.ranges) ||
-        !intern(name, &name_at)) {
+        !tp_trace_reserve(&trace.t.ranges, &trace.t.range_cap, trace.t.range_count + 1, sizeof *trace.t.ranges) ||
+        !trace_intern(&trace.names, &trace.t, name, &name_at)) {
         status = out_of_memory("tp_range_push");
         goto out;
     }
@@ -426,7 +285,7 @@ TP_API tp_status tp_range_pop(tp_stream *stream)
  * flow refers to yet, recorded again; else a new one. */
 static tp_status mark_record(tp_stream *stream, uint32_t track, uint32_t *mark, bool in_flow)
 {
-    if (!reserve(&trace.t.marks, &trace.t.mark_cap, trace.t.mark_count + 1, sizeof *trace.t.marks))
+    if (!tp_trace_reserve(&trace.t.marks, &trace.t.mark_cap, trace.t.mark_count + 1, sizeof *trace.t.marks))
         return out_of_memory("tp_trace");
     tp_event *event = NULL;
     tp_status status = pool_record(stream, &event);
@@ -443,11 +302,11 @@ tp_status tp_trace_record(tp_event *event, tp_stream *stream)
     uint32_t track = 0;
     tp_status status = TP_OK;
     if (trace.state == RUNNING && capturing(stream)) {
-        map_entry *entry = map_find(event);
+        trace_map_entry *entry = trace_map_find(&trace.map, event);
         if (entry)
-            entry->event = TOMBSTONE; /* its latest record is the graph's: no flow from it */
-    } else if (trace.state == RUNNING && track_of(stream, &track) == TP_OK && map_reserve()) {
-        map_entry *entry = map_find(event);
+            entry->event = TRACE_MAP_TOMBSTONE; /* its latest record is the graph's: no flow from it */
+    } else if (trace.state == RUNNING && track_of(stream, &track) == TP_OK && trace_map_reserve(&trace.map)) {
+        trace_map_entry *entry = trace_map_find(&trace.map, event);
         trace_mark *mark = entry ? &trace.t.marks[entry->mark] : NULL;
         if (mark && !mark->in_flow && mark->event->device.type == stream->device.type &&
             mark->event->device.index == stream->device.index) {
@@ -457,7 +316,7 @@ tp_status tp_trace_record(tp_event *event, tp_stream *stream)
             uint32_t m = 0;
             status = mark_record(stream, track, &m, false);
             if (status == TP_OK)
-                (entry ? entry : map_insert(event))->mark = m;
+                (entry ? entry : trace_map_insert(&trace.map, event))->mark = m;
         }
     }
     /* The mark's failure is the trace's loss, not the caller's: the record goes on. */
@@ -472,10 +331,10 @@ tp_status tp_trace_wait(tp_event *event, tp_stream *stream)
     if (status != TP_OK)
         return status;
     pthread_mutex_lock(&trace.lock);
-    map_entry *entry = trace.state == RUNNING && !capturing(stream) ? map_find(event) : NULL;
+    trace_map_entry *entry = trace.state == RUNNING && !capturing(stream) ? trace_map_find(&trace.map, event) : NULL;
     uint32_t track = 0, to = 0;
     if (entry && track_of(stream, &track) == TP_OK &&
-        reserve(&trace.t.flows, &trace.t.flow_cap, trace.t.flow_count + 1, sizeof *trace.t.flows) &&
+        tp_trace_reserve(&trace.t.flows, &trace.t.flow_cap, trace.t.flow_count + 1, sizeof *trace.t.flows) &&
         mark_record(stream, track, &to, true) == TP_OK) {
         trace.t.marks[entry->mark].in_flow = true;
         trace.t.flows[trace.t.flow_count++] = (trace_flow){.from = entry->mark, .to = to};
@@ -487,9 +346,9 @@ tp_status tp_trace_wait(tp_event *event, tp_stream *stream)
 void tp_trace_forget_event(tp_event *event)
 {
     pthread_mutex_lock(&trace.lock);
-    map_entry *entry = trace.state == RUNNING ? map_find(event) : NULL;
+    trace_map_entry *entry = trace.state == RUNNING ? trace_map_find(&trace.map, event) : NULL;
     if (entry)
-        entry->event = TOMBSTONE;
+        entry->event = TRACE_MAP_TOMBSTONE;
     pthread_mutex_unlock(&trace.lock);
 }
 
@@ -512,11 +371,11 @@ TP_API tp_status tp_trace_start(void)
     if (trace.state != IDLE) {
         status = tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_trace_start: a trace is %s already (one at a time)",
                          trace.state == RUNNING ? "running" : "being written by tp_trace_stop");
-    } else if (!reserve(&trace.t.ranges, &trace.t.range_cap, 1024, sizeof *trace.t.ranges) ||
-               !reserve(&trace.t.marks, &trace.t.mark_cap, 256, sizeof *trace.t.marks) ||
-               !reserve(&trace.t.flows, &trace.t.flow_cap, 256, sizeof *trace.t.flows) ||
-               !reserve(&trace.t.names, &trace.t.names_cap, 4096, 1) || !map_reserve() ||
-               (!intern_cap && !intern_grow())) {
+    } else if (!tp_trace_reserve(&trace.t.ranges, &trace.t.range_cap, 1024, sizeof *trace.t.ranges) ||
+               !tp_trace_reserve(&trace.t.marks, &trace.t.mark_cap, 256, sizeof *trace.t.marks) ||
+               !tp_trace_reserve(&trace.t.flows, &trace.t.flow_cap, 256, sizeof *trace.t.flows) ||
+               !tp_trace_reserve(&trace.t.names, &trace.t.names_cap, 4096, 1) || !trace_map_reserve(&trace.map) ||
+               !trace_names_ready(&trace.names, &trace.t)) {
         status = out_of_memory("tp_trace_start");
     } else {
         trace.state = RUNNING;
@@ -540,10 +399,8 @@ static void recycle(void)
     for (size_t i = 0; i < t->mark_count; i++)
         pool_put(t->marks[i].event);
     t->range_count = t->mark_count = t->flow_count = t->track_count = t->names_len = 0;
-    memset(trace.map, 0, trace.map_cap * sizeof *trace.map);
-    trace.map_used = 0;
-    memset(intern_table, 0, intern_cap * sizeof *intern_table);
-    intern_used = 0;
+    trace_map_clear(&trace.map);
+    trace_names_clear(&trace.names);
 }
 
 static void reserve_pools(void)
@@ -560,7 +417,7 @@ static void reserve_pools(void)
         for (int index = 0; index < TP_MAX_DEVICES; index++) {
             event_pool *pool = &trace.pools[type][index];
             size_t cap = pool->cap;
-            if (need[type][index] && reserve(&pool->items, &cap, pool->count + need[type][index], sizeof *pool->items))
+            if (need[type][index] && tp_trace_reserve(&pool->items, &cap, pool->count + need[type][index], sizeof *pool->items))
                 pool->cap = (uint32_t)cap;
         }
 }

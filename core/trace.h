@@ -1,6 +1,6 @@
 /*
- * What core/trace.c (collecting a trace) and core/trace_json.c (writing it) share.
- * Internal to those two files.
+ * What core/trace.c (collecting a trace), core/trace_tables.c (its tables) and
+ * core/trace_json.c (writing it) share. Internal to those three files.
  */
 #ifndef TPEVENT_CORE_TRACE_H
 #define TPEVENT_CORE_TRACE_H
@@ -58,6 +58,41 @@ typedef struct trace_state {
     size_t range_count, range_cap, mark_count, mark_cap, flow_count, flow_cap;
     size_t track_count, track_cap, names_len, names_cap;
 } trace_state;
+
+/* ------------------------------------------------ trace_tables.c */
+
+/* Makes room for `need` elements of `size` bytes in *items (capacity *cap),
+ * doubling. */
+bool tp_trace_reserve(void *items, size_t *cap, size_t need, size_t size);
+
+/* Event -> the mark of its latest record while tracing. */
+typedef struct trace_map_entry {
+    tp_event *event; /* NULL: empty; TRACE_MAP_TOMBSTONE: forgotten */
+    uint32_t mark;
+} trace_map_entry;
+#define TRACE_MAP_TOMBSTONE ((tp_event *)(uintptr_t)1)
+
+typedef struct trace_event_map {
+    trace_map_entry *entries;
+    size_t cap, used;
+} trace_event_map;
+
+trace_map_entry *trace_map_find(const trace_event_map *map, const tp_event *event);
+/* Room for one more insert; false when out of memory. */
+bool trace_map_reserve(trace_event_map *map);
+/* After trace_map_reserve: an entry for an event not in the map. */
+trace_map_entry *trace_map_insert(trace_event_map *map, tp_event *event);
+void trace_map_clear(trace_event_map *map);
+
+/* Interned range names: offsets into trace_state.names. */
+typedef struct trace_name_index {
+    uint32_t *table; /* offset + 1; 0: empty */
+    size_t cap, used;
+} trace_name_index;
+
+bool trace_names_ready(trace_name_index *index, const trace_state *t);
+bool trace_intern(trace_name_index *index, trace_state *t, const char *name, uint32_t *offset);
+void trace_names_clear(trace_name_index *index);
 
 /* Waits for every record of the trace and writes it to `f` (trace_json.c).
  * TP_OK, or the failure of a record (with its message). Does not close f. */

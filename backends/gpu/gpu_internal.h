@@ -326,8 +326,7 @@ tp_status gpu_pool_take(gpu_device *device, unsigned flags, rt_event *out);
 void gpu_pool_give(gpu_device *device, unsigned flags, rt_event event, bool maybe_pending);
 
 /* ========================================================== gpu_host_counter.c */
-/* A 64-bit counter in mapped host memory: `host` for the host's stores, `device`
- * for the stream memory operations that wait on it. */
+/* A 64-bit counter in mapped host memory: host stores, device waits on it. */
 typedef struct gpu_counter {
     _Atomic uint64_t *host;
     rt_device_ptr device;
@@ -337,22 +336,19 @@ typedef struct gpu_counter {
 bool gpu_counters_supported(gpu_device *device);
 const char *gpu_counters_unsupported_reason(gpu_device *device);
 
-/* A free counter of the device, at the value it has (it only grows). Refused once
- * the process is exiting. `operation` names the caller in messages. */
+/* A free counter, at its value (it only grows); refused once exiting. */
 tp_status gpu_counter_take(gpu_device *device, const char *operation, gpu_counter *out);
 void gpu_counter_give(gpu_device *device, gpu_counter counter);
 
-/* Stores max(counter, value), with release order: what the host wrote before is
- * seen by the work the stores lets go. */
+/* Stores max(counter, value), release: the work it lets go sees the host's writes. */
 void gpu_counter_raise(_Atomic uint64_t *counter, uint64_t value);
 
 /* At exit every counter was raised past every wait, and none is handed out;
- * watch_exit registers the exit handler for whoever needs it without a counter. */
+ * watch_exit registers the exit handler for whoever needs it without a counter;
+ * gates wait in wait_unless_exiting (returns when signalled, or after 10 ms). */
 bool gpu_counters_exiting(void);
 tp_status gpu_counters_watch_exit(const char *operation);
 tp_status gpu_counters_refused_at_exit(const char *operation);
-/* A gate's wait under `lock`: returns when `cond` is signalled or after 10 ms, so
- * that a caller looping on "open, or gpu_counters_exiting()" sees exit too. */
 void gpu_wait_unless_exiting(pthread_cond_t *cond, pthread_mutex_t *lock);
 
 /* =============================================================== gpu_host_fn.c */
