@@ -360,6 +360,17 @@ struct tp_backend {
     tp_status (*stream_is_capturing)(tp_stream *stream, bool *capturing);
     tp_status (*graph_launch)(tp_graph *graph, tp_stream *stream);
     tp_status (*graph_destroy)(tp_graph *graph);
+
+    /*
+     * Rule 15's self-wait, for the core's timed waits (core/wait.c), which poll
+     * the queries above and so cannot see it: true when the calling thread runs a
+     * host function that the stream's work not yet done (or the event's latest
+     * record) comes after, so that waiting for it from here would never end.
+     * Never blocks. Optional (NULL: never true); the untimed synchronizes detect it
+     * themselves.
+     */
+    bool (*stream_waits_for_itself)(tp_stream *stream);
+    bool (*event_waits_for_itself)(tp_event *event);
 };
 
 /*

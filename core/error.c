@@ -61,6 +61,13 @@ tp_status tp_fail(tp_status status, const char *fmt, ...)
     return status;
 }
 
+TP_COLD tp_status tp_fail_within(tp_status status, const char *operation, const char *context)
+{
+    char inner[TP_MESSAGE_SIZE];
+    snprintf(inner, sizeof inner, "%s", thread_message);
+    return tp_fail(status, "%s: %s%s", operation, context, inner);
+}
+
 TP_COLD tp_status tp_unsupported(const tp_backend *backend, const char *operation)
 {
     return tp_fail(TP_ERR_UNSUPPORTED, "the %s backend does not support %s", backend->name, operation);

@@ -15,6 +15,10 @@
 /* Sets the calling thread's message (tp_last_error) and returns status. */
 tp_status tp_fail(tp_status status, const char *fmt, ...) TP_PRINTF(2, 3);
 
+/* The failure of a call made on behalf of `operation` (a public call built on
+ * others), said as that call's: "<operation>: <context><the message so far>". */
+tp_status tp_fail_within(tp_status status, const char *operation, const char *context);
+
 /* TP_ERR_UNSUPPORTED for a NULL table entry: "the <backend> backend does not
  * support <operation>". */
 tp_status tp_unsupported(const tp_backend *backend, const char *operation);
@@ -127,8 +131,11 @@ static inline bool tp_trace_on_for_destroy(void)
  * the marks a wait's flow needs (core/trace.c). Arguments already checked. */
 tp_status tp_trace_record(tp_event *event, tp_stream *stream) TP_COLD;
 tp_status tp_trace_wait(tp_event *event, tp_stream *stream) TP_COLD;
-/* The object is being destroyed: the trace forgets it (its records stay). */
+/* The object is being destroyed: the trace forgets it (its records stay). A
+ * stream is destroyed under the trace's lock and forgotten only if its backend
+ * agreed (it refuses a stream that is capturing), so that its address, free once
+ * the lock is let go, is never taken for another stream's. */
 void tp_trace_forget_event(tp_event *event) TP_COLD;
-void tp_trace_forget_stream(tp_stream *stream) TP_COLD;
+tp_status tp_trace_destroy_stream(tp_stream *stream) TP_COLD;
 
 #endif /* TPEVENT_CORE_INTERNAL_H */

@@ -83,7 +83,7 @@ tp_status tp_stream_destroy(tp_stream *stream)
     if (*slot == stream)
         *slot = NULL;
     if (TP_UNLIKELY(tp_trace_on_for_destroy()))
-        tp_trace_forget_stream(stream); /* core/trace.c */
+        return tp_trace_destroy_stream(stream); /* core/trace.c: the destroy, and the trace forgets it */
     return stream->backend->stream_destroy(stream);
 }
 
@@ -157,8 +157,13 @@ tp_status tp_stream_wait_stream(tp_stream *stream, tp_stream *other)
     if (status != TP_OK)
         return status;
     status = tp_event_record(marker, other); /* public calls: a trace sees the flow */
-    if (status == TP_OK)
+    if (status == TP_OK) {
         status = tp_event_wait(marker, stream);
+        if (status == TP_ERR_CAPTURING)
+            status = tp_fail_within(status, "tp_stream_wait_stream",
+                                    "the stream waits for another stream's work that is not part of its capture "
+                                    "(make that stream join the capture, or wait on a TP_EVENT_EXTERNAL event); ");
+    }
     tp_event_destroy(marker);
     return status;
 }

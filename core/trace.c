@@ -352,14 +352,16 @@ void tp_trace_forget_event(tp_event *event)
     pthread_mutex_unlock(&trace.lock);
 }
 
-void tp_trace_forget_stream(tp_stream *stream)
+tp_status tp_trace_destroy_stream(tp_stream *stream)
 {
     pthread_mutex_lock(&trace.lock);
+    tp_status status = stream->backend->stream_destroy(stream);
     uint32_t index;
-    trace_track *track = trace.state == RUNNING ? track_find(stream, &index) : NULL;
+    trace_track *track = status == TP_OK && trace.state == RUNNING ? track_find(stream, &index) : NULL;
     if (track)
         track->stream = NULL; /* its open ranges are dropped; the rest is written */
     pthread_mutex_unlock(&trace.lock);
+    return status;
 }
 
 /* ---------------------------------------------------------- start, stop */

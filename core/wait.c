@@ -19,6 +19,7 @@
 #define LONGEST_PAUSE_NS 1000000u
 
 typedef tp_status (*poll_fn)(void *object, bool *done);
+typedef bool (*self_wait_fn)(void *object);
 
 TP_COLD static tp_status negative_timeout(const char *operation, int64_t timeout_ns)
 {
@@ -31,23 +32,37 @@ TP_COLD static tp_status timed_out(const char *operation, const char *what, int6
                    what);
 }
 
-static tp_status wait_for(poll_fn poll, void *object, int64_t timeout_ns, bool sleep_only, const char *operation,
-                          const char *what)
+TP_COLD static tp_status waits_for_itself(const char *operation)
+{
+    return tp_fail(TP_ERR_INVALID_ARGUMENT, "%s: called from a host function on the stream it would wait for, which "
+                   "would wait for itself forever", operation);
+}
+
+static tp_status wait_for(poll_fn poll, self_wait_fn self_wait, void *object, int64_t timeout_ns, bool sleep_only,
+                          const char *operation, const char *what)
 {
     bool done = false;
     tp_status status = poll(object, &done);
-    if (status != TP_OK || done)
-        return status;
+    if (status != TP_OK)
+        return tp_fail_within(status, operation, "");
+    if (done)
+        return TP_OK;
     if (timeout_ns == 0)
         return timed_out(operation, what, timeout_ns);
+    /* Rule 15: as the untimed synchronizes, a wait that could only end by timing
+     * out is refused at once. */
+    if (self_wait && self_wait(object))
+        return waits_for_itself(operation);
     uint64_t now = tp_now_ns();
     uint64_t deadline = (uint64_t)timeout_ns > UINT64_MAX - now ? UINT64_MAX : now + (uint64_t)timeout_ns;
     if (!sleep_only) {
         uint64_t spin_end = deadline - now > SPIN_NS ? now + SPIN_NS : deadline;
         for (unsigned spins = 1;; spins++) {
             status = poll(object, &done);
-            if (status != TP_OK || done)
-                return status;
+            if (status != TP_OK)
+                return tp_fail_within(status, operation, "");
+            if (done)
+                return TP_OK;
             tp_cpu_relax();
             if (spins % 16 == 0 && tp_now_ns() >= spin_end)
                 break;
@@ -61,8 +76,10 @@ static tp_status wait_for(poll_fn poll, void *object, int64_t timeout_ns, bool s
         uint64_t left = deadline - now;
         tp_sleep_ns(pause < left ? pause : left);
         status = poll(object, &done);
-        if (status != TP_OK || done)
-            return status;
+        if (status != TP_OK)
+            return tp_fail_within(status, operation, "");
+        if (done)
+            return TP_OK;
         if (pause < LONGEST_PAUSE_NS)
             pause = pause * 2 < LONGEST_PAUSE_NS ? pause * 2 : LONGEST_PAUSE_NS;
     }
@@ -80,13 +97,25 @@ static tp_status poll_stream(void *object, bool *done)
     return stream->backend->stream_query(stream, done);
 }
 
+static bool event_waits_for_itself(void *object)
+{
+    tp_event *event = object;
+    return event->backend->event_waits_for_itself && event->backend->event_waits_for_itself(event);
+}
+
+static bool stream_waits_for_itself(void *object)
+{
+    tp_stream *stream = object;
+    return stream->backend->stream_waits_for_itself && stream->backend->stream_waits_for_itself(stream);
+}
+
 tp_status tp_event_synchronize_for(tp_event *event, int64_t timeout_ns)
 {
     if (!event)
         return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_event_synchronize_for: event is NULL");
     if (timeout_ns < 0)
         return negative_timeout("tp_event_synchronize_for", timeout_ns);
-    return wait_for(poll_event, event, timeout_ns, (event->flags & TP_EVENT_BLOCKING) != 0,
+    return wait_for(poll_event, event_waits_for_itself, event, timeout_ns, (event->flags & TP_EVENT_BLOCKING) != 0,
                     "tp_event_synchronize_for", "the event's latest record was reached");
 }
 
@@ -98,6 +127,6 @@ tp_status tp_stream_synchronize_for(tp_stream *stream, int64_t timeout_ns)
         return negative_timeout("tp_stream_synchronize_for", timeout_ns);
     if (!stream->backend->stream_query)
         return tp_unsupported(stream->backend, "tp_stream_synchronize_for");
-    return wait_for(poll_stream, stream, timeout_ns, false, "tp_stream_synchronize_for",
+    return wait_for(poll_stream, stream_waits_for_itself, stream, timeout_ns, false, "tp_stream_synchronize_for",
                     "the stream's work was done");
 }

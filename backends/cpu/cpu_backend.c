@@ -23,7 +23,7 @@ static tp_status cpu_device_count(int *count)
 static tp_status cpu_device_name(int device, char *buf, size_t size)
 {
     if (size == 0)
-        return tp_cpu_host()->fail(TP_ERR_INVALID_ARGUMENT, "device_name: buffer of size 0");
+        return tp_cpu_host()->fail(TP_ERR_INVALID_ARGUMENT, "tp_device_name: buffer of size 0");
     snprintf(buf, size, "CPU (virtual device %d)", device);
     return TP_OK;
 }
@@ -102,6 +102,8 @@ static const tp_backend cpu_table = {
     .stream_is_capturing = tp_cpu_stream_is_capturing,
     .graph_launch = tp_cpu_graph_launch,
     .graph_destroy = tp_cpu_graph_destroy,
+    .stream_waits_for_itself = tp_cpu_stream_waits_for_itself,
+    .event_waits_for_itself = tp_cpu_event_waits_for_itself,
 };
 
 tp_status tp_backend_entry_cpu(uint32_t core_abi, const tp_backend **out, char *reason, size_t reason_size)

@@ -113,7 +113,7 @@ static void wait_task(void *source, cpu_word seq)
 {
     /* Cannot fail: the source is another queue (a wait on the same queue is
      * dropped at submission), so this worker is not the one it waits for. */
-    (void)tp_cpu_queue_wait(source, seq.u64, CPU_WAIT_SLEEP, "stream_wait_event");
+    (void)tp_cpu_queue_wait(source, seq.u64, CPU_WAIT_SLEEP, "tp_stream_wait_event");
     tp_cpu_queue_unref(source);
 }
 
@@ -140,7 +140,7 @@ tp_status tp_cpu_event_create(int device, unsigned flags, tp_event **out)
 {
     cpu_event *event = calloc(1, sizeof *event);
     if (!event)
-        return tp_cpu_host()->fail(TP_ERR_OUT_OF_MEMORY, "event_create: out of memory for an event of cpu:%d",
+        return tp_cpu_host()->fail(TP_ERR_OUT_OF_MEMORY, "tp_event_create: out of memory for an event of cpu:%d",
                                    device);
     tp_cpu_event_init(event, device, flags, NULL);
     *out = &event->head;
@@ -255,7 +255,7 @@ tp_status tp_cpu_event_record(tp_event *handle, tp_stream *stream)
      * needed, since nobody will ask when. (Not on a stream inherited through
      * fork(), whose worker is not here to get there.) */
     if (tp_cpu_queue_inherited(queue))
-        return tp_cpu_queue_inherited_fail(queue, "event_record");
+        return tp_cpu_queue_inherited_fail(queue, "tp_event_record");
     if (!timing) {
         tp_cpu_queue_ref(queue);
         replace_record(event, queue, submitted, 0, 0);
@@ -263,7 +263,7 @@ tp_status tp_cpu_event_record(tp_event *handle, tp_stream *stream)
     }
 
     /* Busy, timing: the worker stamps the time when it gets there. */
-    tp_status status = tp_cpu_queue_begin_submit(queue, "event_record");
+    tp_status status = tp_cpu_queue_begin_submit(queue, "tp_event_record");
     if (status != TP_OK)
         return status;
     uint64_t seq = tp_cpu_queue_next_seq(queue);
@@ -283,7 +283,7 @@ static tp_status synchronize_snapshot(cpu_snapshot pending, enum cpu_wait_mode m
 {
     if (!pending.source)
         return TP_OK;
-    tp_status status = tp_cpu_queue_wait(pending.source, pending.seq, mode, "event_synchronize");
+    tp_status status = tp_cpu_queue_wait(pending.source, pending.seq, mode, "tp_event_synchronize");
     tp_cpu_queue_unref(pending.source);
     return status;
 }
@@ -301,8 +301,21 @@ tp_status tp_cpu_event_synchronize(tp_event *handle)
         return event->ops->synchronize(event, mode);
     cpu_snapshot pending = take_snapshot(event);
     if (TP_UNLIKELY(pending.capturing))
-        return tp_cpu_event_capturing_fail(event, "event_synchronize");
+        return tp_cpu_event_capturing_fail(event, "tp_event_synchronize");
     return synchronize_snapshot(pending, mode);
+}
+
+/* Interprocess events: their own synchronize sees it (cpu_ipc.c); not here. */
+bool tp_cpu_event_waits_for_itself(tp_event *handle)
+{
+    cpu_event *event = (cpu_event *)handle;
+    if (event->ops || !tp_cpu_current_worker)
+        return false;
+    cpu_snapshot pending = take_snapshot(event);
+    bool itself = pending.source == tp_cpu_current_worker && !tp_cpu_queue_reached(pending.source, pending.seq);
+    if (pending.source)
+        tp_cpu_queue_unref(pending.source);
+    return itself;
 }
 
 /* Takes over the snapshot's reference. */
@@ -317,7 +330,7 @@ static tp_status wait_for_snapshot(cpu_queue *queue, cpu_snapshot pending)
     }
     /* The task takes over the snapshot's reference. */
     cpu_task task = {.run = wait_task, .arg = pending.source, .word.u64 = pending.seq};
-    tp_status status = tp_cpu_queue_submit(queue, &task, "stream_wait_event");
+    tp_status status = tp_cpu_queue_submit(queue, &task, "tp_stream_wait_event");
     if (status != TP_OK)
         tp_cpu_queue_unref(pending.source);
     return status;
@@ -367,7 +380,7 @@ tp_status tp_cpu_event_query(tp_event *handle, bool *done)
         return event->ops->query(event, done);
     record_state record = read_record(event);
     if (TP_UNLIKELY(record.capturing))
-        return tp_cpu_event_capturing_fail(event, "event_query");
+        return tp_cpu_event_capturing_fail(event, "tp_event_query");
     *done = record.reached;
     return TP_OK;
 }
@@ -382,7 +395,7 @@ tp_status tp_cpu_event_elapsed(tp_event *start_handle, tp_event *end_handle, flo
     record_state end = end_handle == start_handle ? start : read_record((cpu_event *)end_handle);
     if (TP_UNLIKELY(start.capturing | end.capturing))
         return tp_cpu_event_capturing_fail((cpu_event *)(start.capturing ? start_handle : end_handle),
-                                           "event_elapsed");
+                                           "tp_event_elapsed_time");
     if (TP_UNLIKELY(!(start.recorded & start.reached & end.recorded & end.reached) ||
                     start_handle->device.index != end_handle->device.index))
         return TP_ERR_NOT_READY;
@@ -401,7 +414,7 @@ tp_status tp_cpu_event_timestamp(tp_event *handle, int64_t *ns)
         return TP_ERR_NOT_READY; /* interprocess events have no timing (rule 8) */
     record_state record = read_record(event);
     if (TP_UNLIKELY(record.capturing))
-        return tp_cpu_event_capturing_fail(event, "event_timestamp");
+        return tp_cpu_event_capturing_fail(event, "tp_event_timestamp");
     if (TP_UNLIKELY(!(record.recorded & record.reached)))
         return TP_ERR_NOT_READY;
     *ns = (int64_t)record.time_ns;

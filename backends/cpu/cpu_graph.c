@@ -184,7 +184,7 @@ tp_status tp_cpu_capture_event_record(tp_event *handle, tp_stream *stream)
         return tp_cpu_event_record(handle, stream);
     if (event->ops) {
         pthread_mutex_unlock(&capture_lock);
-        return refuse_interprocess("event_record");
+        return refuse_interprocess("tp_event_record");
     }
     branch->ops++;
     tp_cpu_event_capture_record(event, graph->token, queue, branch->ops);
@@ -226,7 +226,7 @@ static tp_status capture_outside_wait(cpu_graph *graph, const cpu_queue *queue, 
     if (!record.recorded)
         return TP_OK; /* never recorded (or only inside a capture now closed): nothing */
     return host()->fail(TP_ERR_CAPTURING,
-                        "stream_wait_event: the cpu:%d stream %p is capturing, and the event's latest record was "
+                        "tp_stream_wait_event: the cpu:%d stream %p is capturing, and the event's latest record was "
                         "made outside the capture: a wait on it inside a capture needs TP_EVENT_EXTERNAL (rule 16)",
                         queue->device->index, (const void *)&queue->own.head);
 }
@@ -234,7 +234,7 @@ static tp_status capture_outside_wait(cpu_graph *graph, const cpu_queue *queue, 
 TP_COLD static tp_status other_capture(const cpu_queue *queue)
 {
     return host()->fail(TP_ERR_CAPTURING,
-                        "stream_wait_event: the cpu:%d stream %p is capturing, and the event's latest record was "
+                        "tp_stream_wait_event: the cpu:%d stream %p is capturing, and the event's latest record was "
                         "made inside another capture still open (rule 16)",
                         queue->device->index, (const void *)&queue->own.head);
 }
@@ -259,9 +259,9 @@ tp_status tp_cpu_capture_wait_event(tp_stream *stream, tp_event *handle)
     } else if (!graph) {
         /* Joins the capture: its later work is captured, as a branch of its own. */
         if (!add_branch(recorded_in, queue, 1))
-            status = host()->fail(TP_ERR_OUT_OF_MEMORY, "stream_wait_event: out of memory joining a capture");
+            status = host()->fail(TP_ERR_OUT_OF_MEMORY, "tp_stream_wait_event: out of memory joining a capture");
     } else if (event->ops) {
-        status = refuse_interprocess("stream_wait_event");
+        status = refuse_interprocess("tp_stream_wait_event");
     } else if (recorded_in && recorded_in != graph) {
         status = other_capture(queue);
     } else {
@@ -293,7 +293,7 @@ tp_status tp_cpu_stream_begin_capture(tp_stream *stream)
     if (!graph || !token) {
         free(graph);
         free(token);
-        return host()->fail(TP_ERR_OUT_OF_MEMORY, "stream_begin_capture: out of memory");
+        return host()->fail(TP_ERR_OUT_OF_MEMORY, "tp_stream_begin_capture: out of memory");
     }
     graph->head = (tp_graph){.backend = tp_cpu_table(), .device = stream->device};
     atomic_init(&token->refs, 1); /* the graph's, while open */
@@ -303,10 +303,10 @@ tp_status tp_cpu_stream_begin_capture(tp_stream *stream)
     pthread_mutex_lock(&capture_lock);
     tp_status status = TP_OK;
     if (capture_of(queue))
-        status = host()->fail(TP_ERR_CAPTURING, "stream_begin_capture: the cpu:%d stream %p is capturing already",
+        status = host()->fail(TP_ERR_CAPTURING, "tp_stream_begin_capture: the cpu:%d stream %p is capturing already",
                               stream->device.index, (const void *)&queue->own.head);
     else if (!add_branch(graph, queue, 0))
-        status = host()->fail(TP_ERR_OUT_OF_MEMORY, "stream_begin_capture: out of memory");
+        status = host()->fail(TP_ERR_OUT_OF_MEMORY, "tp_stream_begin_capture: out of memory");
     pthread_mutex_unlock(&capture_lock);
     if (status != TP_OK) {
         free(graph->branches);
@@ -330,10 +330,10 @@ tp_status tp_cpu_stream_end_capture(tp_stream *stream, tp_graph **out)
     if (!graph || graph->branches[0].queue != queue) {
         pthread_mutex_unlock(&capture_lock);
         if (!graph)
-            return host()->fail(TP_ERR_INVALID_ARGUMENT, "stream_end_capture: the cpu:%d stream %p is not capturing",
+            return host()->fail(TP_ERR_INVALID_ARGUMENT, "tp_stream_end_capture: the cpu:%d stream %p is not capturing",
                                 stream->device.index, (const void *)&queue->own.head);
         return host()->fail(TP_ERR_INVALID_ARGUMENT,
-                            "stream_end_capture: the cpu:%d stream %p joined a capture begun on stream %p: end it "
+                            "tp_stream_end_capture: the cpu:%d stream %p joined a capture begun on stream %p: end it "
                             "there",
                             stream->device.index, (const void *)&queue->own.head,
                             (const void *)&graph->branches[0].queue->own.head);
@@ -350,14 +350,14 @@ tp_status tp_cpu_stream_end_capture(tp_stream *stream, tp_graph **out)
     tp_status status = TP_OK;
     if (unjoined)
         status = host()->fail(TP_ERR_CAPTURING,
-                              "stream_end_capture: the cpu:%d stream %p joined the capture and was not joined back "
+                              "tp_stream_end_capture: the cpu:%d stream %p joined the capture and was not joined back "
                               "(the origin stream %p did not wait on a record made after its last captured work): "
                               "the capture is dropped",
                               stream->device.index, (const void *)&unjoined->queue->own.head,
                               (const void *)&queue->own.head);
     else if (graph->out_of_memory)
         status = host()->fail(TP_ERR_OUT_OF_MEMORY,
-                              "stream_end_capture: out of memory while capturing: the capture is dropped");
+                              "tp_stream_end_capture: out of memory while capturing: the capture is dropped");
     pthread_mutex_unlock(&capture_lock);
 
     for (size_t i = 0; i < graph->branch_count; i++)

@@ -58,7 +58,7 @@ tp_status tp_cpu_stream_hold(tp_stream *stream, void (**release)(void *), void *
 {
     cpu_hold *hold = malloc(sizeof *hold);
     if (!hold)
-        return tp_cpu_host()->fail(TP_ERR_OUT_OF_MEMORY, "stream_hold: out of memory");
+        return tp_cpu_host()->fail(TP_ERR_OUT_OF_MEMORY, "tp_stream_hold: out of memory");
     pthread_mutex_init(&hold->lock, NULL);
     pthread_cond_init(&hold->released_cond, NULL);
     hold->released = false;

@@ -370,6 +370,7 @@ tp_status tp_cpu_event_destroy(tp_event *event);
 tp_status tp_cpu_event_record(tp_event *event, tp_stream *stream);
 tp_status tp_cpu_event_query(tp_event *event, bool *done);
 tp_status tp_cpu_event_synchronize(tp_event *event);
+bool tp_cpu_event_waits_for_itself(tp_event *event);
 tp_status tp_cpu_event_elapsed(tp_event *start, tp_event *end, float *ms);
 tp_status tp_cpu_stream_wait_event(tp_stream *stream, tp_event *event);
 
@@ -473,6 +474,7 @@ tp_status tp_cpu_stream_default(int device, tp_stream **out);
 tp_status tp_cpu_stream_destroy(tp_stream *stream);
 tp_status tp_cpu_stream_query(tp_stream *stream, bool *idle);
 tp_status tp_cpu_stream_synchronize(tp_stream *stream);
+bool tp_cpu_stream_waits_for_itself(tp_stream *stream);
 tp_status tp_cpu_stream_launch_host_fn(tp_stream *stream, void (*fn)(void *), void *arg);
 void *tp_cpu_stream_native(tp_stream *stream);
 tp_status tp_cpu_device_synchronize(int device);

@@ -167,11 +167,11 @@ tp_status tp_cpu_ipc_record_reached(cpu_ipc *ipc, cpu_queue *queue, bool *record
 {
     cpu_ipc_region *region = ipc->region;
     if (!region_lock(region))
-        return lock_failed("event_record");
+        return lock_failed("tp_event_record");
     cpu_ipc_channel *channel = channel_claim(ipc, queue);
     if (!channel) {
         region_unlock(region);
-        return all_channels_busy("event_record");
+        return all_channels_busy("tp_event_record");
     }
     uint64_t count = atomic_load_explicit(&channel->recorded, memory_order_relaxed);
     /* Another thread's record on this stream still pending: the stream was idle
@@ -192,11 +192,11 @@ tp_status tp_cpu_ipc_record_pending(cpu_ipc *ipc, cpu_queue *queue, uint64_t *ti
 {
     cpu_ipc_region *region = ipc->region;
     if (!region_lock(region))
-        return lock_failed("event_record");
+        return lock_failed("tp_event_record");
     cpu_ipc_channel *channel = channel_claim(ipc, queue);
     if (!channel) {
         region_unlock(region);
-        return all_channels_busy("event_record");
+        return all_channels_busy("tp_event_record");
     }
     uint64_t count = atomic_load_explicit(&channel->recorded, memory_order_relaxed) + 1;
     atomic_store_explicit(&channel->recorded, count, memory_order_relaxed);
@@ -332,7 +332,7 @@ tp_status tp_cpu_ipc_query(cpu_ipc *ipc, uint64_t ticket, bool *done)
         int32_t pid = dead_recorder(ipc, ticket);
         if (pid != 0) {
             atomic_store_explicit(&ipc->dead_ticket, ticket, memory_order_relaxed);
-            return recorder_died("event_query", pid);
+            return recorder_died("tp_event_query", pid);
         }
     }
     *done = false;
@@ -344,6 +344,6 @@ void tp_cpu_ipc_wait_task(void *ipc, cpu_word ticket)
     /* A worker has nobody to report to. If the recording process died, the wait
      * gives up and the stream goes on; the event's next query or synchronize
      * reports the death. */
-    (void)tp_cpu_ipc_wait(ipc, ticket.u64, CPU_WAIT_SLEEP, "stream_wait_event");
+    (void)tp_cpu_ipc_wait(ipc, ticket.u64, CPU_WAIT_SLEEP, "tp_stream_wait_event");
     tp_cpu_ipc_unref(ipc);
 }

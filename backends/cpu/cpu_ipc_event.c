@@ -65,7 +65,7 @@ static tp_status attach(cpu_event *event, const char *operation, cpu_ipc **out)
 static tp_status ipc_record(cpu_event *event, cpu_queue *queue)
 {
     cpu_ipc *ipc;
-    tp_status status = attach(event, "event_record", &ipc);
+    tp_status status = attach(event, "tp_event_record", &ipc);
     if (status != TP_OK)
         return status;
     uint64_t ticket;
@@ -80,7 +80,7 @@ static tp_status ipc_record(cpu_event *event, cpu_queue *queue)
             return TP_OK;
         }
     }
-    status = tp_cpu_queue_begin_submit(queue, "event_record");
+    status = tp_cpu_queue_begin_submit(queue, "tp_event_record");
     if (status != TP_OK)
         return status;
     status = tp_cpu_ipc_record_pending(ipc, queue, &ticket);
@@ -121,7 +121,7 @@ static tp_status ipc_synchronize(cpu_event *event, enum cpu_wait_mode mode)
     cpu_snapshot mine;
     if (own_latest_record(event, latest, &mine))
         return tp_cpu_record_synchronize(mine, mode);
-    return tp_cpu_ipc_wait(ipc, latest, mode, "event_synchronize");
+    return tp_cpu_ipc_wait(ipc, latest, mode, "tp_event_synchronize");
 }
 
 /* Versioned as any wait (rule 6): the task waits for the ticket latest now. */
@@ -140,7 +140,7 @@ static tp_status ipc_wait(cpu_queue *queue, cpu_event *event)
         return TP_OK; /* recorded on this stream by another handle: the FIFO orders it */
     tp_cpu_ipc_ref(ipc); /* the task's */
     cpu_task task = {.run = tp_cpu_ipc_wait_task, .arg = ipc, .word.u64 = latest};
-    tp_status status = tp_cpu_queue_submit(queue, &task, "stream_wait_event");
+    tp_status status = tp_cpu_queue_submit(queue, &task, "tp_stream_wait_event");
     if (status != TP_OK)
         tp_cpu_ipc_unref(ipc);
     return status;
@@ -207,7 +207,7 @@ static tp_status ipc_event_new(int device, unsigned flags, cpu_ipc *ipc, tp_even
 {
     cpu_ipc_event *event = calloc(1, sizeof *event);
     if (!event)
-        return tp_cpu_host()->fail(TP_ERR_OUT_OF_MEMORY, "event_create: out of memory for an event of cpu:%d",
+        return tp_cpu_host()->fail(TP_ERR_OUT_OF_MEMORY, "tp_event_create: out of memory for an event of cpu:%d",
                                    device);
     tp_cpu_event_init(&event->event, device, flags, &ipc_ops);
     atomic_init(&event->ipc, ipc);
@@ -223,7 +223,7 @@ tp_status tp_cpu_ipc_event_create(int device, unsigned flags, tp_event **out)
 tp_status tp_cpu_event_ipc_export(tp_event *handle, unsigned char *payload, size_t *length)
 {
     cpu_ipc *ipc;
-    tp_status status = attach((cpu_event *)handle, "event_ipc_export", &ipc);
+    tp_status status = attach((cpu_event *)handle, "tp_event_ipc_handle", &ipc);
     if (status != TP_OK)
         return status;
     cpu_ipc_name name = tp_cpu_ipc_name_of(ipc);
@@ -239,7 +239,7 @@ tp_status tp_cpu_event_ipc_export(tp_event *handle, unsigned char *payload, size
 
 tp_status tp_cpu_event_ipc_import(int device, const unsigned char *payload, size_t length, tp_event **out)
 {
-    static const char who[] = "event_ipc_import";
+    static const char who[] = "tp_event_from_ipc_handle";
     const tp_host *host = tp_cpu_host();
     if (length != CPU_IPC_PAYLOAD_SIZE)
         return host->fail(TP_ERR_INVALID_ARGUMENT, "%s: a cpu handle's payload has %u bytes, this one %zu", who,

@@ -36,7 +36,7 @@ tp_status tp_cpu_snapshot_take(tp_event *handle, tp_snapshot *out)
         return event->ops->snapshot(event, out);
     cpu_snapshot record = tp_cpu_event_snapshot(event);
     if (TP_UNLIKELY(record.capturing))
-        return tp_cpu_event_capturing_fail(event, "snapshot_take");
+        return tp_cpu_event_capturing_fail(event, "reading the event's latest record");
     tp_cpu_snapshot_of_record(record, out);
     return TP_OK;
 }

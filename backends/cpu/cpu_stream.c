@@ -22,7 +22,7 @@ tp_status tp_cpu_stream_create(int device, int priority, tp_stream **out)
 {
     cpu_queue *queue;
     tp_status status =
-        tp_cpu_queue_create(tp_cpu_device(device), clamp_priority(priority), 0, "stream_create", &queue);
+        tp_cpu_queue_create(tp_cpu_device(device), clamp_priority(priority), 0, "tp_stream_create", &queue);
     if (status != TP_OK)
         return status;
     *out = &queue->own.head;
@@ -66,25 +66,25 @@ tp_status tp_cpu_stream_from_native(int device, void *native, tp_stream **out)
      * tp_stream_native answers, for a wrapper too); the backend knows which are
      * live, so anything else is refused without being read. */
     if (!native)
-        return tp_cpu_host()->fail(TP_ERR_INVALID_ARGUMENT, "stream_from_native: native is NULL");
+        return tp_cpu_host()->fail(TP_ERR_INVALID_ARGUMENT, "tp_stream_from_native: native is NULL");
     int found_device = -1;
     cpu_queue *queue = find_live_queue(native, &found_device);
     if (!queue)
         return tp_cpu_host()->fail(TP_ERR_INVALID_ARGUMENT,
-                                   "stream_from_native: %p is not a live cpu stream (never one, or destroyed)",
+                                   "tp_stream_from_native: %p is not a live cpu stream (never one, or destroyed)",
                                    native);
     if (found_device != device) {
         tp_cpu_queue_close_handle(queue);
         tp_cpu_queue_unref(queue);
         return tp_cpu_host()->fail(TP_ERR_DEVICE_MISMATCH,
-                                   "stream_from_native: the native stream is of cpu:%d, not of cpu:%d",
+                                   "tp_stream_from_native: the native stream is of cpu:%d, not of cpu:%d",
                                    found_device, device);
     }
     cpu_stream *wrapper = malloc(sizeof *wrapper);
     if (!wrapper) {
         tp_cpu_queue_close_handle(queue);
         tp_cpu_queue_unref(queue);
-        return tp_cpu_host()->fail(TP_ERR_OUT_OF_MEMORY, "stream_from_native: out of memory");
+        return tp_cpu_host()->fail(TP_ERR_OUT_OF_MEMORY, "tp_stream_from_native: out of memory");
     }
     wrapper->head = (tp_stream){
         .backend = tp_cpu_table(),
@@ -105,7 +105,7 @@ tp_status tp_cpu_stream_default(int index, tp_stream **out)
         /* First use: create one and publish it; a thread that loses the race
          * drops its own, which never had work. */
         cpu_queue *created;
-        tp_status status = tp_cpu_queue_create(device, 0, TP_STREAM_DEFAULT, "stream_default", &created);
+        tp_status status = tp_cpu_queue_create(device, 0, TP_STREAM_DEFAULT, "tp_stream_default", &created);
         if (status != TP_OK)
             return status;
         queue = NULL;
@@ -121,10 +121,22 @@ tp_status tp_cpu_stream_default(int index, tp_stream **out)
     return TP_OK;
 }
 
+TP_COLD static tp_status destroy_capturing_fail(const cpu_queue *queue)
+{
+    return tp_cpu_host()->fail(TP_ERR_CAPTURING,
+                               "tp_stream_destroy: the cpu:%d stream %p is part of a capture still open: end the "
+                               "capture first, on the stream it began on (tp_stream_end_capture)",
+                               queue->device->index, (const void *)&queue->own.head);
+}
+
 tp_status tp_cpu_stream_destroy(tp_stream *stream)
 {
     cpu_stream *handle = (cpu_stream *)stream;
     cpu_queue *queue = handle->queue;
+    /* Rule 16: the capture would be left with no way to end (or a branch gone);
+     * a wrapper of the stream may go, the stream stays. */
+    if (TP_UNLIKELY(atomic_load_explicit(&queue->capture, memory_order_acquire) != NULL) && handle == &queue->own)
+        return destroy_capturing_fail(queue);
     /* Never blocks: pending work runs on, and the worker and the snapshots hold
      * the queue until it is done (rule 9). */
     tp_cpu_queue_close_handle(queue);
@@ -146,7 +158,7 @@ tp_status tp_cpu_stream_query(tp_stream *stream, bool *idle)
 {
     cpu_queue *queue = queue_of(stream);
     if (TP_UNLIKELY(atomic_load_explicit(&queue->capture, memory_order_relaxed) != NULL))
-        return capturing_fail(queue, "stream_query");
+        return capturing_fail(queue, "tp_stream_query");
     *idle = tp_cpu_queue_reached(queue, atomic_load_explicit(&queue->submitted, memory_order_acquire));
     return TP_OK;
 }
@@ -155,9 +167,16 @@ tp_status tp_cpu_stream_synchronize(tp_stream *stream)
 {
     cpu_queue *queue = queue_of(stream);
     if (TP_UNLIKELY(atomic_load_explicit(&queue->capture, memory_order_relaxed) != NULL))
-        return capturing_fail(queue, "stream_synchronize");
+        return capturing_fail(queue, "tp_stream_synchronize");
     uint64_t submitted = atomic_load_explicit(&queue->submitted, memory_order_acquire);
-    return tp_cpu_queue_wait(queue, submitted, CPU_WAIT_SPIN_THEN_SLEEP, "stream_synchronize");
+    return tp_cpu_queue_wait(queue, submitted, CPU_WAIT_SPIN_THEN_SLEEP, "tp_stream_synchronize");
+}
+
+bool tp_cpu_stream_waits_for_itself(tp_stream *stream)
+{
+    cpu_queue *queue = queue_of(stream);
+    return tp_cpu_current_worker == queue &&
+           !tp_cpu_queue_reached(queue, atomic_load_explicit(&queue->submitted, memory_order_acquire));
 }
 
 static void host_fn_task(void *arg, cpu_word fn)
@@ -168,7 +187,7 @@ static void host_fn_task(void *arg, cpu_word fn)
 tp_status tp_cpu_stream_launch_host_fn(tp_stream *stream, void (*fn)(void *), void *arg)
 {
     cpu_task task = {.run = host_fn_task, .arg = arg, .word.fn = fn};
-    return tp_cpu_queue_submit(queue_of(stream), &task, "stream_launch_host_fn");
+    return tp_cpu_queue_submit(queue_of(stream), &task, "tp_stream_launch_host_fn");
 }
 
 void *tp_cpu_stream_native(tp_stream *stream)
@@ -197,7 +216,7 @@ tp_status tp_cpu_device_synchronize(int index)
     queue_mark *marks = count ? malloc(count * sizeof *marks) : NULL;
     if (count && !marks) {
         pthread_mutex_unlock(&device->lock);
-        return tp_cpu_host()->fail(TP_ERR_OUT_OF_MEMORY, "device_synchronize: out of memory for %zu streams of cpu:%d",
+        return tp_cpu_host()->fail(TP_ERR_OUT_OF_MEMORY, "tp_device_synchronize: out of memory for %zu streams of cpu:%d",
                                    count, index);
     }
     size_t n = 0;
@@ -212,7 +231,7 @@ tp_status tp_cpu_device_synchronize(int index)
     tp_status status = TP_OK;
     for (size_t i = 0; i < n; i++) {
         if (status == TP_OK)
-            status = tp_cpu_queue_wait(marks[i].queue, marks[i].seq, CPU_WAIT_SLEEP, "device_synchronize");
+            status = tp_cpu_queue_wait(marks[i].queue, marks[i].seq, CPU_WAIT_SLEEP, "tp_device_synchronize");
         tp_cpu_queue_unref(marks[i].queue);
     }
     free(marks);

@@ -38,6 +38,12 @@ static tp_status device_synchronize(int device)
     return gpu_device_synchronize(device);
 }
 
+/* Rule 15, for the core's timed waits: the untimed one asks the same. */
+static bool stream_waits_for_itself(tp_stream *stream)
+{
+    return gpu_host_fn_would_wait_for_itself(gpu_as_stream(stream));
+}
+
 /* tp_event_from_native: wrappers point at gpu_wrapped_table. */
 static tp_status event_from_native(int device, void *native, tp_event **out)
 {
@@ -119,7 +125,8 @@ FORK_GUARDED(gpu_event_ipc_export, "tp_event_ipc_handle", (tp_event * event, uns
     .event_from_native = guarded_event_from_native, .stream_priority_range = guarded_gpu_stream_priority_range,          \
     .stream_begin_capture = guarded_gpu_stream_begin_capture, .stream_end_capture = guarded_gpu_stream_end_capture,    \
     .stream_is_capturing = guarded_gpu_stream_is_capturing, .graph_launch = guarded_gpu_graph_launch,                   \
-    .graph_destroy = guarded_gpu_graph_destroy
+    .graph_destroy = guarded_gpu_graph_destroy, .stream_waits_for_itself = stream_waits_for_itself,              \
+    .event_waits_for_itself = NULL /* an event does not know its record's stream (the README says so) */
 
 static const tp_backend gpu_table = {
     GPU_SHARED_ENTRIES,

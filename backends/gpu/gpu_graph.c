@@ -428,11 +428,26 @@ tp_status gpu_capture_stream_synchronize(tp_stream *stream_base)
     return gpu_stream_synchronize(stream_base);
 }
 
+TP_COLD static tp_status destroy_capturing_fail(const gpu_stream *stream)
+{
+    return gpu.host->fail(TP_ERR_CAPTURING,
+                          "tp_stream_destroy: the %s:%d stream is part of a capture still open: end the capture "
+                          "first, on the stream it began on (tp_stream_end_capture)",
+                          RT_BACKEND_NAME, stream->device->index);
+}
+
 tp_status gpu_capture_stream_destroy(tp_stream *stream_base)
 {
     gpu_stream *stream = gpu_as_stream(stream_base);
     if (TP_UNLIKELY(atomic_load_explicit(&stream->capture, memory_order_relaxed) != NULL)) {
         pthread_mutex_lock(&gpu_capture_lock);
+        gpu_capture *open = atomic_load_explicit(&stream->capture, memory_order_acquire);
+        /* Rule 16, as on the CPU: a stream of tpevent's own capture stays until the
+         * capture ends; a wrapper may go (its work stays in the capture). */
+        if (open && gpu_capture_token_open(open) && !open->foreign && !(stream_base->kind & TP_STREAM_BORROWED)) {
+            pthread_mutex_unlock(&gpu_capture_lock);
+            return destroy_capturing_fail(stream);
+        }
         gpu_capture *token = atomic_exchange_explicit(&stream->capture, NULL, memory_order_acq_rel);
         if (token && gpu_capture_token_open(token) && !token->foreign) {
             build_branch *branch = gpu_capture_branch_of(token->build, stream);
@@ -475,7 +490,7 @@ tp_status gpu_capture_event_timestamp(tp_event *base, int64_t *ns)
 
 tp_status gpu_capture_snapshot_take(tp_event *base, tp_snapshot *out)
 {
-    tp_status status = settle(gpu_as_event(base), "snapshot_take");
+    tp_status status = settle(gpu_as_event(base), "reading the event's latest record");
     return status == TP_OK ? gpu_snapshot_take(base, out) : status;
 }
 

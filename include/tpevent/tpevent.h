@@ -214,8 +214,11 @@ TP_API tp_status tp_stream_create(tp_stream **out, const char *device, int prior
 TP_API tp_status tp_stream_from_native(tp_stream **out, const char *device, void *native);
 
 /* Safe with work pending: the stream goes when its work is done (rule 9).
- * The default stream cannot be destroyed (TP_ERR_INVALID_ARGUMENT). Not while
- * another thread is inside a call on this stream (rule 10's exception, above). */
+ * The default stream cannot be destroyed (TP_ERR_INVALID_ARGUMENT), nor a stream
+ * that is part of a capture tpevent began and that is still open, as its origin or
+ * joined to it (TP_ERR_CAPTURING: end the capture first; a wrapper from
+ * tp_stream_from_native may go). Not while another thread is inside a call on this
+ * stream (rule 10's exception, above). */
 TP_API tp_status tp_stream_destroy(tp_stream *stream);
 
 /* The device's default stream; it lives as long as the process. */

@@ -360,7 +360,9 @@ typedef struct self_wait {
     const char *device;
     tp_status stream_status;
     tp_status device_status;
+    tp_status timed_status; /* tp_stream_synchronize_for, longer than the test waits */
     char message[256];
+    char timed_message[256];
 } self_wait;
 
 static void self_waiting_host_fn(void *arg)
@@ -369,20 +371,24 @@ static void self_waiting_host_fn(void *arg)
     w->stream_status = tp_stream_synchronize(w->stream);
     snprintf(w->message, sizeof w->message, "%s", tp_last_error());
     w->device_status = tp_device_synchronize(w->device);
+    w->timed_status = tp_stream_synchronize_for(w->stream, (int64_t)(3 * EVENTUALLY_SECONDS * 1e9));
+    snprintf(w->timed_message, sizeof w->timed_message, "%s", tp_last_error());
 }
 
 TEST(rule15_host_fn_synchronizing_its_own_stream_is_refused)
 {
     tp_stream *stream = new_stream(env->device);
-    self_wait w = {.stream = stream, .device = env->device,
-                   .stream_status = TP_OK, .device_status = TP_OK, .message = ""};
+    self_wait w = {.stream = stream, .device = env->device, .stream_status = TP_OK, .device_status = TP_OK,
+                   .timed_status = TP_OK, .message = "", .timed_message = ""};
     tp_event *after = new_event(env->device, TP_EVENT_DEFAULT);
     CHECK_OK(tp_stream_launch_host_fn(stream, self_waiting_host_fn, &w));
     CHECK_OK(tp_event_record(after, stream));
     CHECK(event_done_within(after, EVENTUALLY_SECONDS));
     CHECK_STATUS(w.stream_status, TP_ERR_INVALID_ARGUMENT);
     CHECK_STATUS(w.device_status, TP_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(w.timed_status, TP_ERR_INVALID_ARGUMENT); /* not a wait that only times out */
     CHECK_CONTAINS(w.message, "host function");
+    CHECK_CONTAINS(w.timed_message, "host function");
     CHECK_OK(tp_event_destroy(after));
     CHECK_OK(tp_stream_destroy(stream));
     return 0;

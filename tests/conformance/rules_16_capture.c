@@ -551,11 +551,13 @@ TEST(rule16_cross_backend_wait_in_capture_refused)
     tp_stream *stream = new_stream(env->device);
     tp_stream *foreign = new_stream(other);
     tp_event *event = new_event(other, TP_EVENT_DEFAULT);
+    tp_event *never_recorded = new_event(other, TP_EVENT_DEFAULT);
     gate g;
     gate_init(&g);
     gate_launch(&g, foreign);
     CHECK_OK(tp_event_record(event, foreign));
     CHECK_OK(tp_stream_begin_capture(stream));
+    CHECK_OK(tp_event_wait(never_recorded, stream)); /* rule 6: nothing to wait for, in a capture too */
     CHECK_STATUS(tp_event_wait(event, stream), TP_ERR_CAPTURING);
     CHECK_ERROR_MENTIONS("captur");
     tp_graph *graph = NULL;
@@ -564,8 +566,49 @@ TEST(rule16_cross_backend_wait_in_capture_refused)
     CHECK_OK(tp_stream_synchronize(foreign));
     gate_destroy(&g);
     CHECK_OK(tp_graph_destroy(graph));
+    CHECK_OK(tp_event_destroy(never_recorded));
     CHECK_OK(tp_event_destroy(event));
     CHECK_OK(tp_stream_destroy(foreign));
     CHECK_OK(tp_stream_destroy(stream));
+    return 0;
+}
+
+/* A stream of an open capture, its origin or one that joined it, is not destroyed
+ * (the capture could not end, or would lose a branch); once the capture ended,
+ * or was refused and dropped, it is. */
+TEST(rule16_destroying_a_stream_of_an_open_capture_refused)
+{
+    REQUIRE_CAPTURE(env);
+    tp_stream *origin = new_stream(env->device), *joined = new_stream(env->device);
+    tp_event *fork = new_event(env->device, TP_EVENT_DEFAULT), *join = new_event(env->device, TP_EVENT_DEFAULT);
+    CHECK_OK(tp_stream_begin_capture(origin));
+    CHECK_OK(tp_event_record(fork, origin));
+    CHECK_OK(tp_event_wait(fork, joined));
+    CHECK_STATUS(tp_stream_destroy(origin), TP_ERR_CAPTURING);
+    CHECK_ERROR_MENTIONS("end the capture first");
+    CHECK_STATUS(tp_stream_destroy(joined), TP_ERR_CAPTURING);
+    bool capturing = false;
+    CHECK_OK(tp_stream_is_capturing(origin, &capturing));
+    CHECK(capturing); /* the refusal changed nothing */
+    CHECK_OK(tp_event_record(join, joined));
+    CHECK_OK(tp_event_wait(join, origin));
+    tp_graph *graph = NULL;
+    CHECK_OK(tp_stream_end_capture(origin, &graph));
+    CHECK_OK(tp_stream_destroy(joined));
+    CHECK_OK(tp_graph_launch(graph, origin));
+    CHECK_OK(tp_stream_synchronize(origin));
+    CHECK_OK(tp_graph_destroy(graph));
+
+    /* Dropped: a capture whose joined stream did not join back. */
+    tp_stream *other = new_stream(env->device);
+    CHECK_OK(tp_stream_begin_capture(origin));
+    CHECK_OK(tp_event_record(fork, origin));
+    CHECK_OK(tp_event_wait(fork, other));
+    CHECK_OK(tp_event_record(join, other));
+    CHECK_STATUS(tp_stream_end_capture(origin, &graph), TP_ERR_CAPTURING);
+    CHECK_OK(tp_stream_destroy(other));
+    CHECK_OK(tp_stream_destroy(origin));
+    CHECK_OK(tp_event_destroy(join));
+    CHECK_OK(tp_event_destroy(fork));
     return 0;
 }
