@@ -250,7 +250,19 @@ typedef struct host_call {
     PyObject *callback;
     PyObject *arg;    /* NULL: callback() */
     PyObject *stream; /* add_callback: callback(stream, 0, arg) */
+    /* Launched into a capture (rule 16): the graph calls it at every replay, for
+     * as long as anyone may replay it, which Python cannot know; so it is kept,
+     * with its references, for the rest of the process. */
+    bool captured;
 } host_call;
+
+static void host_call_free(host_call *call)
+{
+    Py_DECREF(call->callback);
+    Py_XDECREF(call->arg);
+    Py_XDECREF(call->stream);
+    free(call);
+}
 
 /* On the stream's host-function thread. At exit the call is dropped without the
  * GIL (its references leak: they cannot be dropped without it). */
@@ -271,10 +283,8 @@ static void run_host_call(void *p)
         Py_DECREF(result);
     else
         PyErr_WriteUnraisable(call->callback); /* sys.unraisablehook: reported, never lost */
-    Py_DECREF(call->callback);
-    Py_XDECREF(call->arg);
-    Py_XDECREF(call->stream);
-    free(call);
+    if (!call->captured)
+        host_call_free(call);
     PyGILState_Release(gil);
 }
 
@@ -290,12 +300,11 @@ static PyObject *launch(tppy_stream *self, PyObject *callback, PyObject *arg, bo
     call->callback = Py_NewRef(callback);
     call->arg = Py_XNewRef(arg);
     call->stream = with_stream ? Py_NewRef((PyObject *)self) : NULL;
+    bool capturing = false;
+    call->captured = tp_stream_is_capturing(self->stream, &capturing) == TP_OK && capturing;
     tp_status status = tp_stream_launch_host_fn(self->stream, run_host_call, call);
     if (status != TP_OK) {
-        Py_DECREF(call->callback);
-        Py_XDECREF(call->arg);
-        Py_XDECREF(call->stream);
-        free(call);
+        host_call_free(call);
         return tppy_raise(status);
     }
     Py_RETURN_NONE;
@@ -310,7 +319,9 @@ PyDoc_STRVAR(stream_launch_host_func_doc,
              "work waits for it to return. The GIL is taken for the call. An exception\n"
              "it raises goes to sys.unraisablehook (it cannot reach the caller, who has\n"
              "moved on) and the stream runs on. Callbacks still pending when the\n"
-             "interpreter exits are dropped, never run. On CUDA and HIP a callback may\n"
+             "interpreter exits are dropped, never run. Launched into a capture (the\n"
+             "CPU's, or torch.cuda.graph on a wrapped stream), it runs at every replay\n"
+             "and is kept, with arg, for the rest of the process. On CUDA and HIP a callback may\n"
              "call tpevent and the runtime (not synchronize its own stream); only on\n"
              "a wrapped stream that someone else is capturing (torch.cuda.graph) does\n"
              "it run on the runtime's own thread, where it must not (docs/semantics.md).\n");

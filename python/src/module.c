@@ -187,6 +187,8 @@ static PyObject *module_set_device(PyObject *module, PyObject *arg)
     const char *device_str;
     if (tppy_device_arg(arg, namespace_type, &scratch, &device_str) < 0)
         return NULL;
+    if (!device_str)
+        Py_RETURN_NONE; /* a negative index: the current device, already current (torch's set_device(-1)) */
     tp_status status = tp_set_device(device_str);
     if (status != TP_OK)
         return tppy_raise(status);

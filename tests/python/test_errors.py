@@ -57,6 +57,10 @@ class BadDeviceTests(unittest.TestCase):
         ns = getattr(tpevent, DEVICE_TYPE)
         self.assertEqual(ns.Event(-1).device, ns.Event().device)
         self.assertEqual(ns.Stream(-5).device, ns.Stream().device)
+        before = tpevent.current_device()
+        tpevent.set_device(-1)  # torch's set_device(-1): nothing changes
+        ns.set_device(-1)
+        self.assertEqual(tpevent.current_device(), before)
         with self.assertRaisesRegex(ValueError, "out of range"):
             tpevent.Event(64)
 

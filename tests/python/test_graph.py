@@ -49,6 +49,25 @@ class GraphTests(unittest.TestCase):
             self.assertGreaterEqual(stamp, previous)
             previous = stamp
 
+    def test_captured_python_host_function_runs_at_every_replay(self):
+        # A callback launched into a capture is called by each replay, so it must
+        # outlive the first one (it was freed after it: the second replay crashed).
+        g = tpevent.Graph()
+        s = tpevent.Stream(DEVICE_TYPE)
+        calls = []
+        with tpevent.graph(g, stream=s):
+            try:
+                s.launch_host_func(calls.append, "launch_host_func")
+                s.add_callback(lambda stream, status, arg: calls.append(arg), "add_callback")
+            except tpevent.Error as error:  # CUDA/HIP: rule 15's host functions are refused
+                self.assertEqual(error.status, "TP_ERR_CAPTURING")
+                self.assertNotEqual(DEVICE_TYPE, "cpu")
+                return
+        for _ in range(3):
+            g.replay(s)
+            s.synchronize()
+        self.assertEqual(calls, ["launch_host_func", "add_callback"] * 3)
+
     def test_replay_defaults_to_the_current_stream(self):
         g = tpevent.Graph()
         done = tpevent.Event(DEVICE_TYPE, external=True)
