@@ -124,20 +124,6 @@ static tp_status wait_held(tp_stream *stream, tp_snapshot *snapshot)
 
 /* ------------------------------------------------------------------ entry */
 
-TP_COLD static tp_status wait_in_capture(tp_event *event, tp_stream *stream)
-{
-    bool never_recorded = false;
-    if (event->backend->snapshot_take && event->backend->snapshot_release) {
-        tp_snapshot snapshot;
-        tp_status status = event->backend->snapshot_take(event, &snapshot);
-        if (status != TP_OK)
-            return status;
-        never_recorded = snapshot.state == TP_SNAPSHOT_NEVER_RECORDED;
-        tp_snapshot_release(&snapshot);
-    }
-    return never_recorded ? TP_OK : tp_refuse_wait_in_capture(event, stream);
-}
-
 TP_COLD static tp_status refused(const tp_event *event, const tp_stream *stream, const char *why)
 {
     char event_device[TP_DEVICE_STRING_MAX], stream_device[TP_DEVICE_STRING_MAX];
@@ -153,15 +139,6 @@ tp_status tp_wait_across_backends(tp_event *event, tp_stream *stream)
                        "interprocess events cannot be waited on across backends yet (a process that exits before "
                        "its record would hang the stream or release it early); wait on a stream of the event's "
                        "own backend, or synchronize the event");
-    if (waiting->stream_is_capturing) {
-        /* Rule 16: a captured host function or stream memory operation would wait
-         * for this one record at every launch, or release nothing: refused, unless
-         * there is no record to wait for (rule 6: then the wait does nothing, as
-         * inside a capture of one backend). */
-        bool capturing = false;
-        if (waiting->stream_is_capturing(stream, &capturing) == TP_OK && capturing)
-            return wait_in_capture(event, stream);
-    }
     bool blocking = waiting->host_fn_may_block;
     if (blocking ? !waiting->stream_launch_host_fn : !waiting->stream_hold)
         return refused(event, stream,
@@ -173,6 +150,16 @@ tp_status tp_wait_across_backends(tp_event *event, tp_stream *stream)
     tp_status status = owner->snapshot_take(event, &snapshot);
     if (status != TP_OK)
         return status;
+    /* Rule 16: a captured host function or stream memory operation would wait for
+     * this one record at every launch, or release nothing: refused, unless there is
+     * no record to wait for (rule 6: the wait does nothing, as in a capture of one
+     * backend). */
+    bool capturing = false;
+    if (snapshot.state != TP_SNAPSHOT_NEVER_RECORDED && waiting->stream_is_capturing &&
+        waiting->stream_is_capturing(stream, &capturing) == TP_OK && capturing) {
+        tp_snapshot_release(&snapshot);
+        return tp_refuse_wait_in_capture(event, stream);
+    }
     if (snapshot.state != TP_SNAPSHOT_PENDING) {
         tp_snapshot_release(&snapshot); /* never recorded or reached: nothing to wait for (rule 6) */
         return TP_OK;

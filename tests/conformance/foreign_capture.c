@@ -58,19 +58,11 @@ static bool find_cuda_driver(foreign_capture *out)
         printf("skipped: the CUDA driver lacks the capture calls this test needs\n");
         return false;
     }
-    *out = (foreign_capture){"CUDA driver", cu.begin, cu_end_and_instantiate, cu.launch, cu_exec_destroy};
+    *out = (foreign_capture){"CUDA driver", {cu.begin, cu_end_and_instantiate, cu.launch, cu_exec_destroy}};
     return true;
 }
 
 /* ------------------------------------------------------------ the fake GPU */
-
-/* Its module's table (runtime_fake_graph.c), of this shape. */
-typedef struct fake_table {
-    int (*begin)(void *stream, int mode);
-    int (*end)(void *stream, void **exec);
-    int (*launch)(void *exec, void *stream);
-    void (*destroy)(void *exec);
-} fake_table;
 
 static int find_module(struct dl_phdr_info *info, size_t size, void *data)
 {
@@ -83,13 +75,13 @@ static int find_module(struct dl_phdr_info *info, size_t size, void *data)
     return 1;
 }
 
-static const fake_table *find_fake(void)
+static const foreign_capture_calls *find_fake(void)
 {
     char path[4096] = "";
     if (!dl_iterate_phdr(find_module, path))
         return NULL;
     void *module = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
-    return module ? (const fake_table *)dlsym(module, "tpevent_fake_foreign_capture") : NULL;
+    return module ? (const foreign_capture_calls *)dlsym(module, FOREIGN_CAPTURE_FAKE_SYMBOL) : NULL;
 }
 
 /* ------------------------------------------------------------------- entry */
@@ -101,9 +93,9 @@ bool foreign_capture_find(const char *device, foreign_capture *out)
                "is tpevent's own\n", device);
         return false;
     }
-    const fake_table *fake = find_fake();
+    const foreign_capture_calls *fake = find_fake();
     if (fake) {
-        *out = (foreign_capture){"fake GPU", fake->begin, fake->end, fake->launch, fake->destroy};
+        *out = (foreign_capture){"fake GPU", *fake};
         return true;
     }
     return find_cuda_driver(out);

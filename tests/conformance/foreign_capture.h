@@ -10,6 +10,8 @@
 #ifndef TPEVENT_TESTS_CONFORMANCE_FOREIGN_CAPTURE_H
 #define TPEVENT_TESTS_CONFORMANCE_FOREIGN_CAPTURE_H
 
+#include "tests/gpu_fake/foreign_capture_calls.h"
+
 #include <stdbool.h>
 
 /* CUDA's capture modes (CUstreamCaptureMode), which the fake shares. */
@@ -17,15 +19,9 @@
 #define FOREIGN_MODE_THREAD_LOCAL 1
 #define FOREIGN_MODE_RELAXED 2
 
-/* Each answers 0 on success, else the runtime's error code. */
 typedef struct foreign_capture {
     const char *runtime; /* for messages */
-    int (*begin)(void *stream, int mode);
-    /* Ends the capture and instantiates its graph: nonzero if the capture was
-     * invalidated meanwhile (CUDA_ERROR_STREAM_CAPTURE_INVALIDATED). */
-    int (*end)(void *stream, void **exec);
-    int (*launch)(void *exec, void *stream);
-    void (*destroy)(void *exec);
+    foreign_capture_calls calls;
 } foreign_capture;
 
 /* The capture calls of `device`'s runtime. False after printing "skipped: why"

@@ -43,7 +43,7 @@ static bool capturing(tp_stream *stream)
 
 static void end_not_invalidated(const foreign_capture *fc, tp_stream *origin, void **exec)
 {
-    int e = fc->end(native_of(origin), exec);
+    int e = fc->calls.end(native_of(origin), exec);
     if (e != 0)
         printf("%s: ending the capture failed with %d (invalidated?)\n", fc->runtime, e);
     CHECK(e == 0);
@@ -72,7 +72,7 @@ TEST(rule16_foreign_capture_records_and_waits_do_not_invalidate_it)
         CHECK_OK(tp_event_destroy(pending));
     }
 
-    CHECK(fc.begin(native_of(a), FOREIGN_MODE_GLOBAL) == 0);
+    CHECK(fc.calls.begin(native_of(a), FOREIGN_MODE_GLOBAL) == 0);
     CHECK(capturing(a) && !capturing(b));
     CHECK_OK(tp_event_record(start, a));
     CHECK_OK(tp_event_record(fork, a));
@@ -96,7 +96,7 @@ TEST(rule16_foreign_capture_records_and_waits_do_not_invalidate_it)
     int64_t previous_end = 0;
     for (int launch = 0; launch < 3; launch++) {
         int64_t before = monotonic_ns();
-        CHECK(fc.launch(exec, native_of(a)) == 0);
+        CHECK(fc.calls.launch(exec, native_of(a)) == 0);
         CHECK_OK(tp_stream_synchronize(a));
         int64_t after = monotonic_ns(), e = device_error_ns(d);
         int64_t t0 = timestamp_of(start), t1 = timestamp_of(end);
@@ -104,7 +104,7 @@ TEST(rule16_foreign_capture_records_and_waits_do_not_invalidate_it)
         CHECK(t0 > previous_end); /* this launch's records */
         previous_end = t1;
     }
-    fc.destroy(exec);
+    fc.calls.destroy(exec);
     gate_destroy(&g);
     tp_event *events[] = {fork, join, fresh, start, end};
     for (size_t i = 0; i < sizeof events / sizeof events[0]; i++)
@@ -136,7 +136,7 @@ TEST(rule16_foreign_capture_survives_tpevent_threads)
     CHECK_OK(tp_event_record(after_gate, work));
     CHECK(gate_entered_within(&g, 1, EVENTUALLY_SECONDS));
 
-    CHECK(fc.begin(native_of(captured), FOREIGN_MODE_GLOBAL) == 0);
+    CHECK(fc.calls.begin(native_of(captured), FOREIGN_MODE_GLOBAL) == 0);
     CHECK_OK(tp_event_record(mark, captured));
     CHECK_OK(tp_stream_wait_event(host, after_gate)); /* across backends, pending */
     atomic_int host_ran = 0, work_ran = 0;
@@ -155,9 +155,9 @@ TEST(rule16_foreign_capture_survives_tpevent_threads)
     void *exec = NULL;
     end_not_invalidated(&fc, captured, &exec);
 
-    CHECK(fc.launch(exec, native_of(captured)) == 0);
+    CHECK(fc.calls.launch(exec, native_of(captured)) == 0);
     CHECK_OK(tp_stream_synchronize(captured));
-    fc.destroy(exec);
+    fc.calls.destroy(exec);
     CHECK_OK(tp_stream_synchronize(work));
     CHECK_OK(tp_stream_synchronize(host));
     gate_destroy(&g);

@@ -8,6 +8,7 @@
  * changes under one lock.
  */
 #include "tests/gpu_fake/runtime_fake_internal.h"
+#include "tests/gpu_fake/foreign_capture_calls.h"
 
 #include <stdlib.h>
 
@@ -460,9 +461,5 @@ static void foreign_destroy(void *exec)
     fake_graph_destroy(exec);
 }
 
-__attribute__((visibility("default"))) const struct {
-    int (*begin)(void *stream, int mode);
-    int (*end)(void *stream, void **exec);
-    int (*launch)(void *exec, void *stream);
-    void (*destroy)(void *exec);
-} tpevent_fake_foreign_capture = {foreign_begin, foreign_end, foreign_launch, foreign_destroy};
+__attribute__((visibility("default"))) const foreign_capture_calls tpevent_fake_foreign_capture = {
+    foreign_begin, foreign_end, foreign_launch, foreign_destroy};
