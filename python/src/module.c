@@ -183,12 +183,21 @@ static PyObject *module_set_device(PyObject *module, PyObject *arg)
         PyErr_SetString(PyExc_TypeError, "set_device() expects a device such as 'cuda:1', not None");
         return NULL;
     }
+    /* torch's set_device(-1) changes nothing, in a namespace too: tpevent.cpu.set_device(-1)
+     * must not make the CPU current where the current device is cuda:0. */
+    if (PyLong_Check(arg)) {
+        long index = PyLong_AsLong(arg);
+        if (index == -1 && PyErr_Occurred())
+            PyErr_Clear(); /* too large: tppy_device_arg says so */
+        else if (index < 0)
+            Py_RETURN_NONE;
+    }
     tppy_device_text scratch;
     const char *device_str;
     if (tppy_device_arg(arg, namespace_type, &scratch, &device_str) < 0)
         return NULL;
     if (!device_str)
-        Py_RETURN_NONE; /* a negative index: the current device, already current (torch's set_device(-1)) */
+        Py_RETURN_NONE; /* the current device, already current */
     tp_status status = tp_set_device(device_str);
     if (status != TP_OK)
         return tppy_raise(status);
