@@ -6,7 +6,7 @@
 #define TPEVENT_CORE_INTERNAL_H
 
 #include "core/backend.h"
-#include "backends/common/compiler.h" /* TP_LIKELY, TP_UNLIKELY, TP_COLD, TP_PRINTF */
+#include "common/compiler.h" /* TP_LIKELY, TP_UNLIKELY, TP_COLD, TP_PRINTF */
 
 #include <stdatomic.h>
 

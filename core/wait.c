@@ -10,7 +10,7 @@
  */
 #include "core/internal.h"
 
-#include "backends/common/clock.h"
+#include "common/clock.h"
 
 #include <inttypes.h>
 

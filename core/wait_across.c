@@ -28,7 +28,7 @@
  */
 #include "core/internal.h"
 
-#include "backends/common/clock.h"
+#include "common/clock.h"
 
 #include <pthread.h>
 #include <stdlib.h>

@@ -66,9 +66,9 @@
 #ifndef TPEVENT_BACKENDS_CPU_INTERNAL_H
 #define TPEVENT_BACKENDS_CPU_INTERNAL_H
 
-#include "backends/common/clock.h"
-#include "backends/common/compiler.h"
-#include "backends/common/process.h"
+#include "common/clock.h"
+#include "common/compiler.h"
+#include "common/process.h"
 #include "backends/cpu/cpu_backend.h"
 
 #include <pthread.h>

@@ -47,7 +47,7 @@
  */
 #define _GNU_SOURCE /* pthread_setname_np */
 #include "backends/gpu/gpu_internal.h"
-#include "backends/common/clock.h"
+#include "common/clock.h"
 
 #include <errno.h>
 #include <signal.h>

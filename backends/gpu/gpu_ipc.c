@@ -44,8 +44,8 @@
  */
 
 #include "backends/gpu/gpu_internal.h"
-#include "backends/common/bytes.h"
-#include "backends/common/clock.h"
+#include "common/bytes.h"
+#include "common/clock.h"
 
 #include <stdio.h>
 #include <stdlib.h>

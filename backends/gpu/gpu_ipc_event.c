@@ -12,7 +12,7 @@
  *  - a stream of another device waits through a relay (CUDA 13 crashes otherwise).
  */
 #include "backends/gpu/gpu_internal.h"
-#include "backends/common/clock.h"
+#include "common/clock.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -3,8 +3,8 @@
  * puts every record on it), a pause for polling loops, and the CPU's spin hint.
  * The includer defines _POSIX_C_SOURCE (200809L) before any system header.
  */
-#ifndef TPEVENT_BACKENDS_COMMON_CLOCK_H
-#define TPEVENT_BACKENDS_COMMON_CLOCK_H
+#ifndef TPEVENT_COMMON_CLOCK_H
+#define TPEVENT_COMMON_CLOCK_H
 
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -56,4 +56,4 @@ static inline bool tp_spin_until(bool (*reached)(const void *arg), const void *a
     }
 }
 
-#endif /* TPEVENT_BACKENDS_COMMON_CLOCK_H */
+#endif /* TPEVENT_COMMON_CLOCK_H */
