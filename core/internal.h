@@ -61,6 +61,13 @@ tp_status tp_snapshot_take(tp_event *event, tp_snapshot *out);
 void tp_snapshot_release(tp_snapshot *snapshot);
 tp_status tp_snapshot_reached(const tp_snapshot *snapshot, bool *reached);
 
+/* Whether `backend` takes, reads and releases snapshots at all: the entries every
+ * use of one needs (a wait across backends asks further for the one it waits by). */
+static inline bool tp_backend_has_snapshots(const tp_backend *backend)
+{
+    return backend->snapshot_take && backend->snapshot_release && backend->snapshot_query;
+}
+
 /* ------------------------------------------------------ wait_across.c */
 
 /* tp_event_wait of a stream on an event of another backend (rules 6, 14). */
