@@ -23,7 +23,7 @@
 /* The sleeps of a polling wait: the first as long as the spin, each next one twice
  * the last, none over 1 ms, so that a record is seen at most 1 ms late and a long
  * wait costs well under 1% of a CPU. */
-#define TP_PAUSE_FIRST_NS 20000u
+#define TP_PAUSE_FIRST_NS TP_SPIN_NS
 #define TP_PAUSE_LONGEST_NS 1000000u
 
 static inline uint64_t tp_pause_next(uint64_t pause_ns)
