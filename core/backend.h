@@ -35,7 +35,7 @@
 #include <tpevent/tpevent.h>
 #include <tpevent/tpevent_diagnostics.h> /* tp_native_op, for native_sample */
 
-#include "backends/common/compiler.h" /* TP_PRINTF */
+#include "common/compiler.h" /* TP_PRINTF */
 
 #ifdef __cplusplus
 extern "C" {

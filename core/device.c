@@ -7,7 +7,7 @@
  *     index  := "0" | [1-9][0-9]*        (below TP_MAX_DEVICES)
  */
 #include "core/internal.h"
-#include "backends/common/env.h"
+#include "common/env.h"
 
 #include <limits.h>
 #include <pthread.h>

@@ -6,7 +6,7 @@
 #define TPEVENT_CORE_INTERNAL_H
 
 #include "core/backend.h"
-#include "backends/common/compiler.h" /* TP_LIKELY, TP_UNLIKELY, TP_COLD, TP_PRINTF */
+#include "common/compiler.h" /* TP_LIKELY, TP_UNLIKELY, TP_COLD, TP_PRINTF */
 
 #include <stdatomic.h>
 
@@ -60,6 +60,13 @@ tp_status tp_stream_current_of(tp_device device, const tp_backend *backend, tp_s
 tp_status tp_snapshot_take(tp_event *event, tp_snapshot *out);
 void tp_snapshot_release(tp_snapshot *snapshot);
 tp_status tp_snapshot_reached(const tp_snapshot *snapshot, bool *reached);
+
+/* Whether `backend` takes, reads and releases snapshots at all: the entries every
+ * use of one needs (a wait across backends asks further for the one it waits by). */
+static inline bool tp_backend_has_snapshots(const tp_backend *backend)
+{
+    return backend->snapshot_take && backend->snapshot_release && backend->snapshot_query;
+}
 
 /* ------------------------------------------------------ wait_across.c */
 

@@ -4,7 +4,7 @@
  * of a layout it knows; the checksum catches bytes changed in transit.
  */
 #include "core/internal.h"
-#include "backends/common/bytes.h"
+#include "common/bytes.h"
 
 #include <string.h>
 

@@ -21,8 +21,8 @@
  * TPEVENT_PROBE_TIMEOUT_MS (default 30000) and then killed and reported.
  */
 #include "core/internal.h"
-#include "backends/common/clock.h"
-#include "backends/common/env.h"
+#include "common/clock.h"
+#include "common/env.h"
 
 #include <dlfcn.h>
 #include <errno.h>

@@ -7,7 +7,7 @@
 tp_status tp_snapshot_take(tp_event *event, tp_snapshot *out)
 {
     const tp_backend *backend = event->backend;
-    if (!backend->snapshot_take || !backend->snapshot_release || !backend->snapshot_query)
+    if (!tp_backend_has_snapshots(backend))
         return tp_unsupported(backend, "snapshots of records");
     return backend->snapshot_take(event, out);
 }

@@ -25,6 +25,7 @@
  * nothing on push, pop, record or wait; a larger one grows them by doubling.
  */
 #include "core/trace.h"
+#include "common/array.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -68,7 +69,7 @@ static tp_status pool_fill(const tp_stream *stream, uint32_t count)
 {
     event_pool *pool = pool_of(stream->device);
     size_t cap = pool->cap;
-    if (!tp_trace_reserve(&pool->items, &cap, (size_t)pool->count + count, sizeof *pool->items))
+    if (!tp_array_grow(&pool->items, &cap, (size_t)pool->count + count, sizeof *pool->items))
         return out_of_memory("tp_trace");
     pool->cap = (uint32_t)cap;
     while (pool->count < count) {
@@ -126,16 +127,11 @@ static bool track_reserve(trace_track *track)
 {
     if (track->depth + 1 < track->cap)
         return true;
-    uint32_t cap = track->cap ? track->cap * 2 : 16;
-    uint32_t *stack = realloc(track->stack, cap * sizeof *stack);
-    if (!stack)
+    size_t cap = track->cap;
+    if (!tp_array_grow(&track->stack, &cap, (size_t)track->depth + 2, sizeof *track->stack) ||
+        !tp_array_resize(&track->last, cap + 1, sizeof *track->last))
         return false;
-    track->stack = stack;
-    uint32_t *last = realloc(track->last, (cap + 1) * sizeof *last);
-    if (!last)
-        return false;
-    track->last = last;
-    track->cap = cap;
+    track->cap = (uint32_t)cap;
     return true;
 }
 
@@ -146,7 +142,7 @@ static tp_status track_of(tp_stream *stream, uint32_t *index)
     if (track_find(stream, index))
         return TP_OK;
     size_t old_cap = trace.t.track_cap;
-    if (!tp_trace_reserve(&trace.t.tracks, &trace.t.track_cap, trace.t.track_count + 1, sizeof *trace.t.tracks))
+    if (!tp_array_grow(&trace.t.tracks, &trace.t.track_cap, trace.t.track_count + 1, sizeof *trace.t.tracks))
         return out_of_memory("tp_trace");
     memset(trace.t.tracks + old_cap, 0, (trace.t.track_cap - old_cap) * sizeof *trace.t.tracks);
     tp_status status = pool_fill(stream, POOL_PREFILL);
@@ -222,7 +218,7 @@ TP_COLD static tp_status range_push_traced(tp_stream *stream, const char *name)
         goto out;
     trace_track *track = &trace.t.tracks[index];
     if (!track_reserve(track) ||
-        !tp_trace_reserve(&trace.t.ranges, &trace.t.range_cap, trace.t.range_count + 1, sizeof *trace.t.ranges) ||
+        !tp_array_grow(&trace.t.ranges, &trace.t.range_cap, trace.t.range_count + 1, sizeof *trace.t.ranges) ||
         !trace_intern(&trace.names, &trace.t, name, &name_at)) {
         status = out_of_memory("tp_range_push");
         goto out;
@@ -285,7 +281,7 @@ TP_API tp_status tp_range_pop(tp_stream *stream)
  * flow refers to yet, recorded again; else a new one. */
 static tp_status mark_record(tp_stream *stream, uint32_t track, uint32_t *mark, bool in_flow)
 {
-    if (!tp_trace_reserve(&trace.t.marks, &trace.t.mark_cap, trace.t.mark_count + 1, sizeof *trace.t.marks))
+    if (!tp_array_grow(&trace.t.marks, &trace.t.mark_cap, trace.t.mark_count + 1, sizeof *trace.t.marks))
         return out_of_memory("tp_trace");
     tp_event *event = NULL;
     tp_status status = pool_record(stream, &event);
@@ -334,7 +330,7 @@ tp_status tp_trace_wait(tp_event *event, tp_stream *stream)
     trace_map_entry *entry = trace.state == RUNNING && !capturing(stream) ? trace_map_find(&trace.map, event) : NULL;
     uint32_t track = 0, to = 0;
     if (entry && track_of(stream, &track) == TP_OK &&
-        tp_trace_reserve(&trace.t.flows, &trace.t.flow_cap, trace.t.flow_count + 1, sizeof *trace.t.flows) &&
+        tp_array_grow(&trace.t.flows, &trace.t.flow_cap, trace.t.flow_count + 1, sizeof *trace.t.flows) &&
         mark_record(stream, track, &to, true) == TP_OK) {
         trace.t.marks[entry->mark].in_flow = true;
         trace.t.flows[trace.t.flow_count++] = (trace_flow){.from = entry->mark, .to = to};
@@ -373,10 +369,10 @@ TP_API tp_status tp_trace_start(void)
     if (trace.state != IDLE) {
         status = tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_trace_start: a trace is %s already (one at a time)",
                          trace.state == RUNNING ? "running" : "being written by tp_trace_stop");
-    } else if (!tp_trace_reserve(&trace.t.ranges, &trace.t.range_cap, 1024, sizeof *trace.t.ranges) ||
-               !tp_trace_reserve(&trace.t.marks, &trace.t.mark_cap, 256, sizeof *trace.t.marks) ||
-               !tp_trace_reserve(&trace.t.flows, &trace.t.flow_cap, 256, sizeof *trace.t.flows) ||
-               !tp_trace_reserve(&trace.t.names, &trace.t.names_cap, 4096, 1) || !trace_map_reserve(&trace.map) ||
+    } else if (!tp_array_grow(&trace.t.ranges, &trace.t.range_cap, 1024, sizeof *trace.t.ranges) ||
+               !tp_array_grow(&trace.t.marks, &trace.t.mark_cap, 256, sizeof *trace.t.marks) ||
+               !tp_array_grow(&trace.t.flows, &trace.t.flow_cap, 256, sizeof *trace.t.flows) ||
+               !tp_array_grow(&trace.t.names, &trace.t.names_cap, 4096, 1) || !trace_map_reserve(&trace.map) ||
                !trace_names_ready(&trace.names, &trace.t)) {
         status = out_of_memory("tp_trace_start");
     } else {
@@ -419,7 +415,7 @@ static void reserve_pools(void)
         for (int index = 0; index < TP_MAX_DEVICES; index++) {
             event_pool *pool = &trace.pools[type][index];
             size_t cap = pool->cap;
-            if (need[type][index] && tp_trace_reserve(&pool->items, &cap, pool->count + need[type][index], sizeof *pool->items))
+            if (need[type][index] && tp_array_grow(&pool->items, &cap, pool->count + need[type][index], sizeof *pool->items))
                 pool->cap = (uint32_t)cap;
         }
 }

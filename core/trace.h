@@ -61,10 +61,6 @@ typedef struct trace_state {
 
 /* ------------------------------------------------ trace_tables.c */
 
-/* Makes room for `need` elements of `size` bytes in *items (capacity *cap),
- * doubling. */
-bool tp_trace_reserve(void *items, size_t *cap, size_t need, size_t size);
-
 /* Event -> the mark of its latest record while tracing. */
 typedef struct trace_map_entry {
     tp_event *event; /* NULL: empty; TRACE_MAP_TOMBSTONE: forgotten */

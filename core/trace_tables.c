@@ -1,5 +1,5 @@
 /*
- * The trace's tables (core/trace.c): growing arrays, the event -> mark map (open
+ * The trace's tables (core/trace.c): the event -> mark map (open
  * addressing on the event's address, tombstones for forgotten events), and the
  * interned range names (each name's text stored once per trace, in
  * trace_state.names; a table of offsets + 1, linear probing). All under the
@@ -7,24 +7,10 @@
  * an earlier one allocates nothing.
  */
 #include "core/trace.h"
+#include "common/array.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-bool tp_trace_reserve(void *items, size_t *cap, size_t need, size_t size)
-{
-    if (need <= *cap)
-        return true;
-    size_t grown = *cap ? *cap : 64;
-    while (grown < need)
-        grown *= 2;
-    void *moved = realloc(*(void **)items, grown * size);
-    if (!moved)
-        return false;
-    *(void **)items = moved;
-    *cap = grown;
-    return true;
-}
 
 /* ------------------------------------------------------------- event map */
 
@@ -143,7 +129,7 @@ bool trace_intern(trace_name_index *index, trace_state *t, const char *name, uin
             return true;
         }
     if (t->names_len + length + 1 >= UINT32_MAX ||
-        !tp_trace_reserve(&t->names, &t->names_cap, t->names_len + length + 1, 1))
+        !tp_array_grow(&t->names, &t->names_cap, t->names_len + length + 1, 1))
         return false;
     memcpy(t->names + t->names_len, name, length + 1);
     *offset = (uint32_t)t->names_len;

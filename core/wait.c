@@ -3,23 +3,35 @@
  * the core on the backends' non-blocking queries, so that no backend needs an
  * entry of its own for them. The untimed synchronizes stay one table call each.
  *
- * The loop: one query; then, unless the event sleeps (TP_EVENT_BLOCKING), ~20 us
- * of spinning on the query; then sleeps that double from 20 us up to 1 ms, each
- * cut to the time left, with a query after each, until done or the deadline
- * (CLOCK_MONOTONIC) has passed. A query that fails ends the wait with its status.
+ * The loop: one query; then, unless the event sleeps (TP_EVENT_BLOCKING), the
+ * spin of common/spin.h on the query; then its doubling sleeps, each cut to the
+ * time left, with a query after each, until done or the deadline (CLOCK_MONOTONIC)
+ * has passed. A query that fails ends the wait with its status.
  */
 #include "core/internal.h"
 
-#include "backends/common/clock.h"
+#include "common/spin.h"
 
 #include <inttypes.h>
 
-#define SPIN_NS 20000u
-#define FIRST_PAUSE_NS 20000u
-#define LONGEST_PAUSE_NS 1000000u
-
 typedef tp_status (*poll_fn)(void *object, bool *done);
 typedef bool (*self_wait_fn)(void *object);
+
+/* One query of a spin: its status lands in *status, and a failed query ends the
+ * spin as a done one does. */
+typedef struct spin_poll {
+    poll_fn poll;
+    void *object;
+    tp_status *status;
+} spin_poll;
+
+static bool spin_poll_ended(const void *arg)
+{
+    const spin_poll *p = arg;
+    bool done = false;
+    *p->status = p->poll(p->object, &done);
+    return *p->status != TP_OK || done;
+}
 
 TP_COLD static tp_status negative_timeout(const char *operation, int64_t timeout_ns)
 {
@@ -56,19 +68,11 @@ static tp_status wait_for(poll_fn poll, self_wait_fn self_wait, void *object, in
     uint64_t now = tp_now_ns();
     uint64_t deadline = (uint64_t)timeout_ns > UINT64_MAX - now ? UINT64_MAX : now + (uint64_t)timeout_ns;
     if (!sleep_only) {
-        uint64_t spin_end = deadline - now > SPIN_NS ? now + SPIN_NS : deadline;
-        for (unsigned spins = 1;; spins++) {
-            status = poll(object, &done);
-            if (status != TP_OK)
-                return tp_fail_within(status, operation, "");
-            if (done)
-                return TP_OK;
-            tp_cpu_relax();
-            if (spins % 16 == 0 && tp_now_ns() >= spin_end)
-                break;
-        }
+        uint64_t spin_ns = deadline - now > TP_SPIN_NS ? TP_SPIN_NS : deadline - now;
+        if (tp_spin_until(spin_poll_ended, &(spin_poll){poll, object, &status}, spin_ns))
+            return status == TP_OK ? TP_OK : tp_fail_within(status, operation, "");
     }
-    uint64_t pause = FIRST_PAUSE_NS;
+    uint64_t pause = TP_PAUSE_FIRST_NS;
     for (;;) {
         now = tp_now_ns();
         if (now >= deadline)
@@ -80,8 +84,7 @@ static tp_status wait_for(poll_fn poll, self_wait_fn self_wait, void *object, in
             return tp_fail_within(status, operation, "");
         if (done)
             return TP_OK;
-        if (pause < LONGEST_PAUSE_NS)
-            pause = pause * 2 < LONGEST_PAUSE_NS ? pause * 2 : LONGEST_PAUSE_NS;
+        pause = tp_pause_next(pause);
     }
 }
 

@@ -28,15 +28,10 @@
  */
 #include "core/internal.h"
 
-#include "backends/common/clock.h"
+#include "common/spin.h"
 
 #include <pthread.h>
 #include <stdlib.h>
-
-/* The spin before snapshot_synchronize, without TP_EVENT_BLOCKING: long enough to
- * catch a record a few us away (an idle GPU stream's), short enough that a wait
- * for long work costs the worker nothing measurable. As core/wait.c's spin. */
-#define ACROSS_SPIN_NS 20000u
 
 /* ---------------------------------------------------- blocking task state */
 
@@ -84,7 +79,7 @@ static void blocking_wait_task(void *arg)
     blocking_wait *w = arg;
     const tp_snapshot *snapshot = &w->snapshot;
     bool spin = !(snapshot->flags & TP_EVENT_BLOCKING);
-    if (!(spin && tp_spin_until(snapshot_reached, snapshot, ACROSS_SPIN_NS)))
+    if (!(spin && tp_spin_until(snapshot_reached, snapshot, TP_SPIN_NS)))
         (void)snapshot->backend->snapshot_synchronize(snapshot);
     tp_snapshot_release(&w->snapshot);
     wait_put(w);
@@ -144,7 +139,7 @@ tp_status tp_wait_across_backends(tp_event *event, tp_stream *stream)
         return refused(event, stream,
                        blocking ? "its backend has no host functions" : "its backend cannot hold a stream (stream_hold)");
     bool owner_can = blocking ? owner->snapshot_synchronize != NULL : owner->snapshot_notify != NULL;
-    if (!owner->snapshot_take || !owner->snapshot_release || !owner->snapshot_query || !owner_can)
+    if (!tp_backend_has_snapshots(owner) || !owner_can)
         return refused(event, stream, "the event's backend offers no snapshots of its records");
     tp_snapshot snapshot;
     tp_status status = owner->snapshot_take(event, &snapshot);

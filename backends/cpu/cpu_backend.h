@@ -21,7 +21,7 @@
  * the worker when it reaches the record; an event without timing needs no stamp, so
  * its record only notes how far the stream has to get and enqueues nothing.
  *
- * Synchronize. event_synchronize spins for up to TP_CPU_SPIN_NS (with a pause
+ * Synchronize. event_synchronize spins for up to TP_SPIN_NS (common/spin.h, with a pause
  * instruction) and then sleeps on a condition variable; with TP_EVENT_BLOCKING it
  * sleeps at once. stream_synchronize spins the same short while then sleeps;
  * device_synchronize sleeps at once. A sleeping thread uses no CPU. (An
@@ -76,18 +76,5 @@
 #define TPEVENT_BACKENDS_CPU_BACKEND_H
 
 #include "core/builtin_backends.h" /* its entry, tp_backend_entry_cpu */
-
-#ifdef __cplusplus
-extern "C" {
-#endif
-
-/* How long a non-blocking synchronize spins before it sleeps, in ns: long enough
- * to catch a worker that is about to finish a short task without a futex round
- * trip, short enough that a thread waiting for long work costs nothing measurable. */
-#define TP_CPU_SPIN_NS 20000u
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif /* TPEVENT_BACKENDS_CPU_BACKEND_H */

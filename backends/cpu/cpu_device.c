@@ -10,7 +10,7 @@
  * alive, and default streams (never destroyed) live as long as the process.
  */
 #include "backends/cpu/cpu_internal.h"
-#include "backends/common/env.h"
+#include "common/env.h"
 
 #include <errno.h>
 #include <stdio.h>

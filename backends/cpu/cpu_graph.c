@@ -37,6 +37,7 @@
  * be destroyed with launches pending (rule 9).
  */
 #include "backends/cpu/cpu_internal.h"
+#include "common/array.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -115,15 +116,9 @@ static graph_branch *branch_of(cpu_graph *graph, cpu_queue *queue)
 /* Under capture_lock. False (and the capture marked failed) if out of memory. */
 static bool add_branch(cpu_graph *graph, cpu_queue *queue, uint64_t ops)
 {
-    if (graph->branch_count == graph->branch_capacity) {
-        size_t capacity = graph->branch_capacity ? graph->branch_capacity * 2 : 4;
-        graph_branch *grown = realloc(graph->branches, capacity * sizeof *grown);
-        if (!grown) {
-            graph->out_of_memory = true;
-            return false;
-        }
-        graph->branches = grown;
-        graph->branch_capacity = capacity;
+    if (!tp_array_grow(&graph->branches, &graph->branch_capacity, graph->branch_count + 1, sizeof *graph->branches)) {
+        graph->out_of_memory = true;
+        return false;
     }
     tp_cpu_queue_ref(queue);
     graph->branches[graph->branch_count++] = (graph_branch){queue, ops, 0};
@@ -135,17 +130,11 @@ static bool add_branch(cpu_graph *graph, cpu_queue *queue, uint64_t ops)
  * append fails (the capture is then marked failed: end_capture refuses it). */
 static void append(cpu_graph *graph, graph_node node)
 {
-    if (graph->count == graph->capacity) {
-        size_t capacity = graph->capacity ? graph->capacity * 2 : 16;
-        graph_node *grown = realloc(graph->nodes, capacity * sizeof *grown);
-        if (!grown) {
-            graph->out_of_memory = true;
-            if (node.event)
-                tp_cpu_event_unref(node.event);
-            return;
-        }
-        graph->nodes = grown;
-        graph->capacity = capacity;
+    if (!tp_array_grow(&graph->nodes, &graph->capacity, graph->count + 1, sizeof *graph->nodes)) {
+        graph->out_of_memory = true;
+        if (node.event)
+            tp_cpu_event_unref(node.event);
+        return;
     }
     graph->nodes[graph->count++] = node;
 }

@@ -66,9 +66,10 @@
 #ifndef TPEVENT_BACKENDS_CPU_INTERNAL_H
 #define TPEVENT_BACKENDS_CPU_INTERNAL_H
 
-#include "backends/common/clock.h"
-#include "backends/common/compiler.h"
-#include "backends/common/process.h"
+#include "common/clock.h"
+#include "common/compiler.h"
+#include "common/process.h"
+#include "common/spin.h"
 #include "backends/cpu/cpu_backend.h"
 
 #include <pthread.h>
@@ -268,7 +269,7 @@ void tp_cpu_queue_end_batch(cpu_queue *queue);
 
 enum cpu_wait_mode {
     CPU_WAIT_SLEEP,            /* sleep at once */
-    CPU_WAIT_SPIN_THEN_SLEEP,  /* spin up to TP_CPU_SPIN_NS, then sleep */
+    CPU_WAIT_SPIN_THEN_SLEEP,  /* spin up to TP_SPIN_NS, then sleep */
 };
 
 /* Blocks until queue->completed >= seq. Fails (TP_ERR_INVALID_ARGUMENT) instead of

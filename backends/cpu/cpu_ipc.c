@@ -284,7 +284,7 @@ tp_status tp_cpu_ipc_wait(cpu_ipc *ipc, uint64_t ticket, enum cpu_wait_mode mode
     cpu_ipc_region *region = ipc->region;
     if (ticket_reached(region, ticket))
         return TP_OK;
-    if (mode == CPU_WAIT_SPIN_THEN_SLEEP && tp_spin_until(mark_reached, &(ticket_mark){region, ticket}, TP_CPU_SPIN_NS))
+    if (mode == CPU_WAIT_SPIN_THEN_SLEEP && tp_spin_until(mark_reached, &(ticket_mark){region, ticket}, TP_SPIN_NS))
         return TP_OK;
     /* A channel changes hands only once its records are reached: owned by this
      * thread's stream and still pending, the record comes after this very task. */

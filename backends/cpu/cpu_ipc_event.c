@@ -14,7 +14,7 @@
  * time, u64 token; little-endian (cpu_ipc.c says what each names).
  */
 #include "backends/cpu/cpu_internal.h"
-#include "backends/common/bytes.h"
+#include "common/bytes.h"
 
 #include <stdlib.h>
 

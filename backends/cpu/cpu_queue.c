@@ -360,7 +360,7 @@ tp_status tp_cpu_queue_wait(cpu_queue *queue, uint64_t seq, enum cpu_wait_mode m
         return TP_OK;
     if (tp_cpu_queue_inherited(queue))
         return tp_cpu_queue_inherited_fail(queue, operation);
-    if (mode == CPU_WAIT_SPIN_THEN_SLEEP && tp_spin_until(mark_reached, &(queue_mark){queue, seq}, TP_CPU_SPIN_NS))
+    if (mode == CPU_WAIT_SPIN_THEN_SLEEP && tp_spin_until(mark_reached, &(queue_mark){queue, seq}, TP_SPIN_NS))
         return TP_OK;
     pthread_mutex_lock(&queue->lock);
     /* Once its work is done the worker never moves `completed` again, so `worker`

@@ -31,7 +31,7 @@
  * Not a hot path: one mutex per device around the map.
  */
 #include "backends/gpu/gpu_internal.h"
-#include "backends/common/clock.h"
+#include "common/clock.h"
 
 #include <stdlib.h>
 

@@ -36,6 +36,7 @@
  */
 #include "backends/gpu/gpu_internal.h"
 #include "backends/gpu/gpu_graph.h"
+#include "common/array.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -148,14 +149,9 @@ static tp_status settle(gpu_event *event, const char *operation)
 static bool pinned_push(pinned_list *list, rt_event native, bool external)
 {
     if (list->count == list->capacity) {
-        size_t capacity = list->capacity ? 2 * list->capacity : 16;
-        rt_event *items = realloc(list->items, capacity * sizeof *items);
-        if (items)
-            list->items = items;
-        bool *ext = items ? realloc(list->external, capacity * sizeof *ext) : NULL;
-        if (ext)
-            list->external = ext;
-        if (!items || !ext)
+        size_t capacity = list->capacity; /* of both arrays */
+        if (!tp_array_grow(&list->items, &capacity, list->count + 1, sizeof *list->items) ||
+            !tp_array_resize(&list->external, capacity, sizeof *list->external))
             return false;
         list->capacity = capacity;
     }
@@ -175,14 +171,8 @@ build_branch *gpu_capture_branch_of(gpu_capture_build *build, gpu_stream *stream
 
 bool gpu_capture_add_branch(gpu_capture_build *build, gpu_stream *stream, uint64_t ops)
 {
-    if (build->branch_count == build->branch_capacity) {
-        size_t capacity = build->branch_capacity ? 2 * build->branch_capacity : 4;
-        build_branch *grown = realloc(build->branches, capacity * sizeof *grown);
-        if (!grown)
-            return false;
-        build->branches = grown;
-        build->branch_capacity = capacity;
-    }
+    if (!tp_array_grow(&build->branches, &build->branch_capacity, build->branch_count + 1, sizeof *build->branches))
+        return false;
     build->branches[build->branch_count++] = (build_branch){stream, stream->native, ops, 0};
     return true;
 }

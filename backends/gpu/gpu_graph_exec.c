@@ -12,6 +12,7 @@
  */
 #include "backends/gpu/gpu_internal.h"
 #include "backends/gpu/gpu_graph.h"
+#include "common/array.h"
 
 #include <stdlib.h>
 
@@ -250,10 +251,8 @@ static tp_status marker_of(gpu_graph *g, rt_stream stream, rt_event *out)
             *out = g->markers[i].marker;
             return TP_OK;
         }
-    graph_marker *grown = realloc(g->markers, (g->marker_count + 1) * sizeof *grown);
-    if (!grown)
+    if (!tp_array_resize(&g->markers, g->marker_count + 1, sizeof *g->markers))
         return gpu.host->fail(TP_ERR_OUT_OF_MEMORY, "tp_graph_launch: out of memory");
-    g->markers = grown;
     tp_status status = gpu_pool_take(g->device, TP_EVENT_DEFAULT, out);
     if (status == TP_OK)
         g->markers[g->marker_count++] = (graph_marker){stream, *out};

@@ -33,7 +33,7 @@
  * launch, which would break rule 6 at replay (DESIGN.md, pitfalls).
  */
 #include "backends/gpu/gpu_internal.h"
-#include "backends/common/env.h"
+#include "common/env.h"
 
 #include <stdio.h>
 #include <stdlib.h>

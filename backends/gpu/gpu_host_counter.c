@@ -16,6 +16,7 @@
  * finds none blocked. From then on no counter is handed out.
  */
 #include "backends/gpu/gpu_internal.h"
+#include "common/array.h"
 
 #include <stdlib.h>
 #include <time.h>
@@ -140,15 +141,8 @@ TP_COLD tp_status gpu_counters_refused_at_exit(const char *operation)
 /* A new slab of counters for the device. Under counters.lock. */
 static tp_status slab_add(gpu_device *device, counter_device *slot, const char *operation)
 {
-    size_t needed = slot->free_count + SLAB_COUNTERS;
-    if (slot->free_capacity < needed) {
-        size_t capacity = slot->free_capacity + SLAB_COUNTERS;
-        gpu_counter *free_list = realloc(slot->free, capacity * sizeof *free_list);
-        if (!free_list)
-            return gpu.host->fail(TP_ERR_OUT_OF_MEMORY, "%s: out of memory", operation);
-        slot->free = free_list;
-        slot->free_capacity = capacity;
-    }
+    if (!tp_array_grow(&slot->free, &slot->free_capacity, slot->free_count + SLAB_COUNTERS, sizeof *slot->free))
+        return gpu.host->fail(TP_ERR_OUT_OF_MEMORY, "%s: out of memory", operation);
     counter_slab *slab = malloc(sizeof *slab);
     if (!slab)
         return gpu.host->fail(TP_ERR_OUT_OF_MEMORY, "%s: out of memory", operation);

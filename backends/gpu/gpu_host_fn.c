@@ -47,7 +47,8 @@
  */
 #define _GNU_SOURCE /* pthread_setname_np */
 #include "backends/gpu/gpu_internal.h"
-#include "backends/common/clock.h"
+#include "common/array.h"
+#include "common/spin.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -55,11 +56,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-/* How long a thread spins on its event's query before it sleeps in the runtime's
- * wait: long enough to catch an idle stream reaching a record (a few us), short
- * enough that a stream busy for long costs its thread nothing measurable. */
-#define HOST_SPIN_NS 20000u
 
 #define HOST_RING_INITIAL 16u
 
@@ -132,7 +128,7 @@ static bool event_reached(const void *event)
  * callbacks do, so that what it releases is released. */
 static void wait_reached(rt_event event)
 {
-    if (!tp_spin_until(event_reached, (const void *)(uintptr_t)event, HOST_SPIN_NS))
+    if (!tp_spin_until(event_reached, (const void *)(uintptr_t)event, TP_SPIN_NS))
         (void)rt_event_synchronize(event); /* a blocking-sync event: the thread sleeps */
 }
 
@@ -323,10 +319,8 @@ static tp_status stream_queue(gpu_stream *stream, gpu_host_queue **out)
 static tp_status ring_grow(gpu_host_queue *q)
 {
     size_t capacity = q->capacity ? q->capacity * 2 : HOST_RING_INITIAL;
-    rt_event *spare = realloc(q->spare, (capacity + 1) * sizeof *spare);
-    if (spare)
-        q->spare = spare;
-    host_item *ring = spare ? malloc(capacity * sizeof *ring) : NULL;
+    bool spare_grown = tp_array_resize(&q->spare, capacity + 1, sizeof *q->spare);
+    host_item *ring = spare_grown ? malloc(capacity * sizeof *ring) : NULL;
     if (!ring)
         return gpu.host->fail(TP_ERR_OUT_OF_MEMORY,
                               "tp_stream_launch_host_fn: out of memory growing a stream's host functions to %zu",

@@ -80,8 +80,8 @@
 #endif
 
 #include "backends/gpu/gpu_backend.h"
-#include "backends/common/compiler.h"
-#include "backends/common/process.h"
+#include "common/compiler.h"
+#include "common/process.h"
 
 #if defined(TPEVENT_GPU_CUDA)
 #include "backends/gpu/runtime_cuda.h"

@@ -44,8 +44,9 @@
  */
 
 #include "backends/gpu/gpu_internal.h"
-#include "backends/common/bytes.h"
-#include "backends/common/clock.h"
+#include "common/array.h"
+#include "common/bytes.h"
+#include "common/clock.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -161,12 +162,8 @@ static bool retired_push(gpu_retired_list *list, rt_event native, const tp_proce
     if (list->count == list->capacity) {
         if (list->capacity >= RETIRED_KEEP_MAX)
             return false;
-        size_t capacity = list->capacity ? list->capacity * 2 : 16;
-        gpu_retired_native *items = realloc(list->items, capacity * sizeof *items);
-        if (!items)
+        if (!tp_array_grow(&list->items, &list->capacity, list->count + 1, sizeof *list->items))
             return false;
-        list->items = items;
-        list->capacity = capacity;
     }
     list->items[list->count++] = (gpu_retired_native){native, exporter ? *exporter : (tp_process_id){0, 0}};
     return true;

@@ -12,7 +12,7 @@
  *  - a stream of another device waits through a relay (CUDA 13 crashes otherwise).
  */
 #include "backends/gpu/gpu_internal.h"
-#include "backends/common/clock.h"
+#include "common/spin.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -139,10 +139,10 @@ tp_status gpu_ipc_event_query(tp_event *base, bool *done)
  * Synchronize by polling the runtime, for interprocess events that must sleep or
  * must notice a dead exporter:
  *  - TP_EVENT_BLOCKING (exported, imported, or local): sleeps from the start,
- *    between queries POLL_PAUSE_FIRST_NS doubling to POLL_PAUSE_MAX_NS, since the
- *    runtime ignores its blocking-sync flag for these events. A wait of 200 ms
- *    costs about 200 queries and sleeps: well under 1% of a CPU. A record is seen
- *    at most POLL_PAUSE_MAX_NS late.
+ *    between queries TP_PAUSE_FIRST_NS doubling to TP_PAUSE_LONGEST_NS (common/spin.h),
+ *    since the runtime ignores its blocking-sync flag for these events. A wait of
+ *    200 ms costs about 200 queries and sleeps: well under 1% of a CPU. A record is
+ *    seen at most TP_PAUSE_LONGEST_NS late.
  *  - imported without TP_EVENT_BLOCKING: spins for POLL_SPIN_NS first, as the
  *    runtime would, so a record reached soon is seen at once; then sleeps as above.
  * An imported event's exporter is looked at every TP_LIVENESS_PERIOD_NS: once it is
@@ -150,8 +150,6 @@ tp_status gpu_ipc_event_query(tp_event *base, bool *done)
  * so synchronize fails.
  */
 #define POLL_SPIN_NS 50000u
-#define POLL_PAUSE_FIRST_NS 20000u
-#define POLL_PAUSE_MAX_NS 1000000u
 
 static tp_status synchronize_polling(gpu_ipc_event *event)
 {
@@ -165,7 +163,7 @@ static tp_status synchronize_polling(gpu_ipc_event *event)
     uint64_t now = tp_now_ns();
     uint64_t spin_until = (event->base.head.flags & TP_EVENT_BLOCKING) ? now : now + POLL_SPIN_NS;
     uint64_t next_liveness_check = now; /* an exporter already gone fails at once */
-    uint64_t pause = POLL_PAUSE_FIRST_NS;
+    uint64_t pause = TP_PAUSE_FIRST_NS;
     tp_status status = TP_OK;
     for (;;) {
         e = rt_event_query(native);
@@ -189,7 +187,7 @@ static tp_status synchronize_polling(gpu_ipc_event *event)
         if (now < spin_until)
             continue;
         tp_sleep_ns(pause);
-        pause = pause * 2 < POLL_PAUSE_MAX_NS ? pause * 2 : POLL_PAUSE_MAX_NS;
+        pause = tp_pause_next(pause);
     }
     rt_guard_leave(&guard);
     return status;

@@ -5,6 +5,7 @@
  */
 #include "backends/gpu/gpu_internal.h"
 #include "backends/gpu/gpu_graph.h"
+#include "common/array.h"
 
 #include <stdlib.h>
 
@@ -32,12 +33,8 @@ static bool list_push(gpu_native_list *list, rt_event event)
     if (list->count == list->capacity) {
         if (list->capacity >= POOL_KEEP_MAX)
             return false;
-        size_t capacity = list->capacity ? list->capacity * 2 : 16;
-        rt_event *items = realloc(list->items, capacity * sizeof *items);
-        if (!items)
+        if (!tp_array_grow(&list->items, &list->capacity, list->count + 1, sizeof *list->items))
             return false;
-        list->items = items;
-        list->capacity = capacity;
     }
     list->items[list->count++] = event;
     return true;
@@ -142,16 +139,8 @@ void gpu_pool_pin(rt_event native)
     if (found) {
         found->pins++;
     } else {
-        if (pinned.count == pinned.capacity) {
-            size_t capacity = pinned.capacity ? 2 * pinned.capacity : 16;
-            pinned_native *grown = realloc(pinned.items, capacity * sizeof *grown);
-            if (grown) {
-                pinned.items = grown;
-                pinned.capacity = capacity;
-            }
-        }
         /* Out of memory: kept unpinned is worse than never given back; it leaks. */
-        if (pinned.count < pinned.capacity)
+        if (tp_array_grow(&pinned.items, &pinned.capacity, pinned.count + 1, sizeof *pinned.items))
             pinned.items[pinned.count++] = (pinned_native){native, 1, false, NULL, 0};
         atomic_store_explicit(&pinned.live, pinned.count, memory_order_relaxed);
     }

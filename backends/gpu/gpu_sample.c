@@ -4,7 +4,7 @@
  * path of the library's.
  */
 #include "backends/gpu/gpu_internal.h"
-#include "backends/common/clock.h"
+#include "common/clock.h"
 
 typedef struct sample_setup {
     rt_stream stream, other;

@@ -1,5 +1,5 @@
 /*
- * backends/common/process.h (issue 18 items 1-2), tested on its own: how a peer
+ * common/process.h (issue 18 items 1-2), tested on its own: how a peer
  * process is watched. A real pid reuse within one clock tick cannot be staged
  * here; what is tested is that the pidfd path tells a live child from one that
  * exited, that the pidfd keeps naming the process it was opened for (it says
@@ -9,7 +9,7 @@
  */
 #define _GNU_SOURCE
 #define TP_PROCESS_TEST_HOOKS 1
-#include "backends/common/process.h"
+#include "common/process.h"
 
 #include "check.h"
 

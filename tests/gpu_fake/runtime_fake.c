@@ -9,7 +9,7 @@
  */
 #define _GNU_SOURCE /* pthread_setname_np */
 #include "tests/gpu_fake/runtime_fake_internal.h"
-#include "backends/common/env.h" /* empty means unset, as for every TPEVENT_* variable */
+#include "common/env.h" /* empty means unset, as for every TPEVENT_* variable */
 
 #include <pthread.h>
 #include <signal.h>

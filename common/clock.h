@@ -1,13 +1,13 @@
 /*
  * The host clock every backend stamps and waits by: CLOCK_MONOTONIC in ns (rule 13
- * puts every record on it), a pause for polling loops, and the CPU's spin hint.
+ * puts every record on it), a pause for polling loops, and the CPU's spin hint
+ * (the spin-then-sleep built on them is common/spin.h).
  * The includer defines _POSIX_C_SOURCE (200809L) before any system header.
  */
-#ifndef TPEVENT_BACKENDS_COMMON_CLOCK_H
-#define TPEVENT_BACKENDS_COMMON_CLOCK_H
+#ifndef TPEVENT_COMMON_CLOCK_H
+#define TPEVENT_COMMON_CLOCK_H
 
 #include <stdatomic.h>
-#include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -38,22 +38,4 @@ static inline void tp_cpu_relax(void)
 #endif
 }
 
-/*
- * The spin half of every spin-then-sleep wait: true as soon as reached(arg) is,
- * false once `spin_ns` went by without it (the caller then sleeps its own way).
- * A clock read costs about as much as 20 pauses, so the deadline is looked at
- * once every 64 spins.
- */
-static inline bool tp_spin_until(bool (*reached)(const void *arg), const void *arg, uint64_t spin_ns)
-{
-    uint64_t deadline = tp_now_ns() + spin_ns;
-    for (unsigned spins = 1;; spins++) {
-        if (reached(arg))
-            return true;
-        tp_cpu_relax();
-        if (spins % 64 == 0 && tp_now_ns() >= deadline)
-            return false;
-    }
-}
-
-#endif /* TPEVENT_BACKENDS_COMMON_CLOCK_H */
+#endif /* TPEVENT_COMMON_CLOCK_H */

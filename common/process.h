@@ -24,8 +24,8 @@
  *    and its pid reused by a process started in the same clock tick (10 ms with
  *    USER_HZ 100) passes for the peer, and a wait on it may then never end.
  */
-#ifndef TPEVENT_BACKENDS_COMMON_PROCESS_H
-#define TPEVENT_BACKENDS_COMMON_PROCESS_H
+#ifndef TPEVENT_COMMON_PROCESS_H
+#define TPEVENT_COMMON_PROCESS_H
 
 #include <errno.h>
 #include <fcntl.h>
@@ -288,4 +288,4 @@ static inline bool tp_liveness_due(_Atomic uint64_t *next_check_ns, uint64_t now
                                                                   memory_order_relaxed, memory_order_relaxed);
 }
 
-#endif /* TPEVENT_BACKENDS_COMMON_PROCESS_H */
+#endif /* TPEVENT_COMMON_PROCESS_H */

@@ -3,8 +3,8 @@
  * out-of-line, cold failure paths, so that a hot call needs no stack frame for the
  * buffers its error message takes.
  */
-#ifndef TPEVENT_BACKENDS_COMMON_COMPILER_H
-#define TPEVENT_BACKENDS_COMMON_COMPILER_H
+#ifndef TPEVENT_COMMON_COMPILER_H
+#define TPEVENT_COMMON_COMPILER_H
 
 #if defined(__GNUC__)
 #define TP_LIKELY(x) __builtin_expect(!!(x), 1)
@@ -20,4 +20,4 @@
 #define TP_PRINTF(f, a)
 #endif
 
-#endif /* TPEVENT_BACKENDS_COMMON_COMPILER_H */
+#endif /* TPEVENT_COMMON_COMPILER_H */

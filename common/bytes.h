@@ -1,11 +1,11 @@
 /*
  * Little-endian integers in byte buffers: the layout of IPC handles and their
  * payloads, whatever the host's byte order. Header-only, like everything in
- * backends/common, so that the core and each backend module get their own copy and
+ * common, so that the core and each backend module get their own copy and
  * a static build has no symbol to clash.
  */
-#ifndef TPEVENT_BACKENDS_COMMON_BYTES_H
-#define TPEVENT_BACKENDS_COMMON_BYTES_H
+#ifndef TPEVENT_COMMON_BYTES_H
+#define TPEVENT_COMMON_BYTES_H
 
 #include <stdint.h>
 
@@ -42,4 +42,4 @@ static inline uint64_t tp_get_u64(const unsigned char *p)
     return (uint64_t)tp_get_u32(p) | (uint64_t)tp_get_u32(p + 4) << 32;
 }
 
-#endif /* TPEVENT_BACKENDS_COMMON_BYTES_H */
+#endif /* TPEVENT_COMMON_BYTES_H */

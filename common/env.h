@@ -4,10 +4,10 @@
  * has always meant. `TPEVENT_CPU_DEVICES= prog` or an `export TPEVENT_DEVICE=` left
  * empty by a script then changes nothing, rather than disabling a backend or failing
  * a parse. Every TPEVENT_* variable is read through tp_env, in the core and in every
- * backend. Header-only, as the rest of backends/common.
+ * backend. Header-only, as the rest of common.
  */
-#ifndef TPEVENT_BACKENDS_COMMON_ENV_H
-#define TPEVENT_BACKENDS_COMMON_ENV_H
+#ifndef TPEVENT_COMMON_ENV_H
+#define TPEVENT_COMMON_ENV_H
 
 #include <stddef.h>
 #include <stdlib.h>
@@ -19,4 +19,4 @@ static inline const char *tp_env(const char *name)
     return value && value[0] != '\0' ? value : NULL;
 }
 
-#endif /* TPEVENT_BACKENDS_COMMON_ENV_H */
+#endif /* TPEVENT_COMMON_ENV_H */
