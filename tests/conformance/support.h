@@ -7,7 +7,7 @@
  * while a gate of another stream is closed: the runtimes' own host functions
  * (cudaLaunchHostFunc, which tpevent falls back on where a device cannot hold a
  * stream on host memory) run on one thread for all streams. Rule 15's tests
- * (rules_13_16.c) are the ones that check host functions do not hold each other back.
+ * (rule15_host_functions.c) are the ones that check host functions do not hold each other back.
  */
 #ifndef TPEVENT_TESTS_CONFORMANCE_SUPPORT_H
 #define TPEVENT_TESTS_CONFORMANCE_SUPPORT_H

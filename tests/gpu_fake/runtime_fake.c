@@ -1,5 +1,7 @@
 /*
- * The simulated runtime behind runtime_fake.h (what it models: see there).
+ * The simulated runtime behind runtime_fake.h (what it models: see there): its
+ * devices and clock, the callback thread, streams and host memory; events are in
+ * runtime_fake_event.c, captures in runtime_fake_graph.c.
  *
  * Every stream has a thread that takes its operations in order. Waiting (on a
  * record, a stream, a device, a counter) polls every FAKE_POLL_NS: simple, and
@@ -19,7 +21,6 @@
 #include <unistd.h>
 
 #define FAKE_MAX_DEVICES 8
-#define FAKE_POLL_NS 20000L
 
 typedef struct fake_device {
     pthread_mutex_t lock;
@@ -71,14 +72,7 @@ static uint64_t now_ns(void)
     return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
-/* Sleeps between two looks, longer each time up to a millisecond: a long wait
- * costs next to no CPU (rule 5's blocking synchronize is timed on CPU use). */
-typedef struct backoff {
-    long ns;
-} backoff;
-#define BACKOFF_INIT {FAKE_POLL_NS}
-
-static void poll_pause_for(backoff *b)
+void fake_poll_pause_for(backoff *b)
 {
     struct timespec t = {0, b->ns};
     nanosleep(&t, NULL);
@@ -145,7 +139,7 @@ static void run_on_callback_thread(void (*fn)(void *), void *arg)
     pthread_mutex_unlock(&fake.callback_lock);
     backoff b = BACKOFF_INIT;
     while (!atomic_load(&call.done))
-        poll_pause_for(&b);
+        fake_poll_pause_for(&b);
 }
 
 /* --------------------------------------------------------------- teardown */
@@ -176,7 +170,7 @@ static void fake_teardown(void)
                     (void)written;
                     _exit(86);
                 }
-                poll_pause_for(&b);
+                fake_poll_pause_for(&b);
             }
         }
     }
@@ -238,7 +232,7 @@ static void run_op(rt_stream s, fake_op *op)
     case OP_WAIT_EVENT: {
         backoff b = BACKOFF_INIT;
         while (!atomic_load(&op->record->reached))
-            poll_pause_for(&b);
+            fake_poll_pause_for(&b);
         fake_record_unref(op->record);
         break;
     }
@@ -250,7 +244,7 @@ static void run_op(rt_stream s, fake_op *op)
         /* CUDA's comparison: cyclic, so UINT64_MAX would not pass a wait for 5. */
         backoff b = BACKOFF_INIT;
         while ((int64_t)(atomic_load(op->counter) - op->value) < 0)
-            poll_pause_for(&b);
+            fake_poll_pause_for(&b);
         atomic_store(&s->in_wait_value, false);
         break;
     }
@@ -329,7 +323,7 @@ rt_stream fake_resolve(rt_stream s)
     return found;
 }
 
-static rt_error push(rt_stream s, fake_op *op)
+rt_error fake_push(rt_stream s, fake_op *op)
 {
     s = fake_resolve(s);
     if (!s) {
@@ -362,7 +356,7 @@ static rt_error push(rt_stream s, fake_op *op)
     return RT_SUCCESS;
 }
 
-static fake_op *op_new(int kind)
+fake_op *fake_op_new(int kind)
 {
     fake_op *op = calloc(1, sizeof *op);
     if (op)
@@ -416,7 +410,7 @@ rt_error fake_stream_synchronize(rt_stream s)
     uint64_t target = submitted_now(s);
     backoff b = BACKOFF_INIT;
     while (atomic_load(&s->completed) < target)
-        poll_pause_for(&b);
+        fake_poll_pause_for(&b);
     return RT_SUCCESS;
 }
 
@@ -433,7 +427,7 @@ rt_error fake_device_synchronize(void)
         uint64_t target = submitted_now(s);
         backoff b = BACKOFF_INIT;
         while (atomic_load(&s->completed) < target)
-            poll_pause_for(&b);
+            fake_poll_pause_for(&b);
     }
     return RT_SUCCESS;
 }
@@ -455,164 +449,24 @@ rt_error fake_launch_host_fn(rt_stream s, void (*fn)(void *), void *arg)
     rt_error captured;
     if (fake_capture_host_fn(fake_resolve(s), fn, arg, &captured))
         return captured;
-    fake_op *op = op_new(OP_HOST_FN);
+    fake_op *op = fake_op_new(OP_HOST_FN);
     if (!op)
         return FAKE_ERROR_OUT_OF_MEMORY;
     op->fn = fn;
     op->arg = arg;
-    return push(s, op);
+    return fake_push(s, op);
 }
 
 rt_error fake_stream_wait_value64(rt_stream s, uintptr_t counter, uint64_t value)
 {
     if (!fake.wait_value || fake_stream_is_capturing(s))
         return FAKE_ERROR_NOT_SUPPORTED; /* not modelled inside a capture */
-    fake_op *op = op_new(OP_WAIT_VALUE);
+    fake_op *op = fake_op_new(OP_WAIT_VALUE);
     if (!op)
         return FAKE_ERROR_OUT_OF_MEMORY;
     op->counter = (_Atomic uint64_t *)counter;
     op->value = value;
-    return push(s, op);
-}
-
-/* ------------------------------------------------------------------ events */
-
-rt_error fake_event_create(rt_event *event, unsigned flags)
-{
-    rt_event e = calloc(1, sizeof *e);
-    if (!e)
-        return FAKE_ERROR_OUT_OF_MEMORY;
-    e->device = current_device;
-    e->flags = flags;
-    pthread_mutex_init(&e->lock, NULL);
-    *event = e;
-    return RT_SUCCESS;
-}
-
-rt_error fake_event_destroy(rt_event e)
-{
-    fake_capture_forget(e);
-    fake_record_unref(e->latest);
-    pthread_mutex_destroy(&e->lock);
-    free(e);
-    return RT_SUCCESS;
-}
-
-rt_error fake_event_record(rt_event e, rt_stream s)
-{
-    s = fake_resolve(s);
-    if (!s)
-        return FAKE_ERROR_OUT_OF_MEMORY;
-    if (s->device != e->device)
-        return FAKE_ERROR_INVALID_HANDLE; /* "event and stream must be on the same device" */
-    rt_error captured;
-    if (fake_capture_record(e, s, &captured))
-        return captured;
-    fake_capture_forget(e);
-    fake_record *record = calloc(1, sizeof *record);
-    fake_op *op = op_new(OP_RECORD);
-    if (!record || !op) {
-        free(record);
-        free(op);
-        return FAKE_ERROR_OUT_OF_MEMORY;
-    }
-    atomic_init(&record->refs, 2); /* the event's and the operation's */
-    op->record = record;
-    pthread_mutex_lock(&e->lock);
-    fake_record *previous = e->latest;
-    e->latest = record;
-    rt_error status = push(s, op);
-    pthread_mutex_unlock(&e->lock);
-    fake_record_unref(previous);
-    if (status != RT_SUCCESS) {
-        atomic_store(&record->reached, true); /* a record that will never run */
-        fake_record_unref(record);                 /* the operation's, freed by push */
-    }
-    return status;
-}
-
-/* The latest record, held; NULL if never recorded. */
-static fake_record *latest_of(rt_event e)
-{
-    pthread_mutex_lock(&e->lock);
-    fake_record *record = e->latest;
-    if (record)
-        atomic_fetch_add(&record->refs, 1);
-    pthread_mutex_unlock(&e->lock);
-    return record;
-}
-
-rt_error fake_event_query(rt_event e)
-{
-    rt_error forbidden;
-    if (fake_capture_forbids_event(e, &forbidden) || fake_capture_forbids_unsafe(&forbidden))
-        return forbidden;
-    fake_record *record = latest_of(e);
-    bool reached = !record || atomic_load(&record->reached);
-    fake_record_unref(record);
-    return reached ? RT_SUCCESS : FAKE_ERROR_NOT_READY;
-}
-
-rt_error fake_event_synchronize(rt_event e)
-{
-    rt_error forbidden;
-    if (fake_capture_forbids_event(e, &forbidden) || fake_capture_forbids_unsafe(&forbidden))
-        return forbidden;
-    fake_record *record = latest_of(e);
-    backoff b = BACKOFF_INIT;
-    while (record && !atomic_load(&record->reached))
-        poll_pause_for(&b);
-    fake_record_unref(record);
-    return RT_SUCCESS;
-}
-
-rt_error fake_stream_wait_event(rt_stream s, rt_event e)
-{
-    rt_error captured;
-    if (fake_capture_wait(fake_resolve(s), e, &captured))
-        return captured;
-    fake_record *record = latest_of(e);
-    if (!record)
-        return RT_SUCCESS;
-    fake_op *op = op_new(OP_WAIT_EVENT);
-    if (!op) {
-        fake_record_unref(record);
-        return FAKE_ERROR_OUT_OF_MEMORY;
-    }
-    op->record = record;
-    return push(s, op);
-}
-
-rt_error fake_event_elapsed(float *ms, rt_event start, rt_event end)
-{
-    if ((start->flags | end->flags) & RT_EVENT_DISABLE_TIMING)
-        return FAKE_ERROR_INVALID_HANDLE;
-    rt_error forbidden;
-    if (fake_capture_forbids_event(start, &forbidden) || fake_capture_forbids_event(end, &forbidden))
-        return forbidden;
-    fake_record *a = latest_of(start), *b = latest_of(end);
-    rt_error status = RT_SUCCESS;
-    if (!a || !b)
-        status = FAKE_ERROR_INVALID_HANDLE;
-    else if (!atomic_load(&a->reached) || !atomic_load(&b->reached))
-        status = FAKE_ERROR_NOT_READY;
-    else
-        *ms = (float)((double)((int64_t)atomic_load(&b->time_ns) - (int64_t)atomic_load(&a->time_ns)) / 1e6);
-    fake_record_unref(a);
-    fake_record_unref(b);
-    return status;
-}
-
-rt_error fake_ipc_get_event_handle(rt_ipc_event_handle *handle, rt_event e)
-{
-    if (!(e->flags & RT_EVENT_INTERPROCESS))
-        return FAKE_ERROR_INVALID_HANDLE;
-    memset(handle, 0, sizeof *handle);
-    uintptr_t address = (uintptr_t)e;
-    pid_t pid = getpid();
-    memcpy(handle->bytes, &pid, sizeof pid);
-    memcpy(handle->bytes + 8, &address, sizeof address);
-    return RT_SUCCESS;
+    return fake_push(s, op);
 }
 
 /* ------------------------------------------------------------ host memory */

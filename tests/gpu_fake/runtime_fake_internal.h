@@ -1,4 +1,4 @@
-/* What runtime_fake.c and runtime_fake_graph.c share. Not for the backend. */
+/* What runtime_fake.c, runtime_fake_event.c and runtime_fake_graph.c share. Not for the backend. */
 #ifndef TPEVENT_TESTS_GPU_FAKE_RUNTIME_FAKE_INTERNAL_H
 #define TPEVENT_TESTS_GPU_FAKE_RUNTIME_FAKE_INTERNAL_H
 
@@ -61,6 +61,20 @@ struct fake_event {
 
 rt_stream fake_resolve(rt_stream s);
 void fake_record_unref(fake_record *record);
+fake_op *fake_op_new(int kind);
+/* Queues the operation (taking it) on its stream, for the stream's thread. */
+rt_error fake_push(rt_stream s, fake_op *op);
+
+#define FAKE_POLL_NS 20000L
+
+/* Sleeps between two looks, longer each time up to a millisecond: a long wait
+ * costs next to no CPU (rule 5's blocking synchronize is timed on CPU use). */
+typedef struct backoff {
+    long ns;
+} backoff;
+#define BACKOFF_INIT {FAKE_POLL_NS}
+
+void fake_poll_pause_for(backoff *b);
 
 /* Hooks of runtime_fake_graph.c into the plain calls. Each answers whether the
  * call is the capture's (then *e is its answer); false: the plain call goes on. */

@@ -1,5 +1,5 @@
 /*
- * The runner shared by the unit tests and the conformance suite:
+ * The runner every C test program linked with tpevent_test_harness shares:
  *   prog --list
  *   prog [--device D] [--peer P] --test NAME
  * With --device, a test whose device cannot be used is skipped (exit 77) with the

@@ -2,7 +2,7 @@
  * CLOCK_MONOTONIC time its device reached it, within the device's error_ns of the
  * host's bracket; it never changes once given; timestamps of one stream never go
  * backwards; the errors are rule 7's, in its order; and tp_device_clock's answer.
- * (Across devices and backends: rules_07_backends.c.) */
+ * (Across devices and backends: rule13_clock_across_devices.c.) */
 #include "support.h"
 
 #include <stdio.h>

@@ -1,6 +1,6 @@
-/* Conformance, rules 13-16. Rule 15 so far: host functions never hold each other
- * back, and may call tpevent and the device's runtime. Progress is marked with
- * records, never with host functions, except where host functions are the subject. */
+/* Conformance, rule 15: host functions never hold each other back, and may call
+ * tpevent and the device's runtime. Progress is marked with records, never with
+ * host functions, except where host functions are the subject. */
 #define _GNU_SOURCE /* environ, program_invocation_name */
 
 #include "support.h"

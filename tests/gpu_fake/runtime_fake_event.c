@@ -1,0 +1,149 @@
+/*
+ * The simulated runtime's events (runtime_fake.h): a record is a fake_record pushed
+ * on its stream, reached when the stream's thread gets to it; an event's latest
+ * record is the one query, synchronize, waits and elapsed time look at.
+ */
+#include "tests/gpu_fake/runtime_fake_internal.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+rt_error fake_event_create(rt_event *event, unsigned flags)
+{
+    rt_event e = calloc(1, sizeof *e);
+    if (!e)
+        return FAKE_ERROR_OUT_OF_MEMORY;
+    e->device = fake_current_device();
+    e->flags = flags;
+    pthread_mutex_init(&e->lock, NULL);
+    *event = e;
+    return RT_SUCCESS;
+}
+
+rt_error fake_event_destroy(rt_event e)
+{
+    fake_capture_forget(e);
+    fake_record_unref(e->latest);
+    pthread_mutex_destroy(&e->lock);
+    free(e);
+    return RT_SUCCESS;
+}
+
+rt_error fake_event_record(rt_event e, rt_stream s)
+{
+    s = fake_resolve(s);
+    if (!s)
+        return FAKE_ERROR_OUT_OF_MEMORY;
+    if (s->device != e->device)
+        return FAKE_ERROR_INVALID_HANDLE; /* "event and stream must be on the same device" */
+    rt_error captured;
+    if (fake_capture_record(e, s, &captured))
+        return captured;
+    fake_capture_forget(e);
+    fake_record *record = calloc(1, sizeof *record);
+    fake_op *op = fake_op_new(OP_RECORD);
+    if (!record || !op) {
+        free(record);
+        free(op);
+        return FAKE_ERROR_OUT_OF_MEMORY;
+    }
+    atomic_init(&record->refs, 2); /* the event's and the operation's */
+    op->record = record;
+    pthread_mutex_lock(&e->lock);
+    fake_record *previous = e->latest;
+    e->latest = record;
+    rt_error status = fake_push(s, op);
+    pthread_mutex_unlock(&e->lock);
+    fake_record_unref(previous);
+    if (status != RT_SUCCESS) {
+        atomic_store(&record->reached, true); /* a record that will never run */
+        fake_record_unref(record);                 /* the operation's, freed by push */
+    }
+    return status;
+}
+
+/* The latest record, held; NULL if never recorded. */
+static fake_record *latest_of(rt_event e)
+{
+    pthread_mutex_lock(&e->lock);
+    fake_record *record = e->latest;
+    if (record)
+        atomic_fetch_add(&record->refs, 1);
+    pthread_mutex_unlock(&e->lock);
+    return record;
+}
+
+rt_error fake_event_query(rt_event e)
+{
+    rt_error forbidden;
+    if (fake_capture_forbids_event(e, &forbidden) || fake_capture_forbids_unsafe(&forbidden))
+        return forbidden;
+    fake_record *record = latest_of(e);
+    bool reached = !record || atomic_load(&record->reached);
+    fake_record_unref(record);
+    return reached ? RT_SUCCESS : FAKE_ERROR_NOT_READY;
+}
+
+rt_error fake_event_synchronize(rt_event e)
+{
+    rt_error forbidden;
+    if (fake_capture_forbids_event(e, &forbidden) || fake_capture_forbids_unsafe(&forbidden))
+        return forbidden;
+    fake_record *record = latest_of(e);
+    backoff b = BACKOFF_INIT;
+    while (record && !atomic_load(&record->reached))
+        fake_poll_pause_for(&b);
+    fake_record_unref(record);
+    return RT_SUCCESS;
+}
+
+rt_error fake_stream_wait_event(rt_stream s, rt_event e)
+{
+    rt_error captured;
+    if (fake_capture_wait(fake_resolve(s), e, &captured))
+        return captured;
+    fake_record *record = latest_of(e);
+    if (!record)
+        return RT_SUCCESS;
+    fake_op *op = fake_op_new(OP_WAIT_EVENT);
+    if (!op) {
+        fake_record_unref(record);
+        return FAKE_ERROR_OUT_OF_MEMORY;
+    }
+    op->record = record;
+    return fake_push(s, op);
+}
+
+rt_error fake_event_elapsed(float *ms, rt_event start, rt_event end)
+{
+    if ((start->flags | end->flags) & RT_EVENT_DISABLE_TIMING)
+        return FAKE_ERROR_INVALID_HANDLE;
+    rt_error forbidden;
+    if (fake_capture_forbids_event(start, &forbidden) || fake_capture_forbids_event(end, &forbidden))
+        return forbidden;
+    fake_record *a = latest_of(start), *b = latest_of(end);
+    rt_error status = RT_SUCCESS;
+    if (!a || !b)
+        status = FAKE_ERROR_INVALID_HANDLE;
+    else if (!atomic_load(&a->reached) || !atomic_load(&b->reached))
+        status = FAKE_ERROR_NOT_READY;
+    else
+        *ms = (float)((double)((int64_t)atomic_load(&b->time_ns) - (int64_t)atomic_load(&a->time_ns)) / 1e6);
+    fake_record_unref(a);
+    fake_record_unref(b);
+    return status;
+}
+
+rt_error fake_ipc_get_event_handle(rt_ipc_event_handle *handle, rt_event e)
+{
+    if (!(e->flags & RT_EVENT_INTERPROCESS))
+        return FAKE_ERROR_INVALID_HANDLE;
+    memset(handle, 0, sizeof *handle);
+    uintptr_t address = (uintptr_t)e;
+    pid_t pid = getpid();
+    memcpy(handle->bytes, &pid, sizeof pid);
+    memcpy(handle->bytes + 8, &address, sizeof address);
+    return RT_SUCCESS;
+}
