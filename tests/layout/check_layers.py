@@ -87,6 +87,10 @@ def check_calls(group, objects):
     if len(objects) < 2:
         print(f"{group}: fewer than two object files given ({objects}): nothing was built?")
         return 1
+    missing = [o for o in objects if not Path(o).is_file()]
+    if missing:
+        print(f"{group}: not built yet: {', '.join(missing)}")
+        return 1
     # A file built into several targets of the group (two builds of one benchmark,
     # the core built twice for a static library) counts once, with what any build
     # of it defines or needs.
