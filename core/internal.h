@@ -33,6 +33,15 @@ extern const tp_host tp_core_host;
  * reason. */
 tp_status tp_backend_acquire(tp_device_type type, const tp_backend **out, int *device_count);
 
+/* ----------------------------------------------------- device_string.c */
+
+/* "cuda:1" into a caller buffer; for messages. */
+const char *tp_device_str(tp_device device, char buf[static TP_DEVICE_STRING_MAX]);
+
+/* The type a device string starts with, without setting the thread's last error
+ * (false if it names none). */
+bool tp_device_type_of(const char *str, tp_device_type *type);
+
 /* ------------------------------------------------------------ device.c */
 
 /* Parses a device string, NULL meaning the thread's current device, fills in the
@@ -40,13 +49,13 @@ tp_status tp_backend_acquire(tp_device_type type, const tp_backend **out, int *d
  * the index is in range. */
 tp_status tp_device_resolve(const char *str, tp_device *device, const tp_backend **backend);
 
-/* "cuda:1" into a caller buffer; for messages. */
-const char *tp_device_str(tp_device device, char buf[static TP_DEVICE_STRING_MAX]);
-
-/* ------------------------------------------------------------ stream.c */
+/* ---------------------------------------------------- current_stream.c */
 
 /* The thread's current stream of a device (its default stream until set). */
 tp_status tp_stream_current_of(tp_device device, const tp_backend *backend, tp_stream **out);
+
+/* The calling thread stops using a stream that is being destroyed. */
+void tp_stream_forget_current(const tp_stream *stream);
 
 /* --------------------------------------------------------- snapshot.c */
 

@@ -1,7 +1,7 @@
 /*
- * The list of backends (as SDL lists its video drivers): a name, how to get its
- * table (built in, or a module to load), and, once asked for, whether it is usable
- * and why not.
+ * The list of backends (as SDL lists its video drivers), one per device type: how
+ * to get its table (built in, or a module to load), and, once asked for, whether it
+ * is usable and why not.
  *
  * A backend is loaded on first use and its verdict is final for the life of the
  * process: a module is loaded at most once, and a failure is reported the same way
@@ -22,8 +22,9 @@
 
 enum slot_state { SLOT_UNTRIED = 0, SLOT_READY, SLOT_UNAVAILABLE };
 
+/* A slot's name is its type's (tp_device_type_name): the module file, the messages
+ * and tp_backend_info use it. */
 typedef struct backend_slot {
-    const char *name;
     tp_backend_entry_fn builtin_entry; /* NULL: loaded from a module */
 
     _Atomic int state;                 /* enum slot_state; written once, under registry_lock */
@@ -36,9 +37,9 @@ typedef struct backend_slot {
 } backend_slot;
 
 static backend_slot slots[TP_DEVICE_TYPE_COUNT] = {
-    [TP_DEVICE_CPU] = {.name = "cpu", .builtin_entry = TP_BUILTIN_ENTRY_CPU},
-    [TP_DEVICE_CUDA] = {.name = "cuda", .builtin_entry = TP_BUILTIN_ENTRY_CUDA},
-    [TP_DEVICE_HIP] = {.name = "hip", .builtin_entry = TP_BUILTIN_ENTRY_HIP},
+    [TP_DEVICE_CPU] = {.builtin_entry = TP_BUILTIN_ENTRY_CPU},
+    [TP_DEVICE_CUDA] = {.builtin_entry = TP_BUILTIN_ENTRY_CUDA},
+    [TP_DEVICE_HIP] = {.builtin_entry = TP_BUILTIN_ENTRY_HIP},
 };
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -62,7 +63,7 @@ static tp_status start_builtin(backend_slot *slot, tp_device_type type)
 static tp_status start_module(backend_slot *slot, tp_device_type type)
 {
     char file[64];
-    snprintf(file, sizeof file, "libtpevent-%s%s", slot->name, TPEVENT_MODULE_SUFFIX);
+    snprintf(file, sizeof file, "libtpevent-%s%s", tp_device_type_name(type), TPEVENT_MODULE_SUFFIX);
     char found[PATH_MAX];
     slot->module_found = tp_module_find(file, found, sizeof found);
     if (!slot->module_found) {
@@ -85,7 +86,7 @@ static void start_slot(backend_slot *slot, tp_device_type type)
         if (status != TP_OK)
             snprintf(slot->reason, sizeof slot->reason, "device_count failed: %s", tp_last_error());
         else if (count <= 0)
-            snprintf(slot->reason, sizeof slot->reason, "%s: no device", slot->name);
+            snprintf(slot->reason, sizeof slot->reason, "%s: no device", tp_device_type_name(type));
         if (status != TP_OK || count <= 0) {
             slot->backend = NULL;
             status = TP_ERR_BACKEND_UNAVAILABLE;
@@ -126,7 +127,8 @@ tp_status tp_backend_acquire(tp_device_type type, const tp_backend **out, int *d
             *device_count = slot->device_count;
         return TP_OK;
     }
-    return tp_fail(TP_ERR_BACKEND_UNAVAILABLE, "%s backend unavailable: %s", slot->name, slot->reason);
+    return tp_fail(TP_ERR_BACKEND_UNAVAILABLE, "%s backend unavailable: %s", tp_device_type_name(type),
+                   slot->reason);
 }
 
 static tp_status parse_type_only(const char *type, const char *caller, tp_device_type *out)
@@ -162,7 +164,8 @@ tp_status tp_backend_status(const char *type, const char **reason)
     }
     if (reason)
         *reason = slot->reason;
-    return tp_fail(TP_ERR_BACKEND_UNAVAILABLE, "%s backend unavailable: %s", slot->name, slot->reason);
+    return tp_fail(TP_ERR_BACKEND_UNAVAILABLE, "%s backend unavailable: %s", tp_device_type_name(device_type),
+                   slot->reason);
 }
 
 tp_status tp_backend_get_info(const char *type, tp_backend_info *info)
@@ -176,7 +179,7 @@ tp_status tp_backend_get_info(const char *type, tp_backend_info *info)
     backend_slot *slot = started_slot(device_type);
     bool ready = atomic_load_explicit(&slot->state, memory_order_acquire) == SLOT_READY;
     *info = (tp_backend_info){
-        .name = slot->name,
+        .name = tp_device_type_name(device_type),
         .built_in = slot->builtin_entry != NULL,
         .module_found = slot->module_found,
         .loaded = slot->builtin_entry != NULL || slot->dl_handle != NULL,
@@ -186,34 +189,4 @@ tp_status tp_backend_get_info(const char *type, tp_backend_info *info)
         .device_count = ready ? slot->device_count : 0,
     };
     return TP_OK;
-}
-
-tp_status tp_native_sample(const char *device_str, tp_native_op op, uint64_t *samples_ns, size_t count)
-{
-    tp_device device;
-    const tp_backend *backend;
-    if (!samples_ns || count == 0)
-        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_native_sample: samples_ns is NULL or count is 0");
-    if ((unsigned)op >= TP_NATIVE_OP_COUNT)
-        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_native_sample: unknown op %d", (int)op);
-    tp_status status = tp_device_resolve(device_str, &device, &backend);
-    if (status != TP_OK)
-        return status;
-    if (!backend->native_sample)
-        return tp_fail(TP_ERR_UNSUPPORTED, "%s backend has no native runtime to sample", backend->name);
-    return backend->native_sample(device.index, op, samples_ns, count);
-}
-
-tp_status tp_device_wait_mechanism(const char *device_str, char *buf, size_t size)
-{
-    tp_device device;
-    const tp_backend *backend;
-    if (!buf || size == 0)
-        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_device_wait_mechanism: buf is NULL or size is 0");
-    tp_status status = tp_device_resolve(device_str, &device, &backend);
-    if (status != TP_OK)
-        return status;
-    if (!backend->wait_mechanism)
-        return tp_unsupported(backend, "waits on records of other backends");
-    return backend->wait_mechanism(device.index, buf, size);
 }

@@ -101,14 +101,15 @@ static tp_status pool_record(tp_stream *stream, tp_event **out)
     return TP_OK;
 }
 
-/* Back to its device's pool (room was made when it was made). */
+/* Back to its device's pool (room was made when it was made). Through the table:
+ * the trace is not running here, so there is nothing for tp_event_destroy to tell it. */
 static void pool_put(tp_event *event)
 {
     event_pool *pool = pool_of(event->device);
     if (pool->count < pool->cap)
         pool->items[pool->count++] = event;
     else
-        (void)tp_event_destroy(event);
+        (void)event->backend->event_destroy(event);
 }
 
 /* --------------------------------------------------------------- tracks */

@@ -55,9 +55,10 @@ static void put_us(FILE *f, int64_t ns)
     fprintf(f, "%" PRId64 ".%03d", ns / 1000, (int)(ns % 1000));
 }
 
+/* The trace's own events, never NULL: synchronized through their table. */
 static tp_status reached_time(tp_event *event, int64_t *ns)
 {
-    tp_status status = tp_event_synchronize(event);
+    tp_status status = event->backend->event_synchronize(event);
     return status == TP_OK ? tp_event_timestamp(event, ns) : status;
 }
 
@@ -70,7 +71,7 @@ static tp_status range_span(const trace_state *t, size_t i, span *spans, int64_t
     float ms = 0;
     tp_status status = reached_time(r->start, &start);
     if (status == TP_OK)
-        status = tp_event_synchronize(r->end);
+        status = r->end->backend->event_synchronize(r->end);
     if (status == TP_OK)
         status = tp_event_elapsed_time(r->start, r->end, &ms);
     if (status != TP_OK)

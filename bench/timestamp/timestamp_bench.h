@@ -1,5 +1,6 @@
 /* What the timestamp benchmark's parts share: the host clock, percentiles, the
- * table rows, and the CUDA-only part (timestamp_cuda.c, built only with CUDA). */
+ * table rows (timestamp_common.c), and the CUDA-only part (timestamp_cuda.c, built
+ * only with CUDA). */
 #ifndef TPEVENT_BENCH_TIMESTAMP_H
 #define TPEVENT_BENCH_TIMESTAMP_H
 

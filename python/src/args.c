@@ -1,36 +1,9 @@
-/* Arguments: device arguments into device strings, keyword names, one-argument
- * parsing for the fast-call methods. */
+/* Arguments: device arguments into device strings, one-argument parsing for the
+ * fast-call methods, optional attributes of objects of other libraries. */
 #include "tpevent_python.h"
 
 #include <stdio.h>
 #include <string.h>
-
-tppy_names tppy_name;
-
-static int intern(PyObject **slot, const char *text)
-{
-    *slot = PyUnicode_InternFromString(text);
-    return *slot ? 0 : -1;
-}
-
-int tppy_names_init(void)
-{
-    if (intern(&tppy_name.device, "device") < 0 || intern(&tppy_name.enable_timing, "enable_timing") < 0 ||
-        intern(&tppy_name.blocking, "blocking") < 0 || intern(&tppy_name.interprocess, "interprocess") < 0 ||
-        intern(&tppy_name.external, "external") < 0 ||
-        intern(&tppy_name.stream, "stream") < 0 || intern(&tppy_name.event, "event") < 0 ||
-        intern(&tppy_name.type, "type") < 0 ||
-        intern(&tppy_name.status, "status") < 0 || intern(&tppy_name.timeout, "timeout") < 0 || intern(&tppy_name.thread_streams, "tpevent.current_streams") < 0 ||
-        intern(&tppy_name.thread_stack, "tpevent.stream_stack") < 0)
-        return -1;
-    return 0;
-}
-
-bool tppy_keyword_is(PyObject *given, PyObject *expected)
-{
-    /* Keywords written in the source are interned, so the compare is the rare path. */
-    return given == expected || PyUnicode_Compare(given, expected) == 0;
-}
 
 int tppy_one_optional_arg(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, PyObject *name,
                           const char *function, PyObject **value)
@@ -198,4 +171,17 @@ int tppy_device_arg(PyObject *arg, int namespace_type, tppy_device_text *scratch
     if (PyLong_Check(arg))
         return device_from_index(arg, namespace_type, scratch, out);
     return device_from_object(arg, namespace_type, scratch, out);
+}
+
+PyObject *tppy_optional_attr(PyObject *object, const char *name, bool *error)
+{
+    PyObject *value = PyObject_GetAttrString(object, name);
+    *error = false;
+    if (!value) {
+        if (PyErr_ExceptionMatches(PyExc_AttributeError))
+            PyErr_Clear();
+        else
+            *error = true;
+    }
+    return value;
 }

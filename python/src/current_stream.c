@@ -118,7 +118,7 @@ PyObject *tppy_current_stream(const char *device_str, PyTypeObject *wrapper_type
 
 /* ------------------------------------------------------ `with stream:` */
 
-const char tppy_stream_enter_doc[] =
+static const char stream_enter_doc[] =
              "__enter__($self, /)\n"
              "--\n"
              "\n"
@@ -154,7 +154,7 @@ int tppy_set_current_device(tp_device device)
     return status == TP_OK ? 0 : tppy_raise_int(status);
 }
 
-PyObject *tppy_stream_enter(tppy_stream *self, PyObject *unused)
+static PyObject *stream_enter(tppy_stream *self, PyObject *unused)
 {
     (void)unused;
     char device_text[TP_DEVICE_STRING_MAX];
@@ -189,13 +189,13 @@ PyObject *tppy_stream_enter(tppy_stream *self, PyObject *unused)
     return Py_NewRef(self);
 }
 
-const char tppy_stream_exit_doc[] =
+static const char stream_exit_doc[] =
              "__exit__($self, /, *exc_info)\n"
              "--\n"
              "\n"
              "Restore the current stream and device that the matching __enter__ replaced.\n";
 
-PyObject *tppy_stream_exit(tppy_stream *self, PyObject *const *args, Py_ssize_t nargs)
+static PyObject *stream_exit(tppy_stream *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
     (void)args;
@@ -220,4 +220,15 @@ PyObject *tppy_stream_exit(tppy_stream *self, PyObject *const *args, Py_ssize_t 
     if (rc < 0)
         return NULL;
     Py_RETURN_NONE;
+}
+
+static PyMethodDef stream_methods[] = {
+    {"__enter__", (PyCFunction)stream_enter, METH_NOARGS, stream_enter_doc},
+    {"__exit__", (PyCFunction)(void (*)(void))stream_exit, METH_FASTCALL, stream_exit_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+int tppy_current_stream_init(void)
+{
+    return tppy_type_add_methods(&tppy_stream_type, stream_methods, NULL);
 }

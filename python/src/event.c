@@ -371,9 +371,6 @@ static PyMethodDef event_methods[] = {
     {"wait", (PyCFunction)(void (*)(void))event_wait, METH_FASTCALL | METH_KEYWORDS, event_wait_doc},
     {"elapsed_time", (PyCFunction)event_elapsed_time, METH_O, event_elapsed_time_doc},
     {"timestamp", tppy_event_timestamp, METH_NOARGS, tppy_event_timestamp_doc},
-    {"ipc_handle", (PyCFunction)tppy_event_ipc_handle, METH_NOARGS, tppy_event_ipc_handle_doc},
-    {"from_ipc_handle", (PyCFunction)(void (*)(void))tppy_event_from_ipc_handle, METH_VARARGS | METH_KEYWORDS | METH_CLASS,
-     tppy_event_from_ipc_handle_doc},
     {"__reduce__", event_reduce, METH_NOARGS, "Events cannot be pickled: use ipc_handle()."},
     {NULL, NULL, 0, NULL},
 };

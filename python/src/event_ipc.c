@@ -1,10 +1,10 @@
 /* Event.ipc_handle() and Event.from_ipc_handle() (rule 8): an event shared with
- * another process through 128 bytes. */
+ * another process through 128 bytes. Added to the type by tppy_event_ipc_init. */
 #include "tpevent_python.h"
 
 #include <string.h>
 
-const char tppy_event_ipc_handle_doc[] =
+static const char event_ipc_handle_doc[] =
              "ipc_handle($self, /)\n"
              "--\n"
              "\n"
@@ -12,7 +12,7 @@ const char tppy_event_ipc_handle_doc[] =
              "to Event.from_ipc_handle() to use the same event. Only for events created\n"
              "with interprocess=True (ValueError otherwise).\n";
 
-PyObject *tppy_event_ipc_handle(tppy_event *self, PyObject *unused)
+static PyObject *event_ipc_handle(tppy_event *self, PyObject *unused)
 {
     (void)unused;
     tp_ipc_handle handle;
@@ -22,7 +22,7 @@ PyObject *tppy_event_ipc_handle(tppy_event *self, PyObject *unused)
     return PyBytes_FromStringAndSize((const char *)handle.bytes, sizeof handle.bytes);
 }
 
-const char tppy_event_from_ipc_handle_doc[] =
+static const char event_from_ipc_handle_doc[] =
              "from_ipc_handle($cls, device, handle)\n"
              "--\n"
              "\n"
@@ -37,7 +37,7 @@ const char tppy_event_from_ipc_handle_doc[] =
              "that is not one, or a device of another type than the handle's, is a\n"
              "ValueError.\n";
 
-PyObject *tppy_event_from_ipc_handle(PyTypeObject *cls, PyObject *args, PyObject *kwargs)
+static PyObject *event_from_ipc_handle(PyTypeObject *cls, PyObject *args, PyObject *kwargs)
 {
     static char *keywords[] = {"device", "handle", NULL};
     PyObject *device;
@@ -72,4 +72,16 @@ PyObject *tppy_event_from_ipc_handle(PyTypeObject *cls, PyObject *args, PyObject
         return NULL;
     }
     return tppy_event_adopt(cls, event);
+}
+
+static PyMethodDef event_methods[] = {
+    {"ipc_handle", (PyCFunction)event_ipc_handle, METH_NOARGS, event_ipc_handle_doc},
+    {"from_ipc_handle", (PyCFunction)(void (*)(void))event_from_ipc_handle, METH_VARARGS | METH_KEYWORDS | METH_CLASS,
+     event_from_ipc_handle_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+int tppy_event_ipc_init(void)
+{
+    return tppy_type_add_methods(&tppy_event_type, event_methods, NULL);
 }

@@ -11,13 +11,13 @@ typedef struct {
     PyObject *capturing; /* the tpevent.Stream captured on, between begin and end */
 } tppy_graph;
 
-const char tppy_stream_is_capturing_doc[] =
+static const char stream_is_capturing_doc[] =
     "is_capturing()\n--\n\n"
     "True while the stream's work is being captured into a graph: by tpevent\n"
     "(Graph.capture_begin, or a wait that joined a capture), or, for a stream\n"
     "made with Stream.from_native, by whoever captures it (torch.cuda.graph).";
 
-PyObject *tppy_stream_is_capturing(PyObject *self, PyObject *unused)
+static PyObject *stream_is_capturing(PyObject *self, PyObject *unused)
 {
     (void)unused;
     bool capturing = false;
@@ -208,9 +208,14 @@ static PyTypeObject graph_type = {
               "Use it with `with tpevent.graph(g):`, then g.replay().",
 };
 
+static PyMethodDef stream_methods[] = {
+    {"is_capturing", (PyCFunction)stream_is_capturing, METH_NOARGS, stream_is_capturing_doc},
+    {NULL, NULL, 0, NULL},
+};
+
 int tppy_graph_types_init(PyObject *module)
 {
-    if (PyType_Ready(&graph_type) < 0)
+    if (tppy_type_add_methods(&tppy_stream_type, stream_methods, NULL) < 0 || PyType_Ready(&graph_type) < 0)
         return -1;
     Py_INCREF(&graph_type);
     if (PyModule_AddObject(module, "Graph", (PyObject *)&graph_type) < 0) {

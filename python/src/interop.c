@@ -1,169 +1,13 @@
 /*
- * Interop with torch, CuPy and cuda.core (README, interop): streams of other
- * libraries taken wherever a stream is (duck-typed: nothing here imports them),
- * tpevent's CUDA streams given out through __cuda_stream__, priority ranges, native
- * events both ways, host functions in Python, and what the interpreter's exit may
- * and may not do.
+ * Interop with torch, CuPy and cuda.core (README, interop): Stream.from_external
+ * (every stream argument takes other libraries' streams: stream_arg.c), tpevent's
+ * CUDA streams given out through __cuda_stream__, priority ranges, native events
+ * both ways, and host functions in Python (dropped once the interpreter exits:
+ * at_exit.c).
  */
 #include "tpevent_python.h"
 
-#include <stdatomic.h>
 #include <stdlib.h>
-
-/* ------------------------------------------------------------------ exit */
-
-static atomic_bool exiting;
-
-bool tppy_exiting(void)
-{
-    if (atomic_load_explicit(&exiting, memory_order_acquire))
-        return true;
-#if PY_VERSION_HEX >= 0x030D0000
-    return Py_IsFinalizing() != 0;
-#else
-    return _Py_IsFinalizing() != 0;
-#endif
-}
-
-static PyObject *module_at_exit(PyObject *module, PyObject *unused)
-{
-    (void)module;
-    (void)unused;
-    atomic_store_explicit(&exiting, true, memory_order_release);
-    Py_RETURN_NONE;
-}
-
-/* --------------------------------------------------- streams taken in */
-
-static int namespace_of(PyTypeObject *type, PyTypeObject *base, PyTypeObject *namespaces)
-{
-    for (; type && type != base; type = type->tp_base)
-        for (int t = 0; t < TP_DEVICE_TYPE_COUNT; t++)
-            if (type == &namespaces[t])
-                return t;
-    return TPPY_ANY_TYPE;
-}
-
-/* A new reference to attribute `name`, or NULL: *error tells a failure from absence. */
-static PyObject *optional_attr(PyObject *object, const char *name, bool *error)
-{
-    PyObject *value = PyObject_GetAttrString(object, name);
-    *error = false;
-    if (!value) {
-        if (PyErr_ExceptionMatches(PyExc_AttributeError))
-            PyErr_Clear();
-        else
-            *error = true;
-    }
-    return value;
-}
-
-/* The native handle of another library's stream: 1 found, 0 not a stream, -1 error. */
-static int foreign_handle(PyObject *arg, void **handle)
-{
-    bool error;
-    PyObject *value = optional_attr(arg, "__cuda_stream__", &error);
-    if (error)
-        return -1;
-    if (value) {
-        /* The protocol's method (cuda.core, numba, CuPy); early cuda.core had a property. */
-        if (PyCallable_Check(value))
-            Py_SETREF(value, PyObject_CallNoArgs(value));
-        if (!value)
-            return -1;
-        if (!PyTuple_Check(value) || PyTuple_GET_SIZE(value) != 2) {
-            PyErr_Format(PyExc_TypeError, "__cuda_stream__ of %.100s returned %.100s, not a (version, handle) tuple",
-                         Py_TYPE(arg)->tp_name, Py_TYPE(value)->tp_name);
-            Py_DECREF(value);
-            return -1;
-        }
-        *handle = PyLong_AsVoidPtr(PyTuple_GET_ITEM(value, 1));
-        Py_DECREF(value);
-        return *handle || !PyErr_Occurred() ? 1 : -1;
-    }
-    static const char *const names[] = {"cuda_stream", "ptr"}; /* torch's, CuPy's */
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        value = optional_attr(arg, names[i], &error);
-        if (error)
-            return -1;
-        if (!value)
-            continue;
-        if (!PyLong_Check(value)) {
-            Py_DECREF(value);
-            continue;
-        }
-        *handle = PyLong_AsVoidPtr(value);
-        Py_DECREF(value);
-        return *handle || !PyErr_Occurred() ? 1 : -1;
-    }
-    return 0;
-}
-
-/* "cuda:1" from an index attribute (CuPy's device_id, cuda.core's Device.device_id). */
-static int device_from_id(PyObject *id, int type, tppy_device_text *scratch, const char **out)
-{
-    long index = PyLong_AsLong(id);
-    if (index == -1 && PyErr_Occurred())
-        return -1;
-    tp_device device = {(tp_device_type)type, (int)index};
-    if (index < 0 || index >= TP_MAX_DEVICES || tp_device_format(device, scratch->text, sizeof scratch->text) != TP_OK) {
-        PyErr_Format(PyExc_ValueError, "device index %ld out of range", index);
-        return -1;
-    }
-    *out = scratch->text;
-    return 0;
-}
-
-/* The device of another library's stream: its .device (torch.device, a str, or an
- * object with device_id), its .device_id, else the current device of the type
- * (`ns`, the namespace's, which a .device must then be of; else cuda). */
-static int foreign_device(PyObject *arg, int ns, tppy_device_text *scratch, const char **out)
-{
-    bool error;
-    int type = ns == TPPY_ANY_TYPE ? TP_DEVICE_CUDA : ns;
-    *out = tp_device_type_name((tp_device_type)type);
-    PyObject *device = optional_attr(arg, "device", &error);
-    if (error)
-        return -1;
-    if (device) {
-        PyObject *id = optional_attr(device, "device_id", &error);
-        int rc = error ? -1 : id ? device_from_id(id, type, scratch, out) : tppy_device_arg(device, ns, scratch, out);
-        Py_XDECREF(id);
-        Py_DECREF(device);
-        return rc;
-    }
-    PyObject *id = optional_attr(arg, "device_id", &error);
-    if (error)
-        return -1;
-    if (!id)
-        return 0;
-    int rc = device_from_id(id, type, scratch, out);
-    Py_DECREF(id);
-    return rc;
-}
-
-int tppy_foreign_stream(PyObject *arg, PyTypeObject *type, PyObject **out)
-{
-    void *handle = NULL;
-    int found = foreign_handle(arg, &handle);
-    if (found <= 0)
-        return found;
-    int ns = namespace_of(type, &tppy_stream_type, tppy_namespace_stream_types);
-    tppy_device_text scratch;
-    const char *device;
-    if (foreign_device(arg, ns, &scratch, &device) < 0)
-        return -1;
-    tp_stream *stream;
-    tp_status status = tp_stream_from_native(&stream, device, handle);
-    if (status != TP_OK)
-        return tppy_raise_int(status);
-    PyObject *wrapper = tppy_stream_wrap(type, stream, true);
-    if (!wrapper)
-        return -1;
-    ((tppy_stream *)wrapper)->owner = Py_NewRef(arg); /* its native stream lives as long as it */
-    *out = wrapper;
-    return 1;
-}
 
 PyDoc_STRVAR(stream_from_external_doc,
              "from_external($cls, stream, /)\n"
@@ -234,7 +78,7 @@ static PyObject *stream_priority_range(PyObject *cls, PyObject *args, PyObject *
         return NULL;
     tppy_device_text scratch;
     const char *device_str;
-    int ns = namespace_of((PyTypeObject *)cls, &tppy_stream_type, tppy_namespace_stream_types);
+    int ns = tppy_stream_type_namespace((PyTypeObject *)cls);
     if (tppy_device_arg(device, ns, &scratch, &device_str) < 0)
         return NULL;
     int least, greatest;
@@ -384,7 +228,7 @@ static PyObject *event_from_native(PyObject *cls, PyObject *args, PyObject *kwar
         bool error = false;
         number = NULL;
         for (size_t i = 0; !number && !error && i < sizeof names / sizeof names[0]; i++)
-            number = optional_attr(handle, names[i], &error);
+            number = tppy_optional_attr(handle, names[i], &error);
         if (error)
             return NULL;
         if (!number || !PyLong_Check(number)) {
@@ -407,7 +251,7 @@ static PyObject *event_from_native(PyObject *cls, PyObject *args, PyObject *kwar
     }
     tppy_device_text scratch;
     const char *device_str;
-    int ns = namespace_of((PyTypeObject *)cls, &tppy_event_type, tppy_namespace_event_types);
+    int ns = tppy_event_type_namespace((PyTypeObject *)cls);
     if (tppy_device_arg(device, ns, &scratch, &device_str) < 0)
         return NULL;
     tp_event *event;
@@ -458,39 +302,10 @@ static PyGetSetDef event_getset[] = {
     {NULL, NULL, NULL, NULL, NULL},
 };
 
-static PyMethodDef module_functions[] = {
-    {"_at_exit", module_at_exit, METH_NOARGS, "Called by an atexit hook: the interpreter is exiting."},
-    {NULL, NULL, 0, NULL},
-};
-
-/* Adds methods and attributes to a ready static type; its subclasses (the
- * namespaces' types) find them through the base. */
-static int add_to_type(PyTypeObject *type, PyMethodDef *methods, PyGetSetDef *getset)
+int tppy_interop_init(void)
 {
-    for (PyMethodDef *m = methods; m->ml_name; m++) {
-        PyObject *descr = (m->ml_flags & METH_CLASS) ? PyDescr_NewClassMethod(type, m) : PyDescr_NewMethod(type, m);
-        if (!descr || PyDict_SetItemString(type->tp_dict, m->ml_name, descr) < 0) {
-            Py_XDECREF(descr);
-            return -1;
-        }
-        Py_DECREF(descr);
-    }
-    for (PyGetSetDef *g = getset; g->name; g++) {
-        PyObject *descr = PyDescr_NewGetSet(type, g);
-        if (!descr || PyDict_SetItemString(type->tp_dict, g->name, descr) < 0) {
-            Py_XDECREF(descr);
-            return -1;
-        }
-        Py_DECREF(descr);
-    }
-    PyType_Modified(type);
-    return 0;
-}
-
-int tppy_interop_init(PyObject *module)
-{
-    if (add_to_type(&tppy_stream_type, stream_methods, stream_getset) < 0 ||
-        add_to_type(&tppy_event_type, event_methods, event_getset) < 0)
+    if (tppy_type_add_methods(&tppy_stream_type, stream_methods, stream_getset) < 0 ||
+        tppy_type_add_methods(&tppy_event_type, event_methods, event_getset) < 0)
         return -1;
-    return PyModule_AddFunctions(module, module_functions);
+    return 0;
 }

@@ -1,6 +1,9 @@
 /*
- * tpevent.Stream and its namespace twins (tpevent.cuda.Stream, ...). The calling
- * thread's current streams are current_stream.c's.
+ * tpevent.Stream and its namespace twins (tpevent.cuda.Stream, ...), with the
+ * methods that need nothing but the stream. The files above add the others: its
+ * records and waits (stream_events.c), `with stream:` (current_stream.c, which
+ * keeps the calling thread's current streams), is_capturing (graph.c) and the
+ * interop (interop.c).
  */
 #include "tpevent_python.h"
 
@@ -8,7 +11,7 @@
 
 /* ------------------------------------------------------------ creation */
 
-static int stream_type_namespace(PyTypeObject *type)
+int tppy_stream_type_namespace(PyTypeObject *type)
 {
     for (; type && type != &tppy_stream_type; type = type->tp_base) {
         for (int t = 0; t < TP_DEVICE_TYPE_COUNT; t++)
@@ -56,7 +59,7 @@ static PyObject *stream_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
         return NULL;
     tppy_device_text scratch;
     const char *device_str;
-    if (tppy_device_arg(device, stream_type_namespace(type), &scratch, &device_str) < 0)
+    if (tppy_device_arg(device, tppy_stream_type_namespace(type), &scratch, &device_str) < 0)
         return NULL;
     tp_stream *stream;
     tp_status status = tp_stream_create(&stream, device_str, priority);
@@ -82,149 +85,7 @@ static void stream_dealloc(tppy_stream *self)
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-int tppy_stream_arg(PyObject *arg, bool none_ok, const char *function, tp_stream **out, PyObject **hold)
-{
-    *hold = NULL;
-    if (none_ok && arg == Py_None) {
-        *out = NULL;
-        return 0;
-    }
-    if (PyObject_TypeCheck(arg, &tppy_stream_type)) {
-        *out = ((tppy_stream *)arg)->stream;
-        return 0;
-    }
-    int found = tppy_foreign_stream(arg, &tppy_stream_type, hold);
-    if (found < 0)
-        return -1;
-    if (found == 0) {
-        PyErr_Format(PyExc_TypeError,
-                     "%s() expects a tpevent.Stream%s, not %.100s (or another library's stream: an object "
-                     "with __cuda_stream__, .cuda_stream or .ptr)",
-                     function, none_ok ? " or None" : "", Py_TYPE(arg)->tp_name);
-        return -1;
-    }
-    *out = ((tppy_stream *)*hold)->stream;
-    return 0;
-}
-
 /* -------------------------------------------------------------- methods */
-
-static PyObject *record_on(tppy_stream *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
-                           const char *function)
-{
-    PyObject *arg = Py_None;
-    if ((nargs != 0 || kwnames != NULL) &&
-        tppy_one_optional_arg(args, nargs, kwnames, tppy_name.event, function, &arg) < 0)
-        return NULL;
-    if (arg == Py_None) {
-        tp_event *created = NULL;
-        tp_status status = tp_stream_record_event(self->stream, &created);
-        if (status != TP_OK)
-            return tppy_raise(status);
-        return tppy_event_adopt(&tppy_event_type, created);
-    }
-    tp_event *event;
-    if (tppy_event_arg(arg, function, &event) < 0)
-        return NULL;
-    tp_status status = tp_event_record(event, self->stream);
-    if (status != TP_OK)
-        return tppy_raise(status);
-    return Py_NewRef(arg);
-}
-
-PyDoc_STRVAR(stream_record_event_doc,
-             "record_event($self, /, event=None)\n"
-             "--\n"
-             "\n"
-             "Record an event on the stream: it marks the point after all work\n"
-             "submitted to the stream so far.\n"
-             "\n"
-             "Parameters:\n"
-             "    event (tpevent.Event, optional): event to record. If not given, a new one\n"
-             "        is created on the stream's device, with timing enabled\n"
-             "        (enable_timing=True), so that two of them can be timed against each\n"
-             "        other with elapsed_time().\n"
-             "\n"
-             "Returns:\n"
-             "    tpevent.Event: the recorded event.\n"
-             "\n"
-             "Example:\n"
-             "\n"
-             ">>> s = tpevent.Stream(device='cuda')\n"
-             ">>> ms = s.record_event().elapsed_time(s.record_event())\n"
-             ">>> ms >= 0.0\n"
-             "True\n");
-
-static PyObject *stream_record_event(tppy_stream *self, PyObject *const *args, Py_ssize_t nargs,
-                                     PyObject *kwnames)
-{
-    return record_on(self, args, nargs, kwnames, "record_event");
-}
-
-PyDoc_STRVAR(stream_record_doc,
-             "record($self, /, event=None)\n"
-             "--\n"
-             "\n"
-             "The same as record_event(): records the given event, or a new one with\n"
-             "timing enabled, on the stream, and returns it.\n"
-             "\n"
-             "Example:\n"
-             "\n"
-             ">>> s1_cuda = tpevent.Stream(device='cuda')\n"
-             ">>> e_cuda = s1_cuda.record()\n"
-             ">>> e_cuda.enable_timing\n"
-             "True\n");
-
-static PyObject *stream_record(tppy_stream *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
-{
-    return record_on(self, args, nargs, kwnames, "record");
-}
-
-PyDoc_STRVAR(stream_wait_event_doc,
-             "wait_event($self, event, /)\n"
-             "--\n"
-             "\n"
-             "Make all future work submitted to the stream wait for an event: for its\n"
-             "latest record at the time of this call. Waiting on an event never\n"
-             "recorded does nothing. Never blocks the calling thread.\n"
-             "\n"
-             "Parameters:\n"
-             "    event (tpevent.Event): an event to wait for.\n");
-
-static PyObject *stream_wait_event(tppy_stream *self, PyObject *arg)
-{
-    tp_event *event;
-    if (tppy_event_arg(arg, "wait_event", &event) < 0)
-        return NULL;
-    tp_status status = tp_stream_wait_event(self->stream, event);
-    if (status != TP_OK)
-        return tppy_raise(status);
-    Py_RETURN_NONE;
-}
-
-PyDoc_STRVAR(stream_wait_stream_doc,
-             "wait_stream($self, stream, /)\n"
-             "--\n"
-             "\n"
-             "Synchronize with another stream: all future work submitted to this stream\n"
-             "waits until all work submitted to the given stream so far is done. Never\n"
-             "blocks the calling thread.\n"
-             "\n"
-             "Parameters:\n"
-             "    stream (tpevent.Stream): a stream to synchronize with.\n");
-
-static PyObject *stream_wait_stream(tppy_stream *self, PyObject *arg)
-{
-    tp_stream *other;
-    PyObject *hold;
-    if (tppy_stream_arg(arg, false, "wait_stream", &other, &hold) < 0)
-        return NULL;
-    tp_status status = tp_stream_wait_stream(self->stream, other);
-    Py_XDECREF(hold);
-    if (status != TP_OK)
-        return tppy_raise(status);
-    Py_RETURN_NONE;
-}
 
 PyDoc_STRVAR(stream_query_doc,
              "query($self, /)\n"
@@ -298,7 +159,7 @@ static PyObject *stream_from_native(PyTypeObject *cls, PyObject *args)
         return NULL;
     tppy_device_text scratch;
     const char *device_str;
-    if (tppy_device_arg(device, stream_type_namespace(cls), &scratch, &device_str) < 0)
+    if (tppy_device_arg(device, tppy_stream_type_namespace(cls), &scratch, &device_str) < 0)
         return NULL;
     tp_stream *stream;
     tp_status status = tp_stream_from_native(&stream, device_str, native);
@@ -318,17 +179,9 @@ static PyObject *stream_reduce(PyObject *self, PyObject *unused)
 }
 
 static PyMethodDef stream_methods[] = {
-    {"record_event", (PyCFunction)(void (*)(void))stream_record_event, METH_FASTCALL | METH_KEYWORDS,
-     stream_record_event_doc},
-    {"record", (PyCFunction)(void (*)(void))stream_record, METH_FASTCALL | METH_KEYWORDS, stream_record_doc},
-    {"wait_event", (PyCFunction)stream_wait_event, METH_O, stream_wait_event_doc},
-    {"wait_stream", (PyCFunction)stream_wait_stream, METH_O, stream_wait_stream_doc},
     {"query", (PyCFunction)stream_query, METH_NOARGS, stream_query_doc},
-    {"is_capturing", (PyCFunction)tppy_stream_is_capturing, METH_NOARGS, tppy_stream_is_capturing_doc},
     {"synchronize", (PyCFunction)(void (*)(void))stream_synchronize, METH_FASTCALL | METH_KEYWORDS,
      stream_synchronize_doc},
-    {"__enter__", (PyCFunction)tppy_stream_enter, METH_NOARGS, tppy_stream_enter_doc},
-    {"__exit__", (PyCFunction)(void (*)(void))tppy_stream_exit, METH_FASTCALL, tppy_stream_exit_doc},
     {"from_native", (PyCFunction)stream_from_native, METH_VARARGS | METH_CLASS, stream_from_native_doc},
     {"__reduce__", stream_reduce, METH_NOARGS, "Streams cannot be pickled."},
     {NULL, NULL, 0, NULL},

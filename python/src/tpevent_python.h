@@ -70,7 +70,13 @@ typedef struct tppy_names {
     PyObject *thread_stack;   /* key of the `with stream:` stack in each thread's dict */
 } tppy_names;
 
+/* names.c */
 extern tppy_names tppy_name;
+
+int tppy_names_init(void);
+
+/* True if the keyword `given` is the interned name `expected`. */
+bool tppy_keyword_is(PyObject *given, PyObject *expected);
 
 /* ------------------------------------------------------------- errors.c */
 
@@ -97,8 +103,6 @@ PyObject *tppy_raise_with(tp_status status, const char *message);
 extern PyObject *tppy_not_recorded_error_type;
 
 /* --------------------------------------------------------------- args.c */
-
-int tppy_names_init(void);
 
 /*
  * Turns a Python device argument into the string the C API takes: None (the
@@ -128,8 +132,25 @@ const char *tppy_c_string(PyObject *str, const char *what);
 int tppy_one_optional_arg(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, PyObject *name,
                           const char *function, PyObject **value);
 
-/* True if the keyword `given` is the interned name `expected`. */
-bool tppy_keyword_is(PyObject *given, PyObject *expected);
+/* A new reference to the attribute `name` of an object of another library, or
+ * NULL: *error tells a failure (an exception set) from absence. */
+PyObject *tppy_optional_attr(PyObject *object, const char *name, bool *error);
+
+/* ------------------------------------------------------- type_methods.c */
+
+/* Adds methods and attributes (getset may be NULL) to a ready static type, from a
+ * file above the one that defines it; its subclasses (the namespaces' types) find
+ * them through the base. */
+int tppy_type_add_methods(PyTypeObject *type, PyMethodDef *methods, PyGetSetDef *getset);
+
+/* ------------------------------------------------------------ at_exit.c */
+
+/* Set by the atexit hook (or seen from Py_IsFinalizing): the interpreter is going
+ * away; host functions still to run are dropped, CUDA/HIP streams are kept. */
+bool tppy_exiting(void);
+
+/* Adds the module's _at_exit hook. */
+int tppy_at_exit_init(PyObject *module);
 
 /* --------------------------------------------------------------- wait.c */
 
@@ -152,15 +173,32 @@ PyObject *tppy_synchronize_method(PyObject *const *args, Py_ssize_t nargs, PyObj
                                   tp_status (*wait)(void *object, int64_t timeout_ns), void *object,
                                   const char *what);
 
-/* -------------------------------------------------------------- event.c */
+/* ------------------------------------------------------------- stream.c */
 
-int tppy_event_types_init(PyObject *module, PyObject *namespaces[TP_DEVICE_TYPE_COUNT]);
+int tppy_stream_types_init(PyObject *module, PyObject *namespaces[TP_DEVICE_TYPE_COUNT]);
 
-/* A new Event object of `type` that owns `event`; destroys `event` on failure. */
-PyObject *tppy_event_adopt(PyTypeObject *type, tp_event *event);
+/* A new Stream object of `type` for `stream`, owning it if `owned` (then destroying
+ * it on failure). */
+PyObject *tppy_stream_wrap(PyTypeObject *type, tp_stream *stream, bool owned);
 
-/* The tp_event of an Event argument; TypeError for anything else. */
-int tppy_event_arg(PyObject *arg, const char *function, tp_event **out);
+/* The device type of a Stream class's namespace (TPPY_ANY_TYPE for tpevent.Stream). */
+int tppy_stream_type_namespace(PyTypeObject *type);
+
+/* --------------------------------------------------------- stream_arg.c */
+
+/* The tp_stream of a Stream argument, NULL for None if none_ok; TypeError for
+ * anything else. A stream of another library is wrapped: *hold is then a new
+ * reference to the wrapper, which the caller drops after its call (else NULL). */
+int tppy_stream_arg(PyObject *arg, bool none_ok, const char *function, tp_stream **out, PyObject **hold);
+
+/*
+ * Another library's stream as a Stream of `type` (its namespace picks the device
+ * type, else cuda): an object with __cuda_stream__ (returning (version, handle)),
+ * torch's (.cuda_stream) or CuPy's (.ptr). 1 with a new wrapper in *out (keeping
+ * the object alive, not owning the native stream), 0 if arg is none of these, -1
+ * with an exception.
+ */
+int tppy_foreign_stream(PyObject *arg, PyTypeObject *type, PyObject **out);
 
 /* -------------------------------------------------------------- clock.c */
 
@@ -176,18 +214,33 @@ int tppy_clock_types_init(PyObject *module);
 extern const char tppy_device_clock_doc[];
 PyObject *tppy_clock_info(const char *device);
 
-/* ------------------------------------------------------------- stream.c */
+/* -------------------------------------------------------------- event.c */
 
-int tppy_stream_types_init(PyObject *module, PyObject *namespaces[TP_DEVICE_TYPE_COUNT]);
+int tppy_event_types_init(PyObject *module, PyObject *namespaces[TP_DEVICE_TYPE_COUNT]);
 
-/* A new Stream object of `type` for `stream`, owning it if `owned` (then destroying
- * it on failure). */
-PyObject *tppy_stream_wrap(PyTypeObject *type, tp_stream *stream, bool owned);
+/* A new Event object of `type` that owns `event`; destroys `event` on failure. */
+PyObject *tppy_event_adopt(PyTypeObject *type, tp_event *event);
 
-/* The tp_stream of a Stream argument, NULL for None if none_ok; TypeError for
- * anything else. A stream of another library (interop.c) is wrapped: *hold is then a
- * new reference to the wrapper, which the caller drops after its call (else NULL). */
-int tppy_stream_arg(PyObject *arg, bool none_ok, const char *function, tp_stream **out, PyObject **hold);
+/* The tp_event of an Event argument; TypeError for anything else. */
+int tppy_event_arg(PyObject *arg, const char *function, tp_event **out);
+
+/* The device type of an Event class's namespace (TPPY_ANY_TYPE for tpevent.Event). */
+int tppy_event_type_namespace(PyTypeObject *type);
+
+/* ------------------------------------ the files that add to the types */
+
+/* Each adds its methods to Stream or Event, after the types are ready:
+ * event_ipc.c: Event.ipc_handle and Event.from_ipc_handle;
+ * stream_events.c: Stream.record_event, record, wait_event, wait_stream;
+ * current_stream.c: Stream.__enter__ and __exit__ (the stream and its device
+ *   current inside the block);
+ * interop.c: the interop methods and attributes of Stream and Event. */
+int tppy_event_ipc_init(void);
+int tppy_stream_events_init(void);
+int tppy_current_stream_init(void);
+int tppy_interop_init(void);
+
+/* ----------------------------------------------------- current_stream.c */
 
 /* The thread's current stream of a device (NULL: the current device), as the Stream
  * object that was made current from Python when it still is, else a new wrapper. */
@@ -202,45 +255,13 @@ int tppy_set_current_stream(tppy_stream *stream);
  * reference, NULL with an exception set). */
 PyObject *tppy_thread_stream_stack(void);
 
-/* Stream.__enter__ and __exit__: the stream and its device current inside the block. */
-extern const char tppy_stream_enter_doc[], tppy_stream_exit_doc[];
-PyObject *tppy_stream_enter(tppy_stream *self, PyObject *unused);
-PyObject *tppy_stream_exit(tppy_stream *self, PyObject *const *args, Py_ssize_t nargs);
-
 /* Makes `device` the thread's current device (set_stream does, as torch's). */
 int tppy_set_current_device(tp_device device);
 
-/* ------------------------------------------------------------ interop.c */
+/* -------------------------------------------------------------- graph.c */
 
-/*
- * Another library's stream as a Stream of `type` (its namespace picks the device
- * type, else cuda): an object with __cuda_stream__ (returning (version, handle)),
- * torch's (.cuda_stream) or CuPy's (.ptr). 1 with a new wrapper in *out (keeping
- * the object alive, not owning the native stream), 0 if arg is none of these, -1
- * with an exception.
- */
-int tppy_foreign_stream(PyObject *arg, PyTypeObject *type, PyObject **out);
-
-/* Set by the atexit hook (or seen from Py_IsFinalizing): the interpreter is going
- * away; host functions still to run are dropped, CUDA/HIP streams are kept. */
-bool tppy_exiting(void);
-
-/* Adds the interop methods and attributes to Stream and Event, and the module's
- * _at_exit hook. After the types are ready. */
-int tppy_interop_init(PyObject *module);
-
-/* event.c: the device type of an Event class's namespace (TPPY_ANY_TYPE for tpevent.Event). */
-int tppy_event_type_namespace(PyTypeObject *type);
-
-/* event_ipc.c: Event.ipc_handle and Event.from_ipc_handle. */
-extern const char tppy_event_ipc_handle_doc[], tppy_event_from_ipc_handle_doc[];
-PyObject *tppy_event_ipc_handle(tppy_event *self, PyObject *unused);
-PyObject *tppy_event_from_ipc_handle(PyTypeObject *cls, PyObject *args, PyObject *kwargs);
-
-/* graph.c: tpevent.Graph (rule 16), and Stream.is_capturing(). */
+/* tpevent.Graph (rule 16), added to the module, and Stream.is_capturing(). */
 int tppy_graph_types_init(PyObject *module);
-extern const char tppy_stream_is_capturing_doc[];
-PyObject *tppy_stream_is_capturing(PyObject *self, PyObject *unused);
 
 /* ----------------------------------------------------------- timeline.c */
 

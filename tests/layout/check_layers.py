@@ -5,7 +5,8 @@
       Fails if two files of the group call each other in a loop, directly or
       through others: each file's undefined symbols that another file of the
       group defines are its calls (read with nm, so only real references count,
-      not comments or declarations).
+      not comments or declarations). Every circle is reported: its files, and
+      one loop through them.
   check_layers.py lines <max> <source files...>
       Fails if a source file has more than <max> lines.
 """
@@ -31,38 +32,74 @@ def source_name(obj):
     return name
 
 
-def find_cycle(graph):
-    """A list of nodes forming a cycle, or None (depth-first, colouring)."""
-    colour = {node: 0 for node in graph}
-    stack = []
+def circles(graph):
+    """The groups of files that call each other in a loop: the strongly connected
+    components of more than one file (Tarjan), each sorted, in sorted order."""
+    index, low, on_stack, stack, found = {}, {}, set(), [], []
 
     def visit(node):
-        colour[node] = 1
+        index[node] = low[node] = len(index)
         stack.append(node)
+        on_stack.add(node)
         for succ in sorted(graph[node]):
-            if colour[succ] == 1:
-                return stack[stack.index(succ):] + [succ]
-            if colour[succ] == 0:
-                found = visit(succ)
-                if found:
-                    return found
-        stack.pop()
-        colour[node] = 2
-        return None
+            if succ not in index:
+                visit(succ)
+                low[node] = min(low[node], low[succ])
+            elif succ in on_stack:
+                low[node] = min(low[node], index[succ])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
 
     for node in sorted(graph):
-        if colour[node] == 0:
-            found = visit(node)
-            if found:
-                return found
-    return None
+        if node not in index:
+            visit(node)
+    return sorted(found)
+
+
+def loop_through(graph, members):
+    """One loop inside a circle, from its first file back to it (breadth-first, so the shortest)."""
+    first = members[0]
+    came_from = {first: None}
+    queue = [first]
+    while queue:
+        node = queue.pop(0)
+        for succ in sorted(graph[node] & set(members)):
+            if succ == first:
+                path = [node]
+                while came_from[path[-1]] is not None:
+                    path.append(came_from[path[-1]])
+                return list(reversed(path)) + [first]
+            if succ not in came_from:
+                came_from[succ] = node
+                queue.append(succ)
+    return [first]
 
 
 def check_calls(group, objects):
     if len(objects) < 2:
         print(f"{group}: fewer than two object files given ({objects}): nothing was built?")
         return 1
-    table = {source_name(o): symbols(o) for o in objects}
+    missing = [o for o in objects if not Path(o).is_file()]
+    if missing:
+        print(f"{group}: not built yet: {', '.join(missing)}")
+        return 1
+    # A file built into several targets of the group (two builds of one benchmark,
+    # the core built twice for a static library) counts once, with what any build
+    # of it defines or needs.
+    table = {}
+    for o in objects:
+        defined, undefined = symbols(o)
+        known = table.setdefault(source_name(o), (set(), set()))
+        known[0].update(defined)
+        known[1].update(undefined)
     owner = {}
     for name, (defined, _) in table.items():
         for sym in defined:
@@ -77,10 +114,13 @@ def check_calls(group, objects):
                 why.setdefault((name, callee), sym)
     for name in sorted(graph):
         print(f"{group}: {name} -> {', '.join(sorted(graph[name])) or '(nothing of the group)'}")
-    cycle = find_cycle(graph)
-    if cycle:
-        steps = [f"{a} ({why[(a, b)]})" for a, b in zip(cycle, cycle[1:])]
-        print(f"{group}: FAIL: files call each other in a loop: {' -> '.join(steps)} -> {cycle[-1]}")
+    found = circles(graph)
+    for members in found:
+        loop = loop_through(graph, members)
+        steps = [f"{a} ({why[(a, b)]})" for a, b in zip(loop, loop[1:])]
+        print(f"{group}: FAIL: files call each other in a loop: {' -> '.join(steps)} -> {loop[-1]}"
+              f" (in the circle: {', '.join(members)})")
+    if found:
         return 1
     print(f"{group}: no loop among {len(graph)} files")
     return 0
