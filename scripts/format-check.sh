@@ -83,9 +83,14 @@ done
 [ ${#checked[@]} -gt 0 ] || { echo "format-check.sh: no C files to check" >&2; exit 2; }
 
 # One clang-format run names the misformatted files (a warning per place), so that only
-# those are formatted again for their diffs.
+# those are formatted again for their diffs. It fails on a .clang-format it cannot read.
+if ! report=$("$clang_format" --style=file --dry-run "${checked[@]}" 2>&1); then
+  printf '%s\n' "$report" | grep -v 'code should be clang-formatted' | head -n 8 >&2 || true
+  echo "format-check.sh: $clang_format failed (above)" >&2
+  exit 1
+fi
 mapfile -t misformatted < <(
-  "$clang_format" --style=file --dry-run "${checked[@]}" 2>&1 |
+  printf '%s\n' "$report" |
     sed -n 's/^\(.*\):[0-9]*:[0-9]*: \(warning\|error\): code should be clang-formatted.*/\1/p' | sort -u
 )
 
