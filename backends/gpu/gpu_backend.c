@@ -51,9 +51,8 @@ static tp_status event_from_native(int device, void *native, tp_event **out)
     return gpu_wrapped_event_create(device, native, &gpu_wrapped_table, out);
 }
 
-/* The entries' list (gpu_entries.h) made into the fork guards and the tables. */
-typedef void gpu_fn(void *);
-
+/* The list of entries (gpu_entries.h) made into the fork guards and the tables. A
+ * guard's parameters and arguments, from its parameter types (one to four). */
 #define GPU_PICK(_1, _2, _3, _4, picked, ...) picked
 #define GPU_PARAMS(...) GPU_PICK(__VA_ARGS__, GPU_PARAMS4, GPU_PARAMS3, GPU_PARAMS2, GPU_PARAMS1, )(__VA_ARGS__)
 #define GPU_PARAMS1(t1) (t1 a1)

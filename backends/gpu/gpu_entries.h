@@ -30,11 +30,13 @@
  *   gpu_capture_snapshot_take      gpu_snapshot_take
  *   gpu_capture_stream_query       gpu_stream_query (and _synchronize, _destroy)
  *   gpu_capture_host_fn_launch     gpu_host_fn_launch
- * Functions without the gpu_ prefix are gpu_backend.c's own; gpu_fn is a host
- * function, void (void *).
+ * Functions without the gpu_ prefix are gpu_backend.c's own.
  */
 #ifndef TPEVENT_BACKENDS_GPU_ENTRIES_H
 #define TPEVENT_BACKENDS_GPU_ENTRIES_H
+
+/* A host function, as the parameter types below name it. */
+typedef void gpu_fn(void *);
 
 #define GPU_SHARED_ENTRIES(GUARDED, UNGUARDED)                                                                        \
     UNGUARDED(abi_version, TP_BACKEND_ABI_VERSION)                                                                    \

@@ -23,8 +23,8 @@
  *   gpu_hold.c       stream_hold (rule 14): a stream held on a counter
  *                    (gpu_host_counter.c), or a runtime host function gate
  *   gpu_sample.c     the runtime's own calls timed, for the benchmark baseline
- *   gpu_backend.c    the table: each event entry picks plain or interprocess by
- *                    the event's TP_EVENT_INTERPROCESS flag
+ *   gpu_backend.c    the tables, made from the list of entries (gpu_entries.h):
+ *                    each kind of event (plain, interprocess, wrapped) has its own
  *
  * How the pieces fit:
  *  - Devices are opened lazily (first stream, first record, default stream): the
