@@ -50,6 +50,11 @@ function(tpevent_gpu_objects runtime)
   target_link_libraries(${objects} PUBLIC ${ARGN} Threads::Threads)
   tpevent_strict(${objects})
 
+  # Every symbol is hidden (CMAKE_C_VISIBILITY_PRESET), the entry too, so the entry
+  # is named rather than the hidden ones localized; undefined ones stay global.
+  if(NOT CMAKE_LINKER OR NOT CMAKE_OBJCOPY)
+    message(FATAL_ERROR "the GPU backends need a linker and objcopy (CMAKE_LINKER, CMAKE_OBJCOPY)")
+  endif()
   set(entry tp_backend_entry_${name})
   set(linked "${CMAKE_CURRENT_BINARY_DIR}/${name}-backend.o")
   add_custom_command(OUTPUT "${linked}"
