@@ -2,9 +2,10 @@
 # for programs that cannot load modules. Included by TpeventInstall.cmake, after every
 # folder has been read, so that the backend modules' targets exist.
 #
-# For each GPU backend that is built, the objects its module is made of
-# (tpevent_backend_<backend>_objects, from backends/gpu/gpu_module.cmake: they define
-# tp_backend_entry_<backend> and export nothing) go into libtpevent.a, and the core's
+# For each GPU backend that is built, the relocatable object its module is made of
+# (tpevent_backend_<backend>_linked, from backends/gpu/gpu_module.cmake: every symbol
+# in it is local but tp_backend_entry_<backend>, hidden, so CUDA's and HIP's builds of
+# the same functions link side by side) goes into libtpevent.a, and the core's
 # registry calls those entries directly (TPEVENT_BUILTIN_CUDA, TPEVENT_BUILTIN_HIP)
 # instead of loading a module. The runtimes they need (CUDA::cudart_static,
 # libamdhip64) go into the exported target's link interface, so that a consumer's
@@ -108,7 +109,9 @@ foreach(backend cuda hip)
     endif()
   endforeach()
 
-  target_sources(tpevent PRIVATE $<TARGET_OBJECTS:${objects}>)
+  get_target_property(linked tpevent_backend_${backend}_linked TPEVENT_OBJECT)
+  target_sources(tpevent PRIVATE "${linked}")
+  add_dependencies(tpevent tpevent_backend_${backend}_linked)
   target_link_libraries(tpevent PRIVATE ${link_items})
   target_compile_definitions(tpevent_static_objects PRIVATE TPEVENT_BUILTIN_${runtime})
   list(APPEND TPEVENT_BACKENDS_BUILT_IN ${backend})

@@ -57,18 +57,9 @@ typedef struct gpu_capture_build {
 
 /* gpu_pool.c: a native recorded inside a capture is never queried by the pool
  * while pinned: a give meanwhile is kept back until the last unpin. */
-#define gpu_pool_pin GPU_SYMBOL(pool_pin)
-#define gpu_pool_unpin GPU_SYMBOL(pool_unpin)
 void gpu_pool_pin(rt_event event);
 void gpu_pool_unpin(rt_event event);
 
-#define gpu_capture_lock GPU_SYMBOL(capture_lock)
-#define gpu_capture_token_unref GPU_SYMBOL(capture_token_unref)
-#define gpu_capture_token_open GPU_SYMBOL(capture_token_open)
-#define gpu_stream_captures GPU_SYMBOL(stream_captures)
-#define gpu_capture_add_branch GPU_SYMBOL(capture_add_branch)
-#define gpu_capture_branch_of GPU_SYMBOL(capture_branch_of)
-#define gpu_capture_enter GPU_SYMBOL(capture_enter)
 
 /* gpu_graph.c's, for gpu_graph_exec.c: the lock of every capture's state; a
  * token's references and whether it is open; whether a stream captures (asking
@@ -82,25 +73,6 @@ bool gpu_capture_add_branch(gpu_capture_build *build, gpu_stream *stream, uint64
 build_branch *gpu_capture_branch_of(gpu_capture_build *build, gpu_stream *stream);
 void gpu_capture_enter(gpu_stream *stream, gpu_capture *token);
 
-#define gpu_capture_event_record GPU_SYMBOL(capture_event_record)
-#define gpu_capture_wait_event GPU_SYMBOL(capture_wait_event)
-#define gpu_capture_ipc_wait_event GPU_SYMBOL(capture_ipc_wait_event)
-#define gpu_capture_ipc_event_record GPU_SYMBOL(capture_ipc_event_record)
-#define gpu_capture_host_fn_launch GPU_SYMBOL(capture_host_fn_launch)
-#define gpu_capture_event_query GPU_SYMBOL(capture_event_query)
-#define gpu_capture_event_synchronize GPU_SYMBOL(capture_event_synchronize)
-#define gpu_capture_event_elapsed GPU_SYMBOL(capture_event_elapsed)
-#define gpu_capture_event_timestamp GPU_SYMBOL(capture_event_timestamp)
-#define gpu_capture_snapshot_take GPU_SYMBOL(capture_snapshot_take)
-#define gpu_capture_event_destroy GPU_SYMBOL(capture_event_destroy)
-#define gpu_capture_stream_query GPU_SYMBOL(capture_stream_query)
-#define gpu_capture_stream_synchronize GPU_SYMBOL(capture_stream_synchronize)
-#define gpu_capture_stream_destroy GPU_SYMBOL(capture_stream_destroy)
-#define gpu_stream_begin_capture GPU_SYMBOL(stream_begin_capture)
-#define gpu_stream_end_capture GPU_SYMBOL(stream_end_capture)
-#define gpu_stream_is_capturing GPU_SYMBOL(stream_is_capturing)
-#define gpu_graph_launch GPU_SYMBOL(graph_launch)
-#define gpu_graph_destroy GPU_SYMBOL(graph_destroy)
 
 /* The entries a capture changes, wrapping those of the files below (a relaxed
  * load of the stream's capture_check or the event's capture, then a tail call),

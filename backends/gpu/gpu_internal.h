@@ -23,8 +23,8 @@
  *   gpu_hold.c       stream_hold (rule 14): a stream held on a counter
  *                    (gpu_host_counter.c), or a runtime host function gate
  *   gpu_sample.c     the runtime's own calls timed, for the benchmark baseline
- *   gpu_backend.c    the table: each event entry picks plain or interprocess by
- *                    the event's TP_EVENT_INTERPROCESS flag
+ *   gpu_backend.c    the tables, made from the list of entries (gpu_entries.h):
+ *                    each kind of event (plain, interprocess, wrapped) has its own
  *
  * How the pieces fit:
  *  - Devices are opened lazily (first stream, first record, default stream): the
@@ -63,9 +63,11 @@
  *    polls it (the runtime ignores blocking sync for these events and cannot
  *    notice that the process they wait for died).
  *
- * Names. Every function shared between these files has external (hidden) linkage,
- * and a static build links the CUDA and the HIP builds of them into one library: so
- * each shared name is given the runtime's prefix below, as zlib's Z_PREFIX does.
+ * Names. Every function shared between these files has external (hidden) linkage
+ * under the one name its source gives it. Each runtime's build of the files is
+ * linked into one relocatable object in which every symbol but the entry is made
+ * local (gpu_module.cmake), so the CUDA and the HIP builds of the same names link
+ * into one static library without clashing.
  */
 #ifndef TPEVENT_BACKENDS_GPU_INTERNAL_H
 #define TPEVENT_BACKENDS_GPU_INTERNAL_H
@@ -85,98 +87,17 @@
 
 #if defined(TPEVENT_GPU_CUDA)
 #include "backends/gpu/runtime_cuda.h"
-#define GPU_SYMBOL(name) tp_cuda_##name
 #elif defined(TPEVENT_GPU_HIP)
 #include "backends/gpu/runtime_hip.h"
-#define GPU_SYMBOL(name) tp_hip_##name
 #elif defined(TPEVENT_GPU_FAKE)
-/* A simulated runtime: this code's tests on a machine with no GPU (tests/gpu_fake). */
-#include "tests/gpu_fake/runtime_fake.h"
-#define GPU_SYMBOL(name) tp_fake_##name
+/* A simulated runtime (its driver: tests/gpu_fake): this code's tests on a machine with no GPU. */
+#include "backends/gpu/runtime_fake.h"
 #else
-#error "define TPEVENT_GPU_CUDA or TPEVENT_GPU_HIP to pick the runtime mapping"
+#error "define TPEVENT_GPU_CUDA, TPEVENT_GPU_HIP or TPEVENT_GPU_FAKE to pick the runtime mapping"
 #endif
 
 #include <pthread.h>
 #include <stdatomic.h> /* stdbool.h, stddef.h, stdint.h: by tpevent.h */
-
-#define gpu GPU_SYMBOL(state)
-#define gpu_fail_call GPU_SYMBOL(fail_call)
-#define gpu_device_open GPU_SYMBOL(device_open)
-#define gpu_lazy_start_is_harmless GPU_SYMBOL(lazy_start_is_harmless)
-#define gpu_init GPU_SYMBOL(init)
-#define gpu_forked_fail GPU_SYMBOL(forked_fail)
-#define gpu_in_forked_child GPU_SYMBOL(in_forked_child)
-#define gpu_device_count GPU_SYMBOL(device_count)
-#define gpu_device_name GPU_SYMBOL(device_name)
-#define gpu_device_synchronize GPU_SYMBOL(device_synchronize)
-#define gpu_native_flags GPU_SYMBOL(native_flags)
-#define gpu_destroy_native GPU_SYMBOL(destroy_native)
-#define gpu_pool_take GPU_SYMBOL(pool_take)
-#define gpu_pool_give GPU_SYMBOL(pool_give)
-#define gpu_counter_raise GPU_SYMBOL(counter_raise)
-#define gpu_counters_supported GPU_SYMBOL(counters_supported)
-#define gpu_counters_unsupported_reason GPU_SYMBOL(counters_unsupported_reason)
-#define gpu_counters_exiting GPU_SYMBOL(counters_exiting)
-#define gpu_counters_refused_at_exit GPU_SYMBOL(counters_refused_at_exit)
-#define gpu_counter_take GPU_SYMBOL(counter_take)
-#define gpu_counters_watch_exit GPU_SYMBOL(counters_watch_exit)
-#define gpu_wait_unless_exiting GPU_SYMBOL(wait_unless_exiting)
-#define gpu_counter_give GPU_SYMBOL(counter_give)
-#define gpu_host_fn_launch GPU_SYMBOL(host_fn_launch)
-#define gpu_host_fn_stream_closed GPU_SYMBOL(host_fn_stream_closed)
-#define gpu_host_fn_would_wait_for_itself GPU_SYMBOL(host_fn_would_wait_for_itself)
-#define gpu_host_fn_on_device GPU_SYMBOL(host_fn_on_device)
-#define gpu_stream_hold GPU_SYMBOL(stream_hold)
-#define gpu_wait_mechanism GPU_SYMBOL(wait_mechanism)
-#define gpu_stream_create GPU_SYMBOL(stream_create)
-#define gpu_stream_from_native GPU_SYMBOL(stream_from_native)
-#define gpu_stream_default GPU_SYMBOL(stream_default)
-#define gpu_stream_destroy GPU_SYMBOL(stream_destroy)
-#define gpu_stream_query GPU_SYMBOL(stream_query)
-#define gpu_stream_synchronize GPU_SYMBOL(stream_synchronize)
-#define gpu_stream_native GPU_SYMBOL(stream_native)
-#define gpu_stream_relay GPU_SYMBOL(stream_relay)
-#define gpu_stream_priority_range GPU_SYMBOL(stream_priority_range)
-#define gpu_event_native_handle GPU_SYMBOL(event_native_handle)
-#define gpu_wrapped_event_create GPU_SYMBOL(wrapped_event_create)
-#define gpu_wrapped_event_destroy GPU_SYMBOL(wrapped_event_destroy)
-#define gpu_wrapped_event_record GPU_SYMBOL(wrapped_event_record)
-#define gpu_record_native GPU_SYMBOL(record_native)
-#define gpu_event_record_fresh GPU_SYMBOL(event_record_fresh)
-#define gpu_plain_event_create GPU_SYMBOL(plain_event_create)
-#define gpu_plain_event_destroy GPU_SYMBOL(plain_event_destroy)
-#define gpu_plain_event_record GPU_SYMBOL(plain_event_record)
-#define gpu_plain_event_query GPU_SYMBOL(plain_event_query)
-#define gpu_plain_event_synchronize GPU_SYMBOL(plain_event_synchronize)
-#define gpu_plain_stream_wait_event GPU_SYMBOL(plain_stream_wait_event)
-#define gpu_event_elapsed GPU_SYMBOL(event_elapsed)
-#define gpu_payload_encode GPU_SYMBOL(payload_encode)
-#define gpu_payload_decode GPU_SYMBOL(payload_decode)
-#define gpu_device_uuid GPU_SYMBOL(device_uuid)
-#define gpu_check_same_gpu GPU_SYMBOL(check_same_gpu)
-#define gpu_retire_shared_native GPU_SYMBOL(retire_shared_native)
-#define gpu_import_acquire GPU_SYMBOL(import_acquire)
-#define gpu_import_release GPU_SYMBOL(import_release)
-#define gpu_import_exporter_alive GPU_SYMBOL(import_exporter_alive)
-#define gpu_import_exporter_alive_throttled GPU_SYMBOL(import_exporter_alive_throttled)
-#define gpu_exporter_exited GPU_SYMBOL(exporter_exited)
-#define gpu_ipc_event_create GPU_SYMBOL(ipc_event_create)
-#define gpu_ipc_event_destroy GPU_SYMBOL(ipc_event_destroy)
-#define gpu_ipc_event_record GPU_SYMBOL(ipc_event_record)
-#define gpu_ipc_event_query GPU_SYMBOL(ipc_event_query)
-#define gpu_ipc_event_synchronize GPU_SYMBOL(ipc_event_synchronize)
-#define gpu_ipc_stream_wait_event GPU_SYMBOL(ipc_stream_wait_event)
-#define gpu_event_ipc_export GPU_SYMBOL(event_ipc_export)
-#define gpu_event_ipc_import GPU_SYMBOL(event_ipc_import)
-#define gpu_native_sample GPU_SYMBOL(native_sample)
-#define gpu_event_timestamp GPU_SYMBOL(event_timestamp)
-#define gpu_device_clock GPU_SYMBOL(device_clock)
-#define gpu_snapshot_take GPU_SYMBOL(snapshot_take)
-#define gpu_snapshot_release GPU_SYMBOL(snapshot_release)
-#define gpu_snapshot_query GPU_SYMBOL(snapshot_query)
-#define gpu_snapshot_synchronize GPU_SYMBOL(snapshot_synchronize)
-#define gpu_snapshot_notify GPU_SYMBOL(snapshot_notify)
 
 /* ================================================================ gpu_device.c */
 /* One pool per flag combination: TIMING, BLOCKING and INTERPROCESS each change the

@@ -1,6 +1,6 @@
 # The GPU backend modules: one set of sources (backends/gpu/*.c) built once per runtime, the
-# runtime picked by a definition (TPEVENT_GPU_CUDA, TPEVENT_GPU_HIP) that selects its
-# mapping header. Included by backends/cuda and backends/hip.
+# runtime picked by a definition (TPEVENT_GPU_CUDA, TPEVENT_GPU_HIP, TPEVENT_GPU_FAKE) that
+# selects its mapping header. Included by backends/cuda, backends/hip and tests/gpu_fake.
 include_guard(GLOBAL)
 
 # tpevent_gpu_mode(<option> <out-var>): AUTO, ON or OFF from a TPEVENT_<runtime>
@@ -26,14 +26,21 @@ function(tpevent_gpu_sources out)
   set(${out} ${sources} PARENT_SCOPE)
 endfunction()
 
-# tpevent_gpu_module(<runtime> <link items...>), runtime CUDA or HIP:
-#   tpevent_backend_<runtime>_objects  OBJECT library of the backend, its entry
-#                                      tp_backend_entry_<runtime> not exported; the
-#                                      runtime is a PUBLIC link item, for a static build
-#   tpevent_<runtime>                  MODULE lib/libtpevent-<runtime>.so next to
-#                                      libtpevent.so, where the core's loader looks first
+# tpevent_gpu_objects(<runtime> <link items...>), runtime CUDA, HIP or FAKE; the
+# backend's sources compiled for one runtime, each function under the one name its
+# source gives it:
+#   tpevent_backend_<runtime>_objects  OBJECT library: one object per source (the
+#                                      layout test reads the calls between them);
+#                                      the runtime is a PUBLIC link item
+#   tpevent_backend_<runtime>_linked   custom target that links them into one
+#                                      relocatable object, <runtime>-backend.o, in
+#                                      which every symbol but the entry
+#                                      tp_backend_entry_<runtime> is local; its
+#                                      path in the target's TPEVENT_OBJECT property
+# The relocatable object is what the module and a static build link: the CUDA and
+# the HIP builds of the same names then never meet (no renaming of the sources).
 # (<runtime> in lower case in the names.)
-function(tpevent_gpu_module runtime)
+function(tpevent_gpu_objects runtime)
   string(TOLOWER ${runtime} name)
   set(objects tpevent_backend_${name}_objects)
   tpevent_gpu_sources(sources)
@@ -43,11 +50,46 @@ function(tpevent_gpu_module runtime)
   target_link_libraries(${objects} PUBLIC ${ARGN} Threads::Threads)
   tpevent_strict(${objects})
 
+  # Every symbol is hidden (CMAKE_C_VISIBILITY_PRESET), the entry too, so the entry
+  # is named rather than the hidden ones localized; undefined ones stay global.
+  if(NOT CMAKE_LINKER OR NOT CMAKE_OBJCOPY)
+    message(FATAL_ERROR "the GPU backends need a linker and objcopy (CMAKE_LINKER, CMAKE_OBJCOPY)")
+  endif()
+  set(entry tp_backend_entry_${name})
+  set(linked "${CMAKE_CURRENT_BINARY_DIR}/${name}-backend.o")
+  add_custom_command(OUTPUT "${linked}"
+    COMMAND "${CMAKE_LINKER}" -r -o "${linked}.all" "$<TARGET_OBJECTS:${objects}>"
+    COMMAND "${CMAKE_OBJCOPY}" "--keep-global-symbol=${entry}" "${linked}.all" "${linked}"
+    COMMAND "${CMAKE_COMMAND}" -E rm -f "${linked}.all"
+    DEPENDS "$<TARGET_OBJECTS:${objects}>"
+    COMMENT "The ${name} GPU backend in one object, only ${entry} global"
+    COMMAND_EXPAND_LISTS VERBATIM)
+  add_custom_target(tpevent_backend_${name}_linked DEPENDS "${linked}")
+  add_dependencies(tpevent_backend_${name}_linked ${objects})
+  set_target_properties(tpevent_backend_${name}_linked PROPERTIES TPEVENT_OBJECT "${linked}")
+endfunction()
+
+# tpevent_gpu_module(<runtime> <link items...>), runtime CUDA or HIP: the objects
+# above, and
+#   tpevent_<runtime>                  MODULE lib/libtpevent-<runtime>.so next to
+#                                      libtpevent.so, where the core's loader looks
+#                                      first: the relocatable object and the exported
+#                                      entry (gpu_module_entry.c)
+function(tpevent_gpu_module runtime)
+  string(TOLOWER ${runtime} name)
+  tpevent_gpu_objects(${runtime} ${ARGN})
+
   set(module tpevent_${name})
-  add_library(${module} MODULE "${PROJECT_SOURCE_DIR}/backends/gpu/gpu_module_entry.c")
-  target_compile_definitions(${module} PRIVATE TPEVENT_GPU_MODULE)
+  get_target_property(linked tpevent_backend_${name}_linked TPEVENT_OBJECT)
+  add_library(${module} MODULE "${linked}" "${PROJECT_SOURCE_DIR}/backends/gpu/gpu_module_entry.c")
+  add_dependencies(${module} tpevent_backend_${name}_linked)
+  target_compile_definitions(${module} PRIVATE TPEVENT_GPU_${runtime} TPEVENT_GPU_MODULE)
   target_include_directories(${module} PRIVATE "${PROJECT_SOURCE_DIR}/include" "${PROJECT_SOURCE_DIR}")
-  target_link_libraries(${module} PRIVATE ${objects})
+  # The runtime for the link only: the entry's file includes none of its headers.
+  foreach(item IN LISTS ARGN)
+    target_link_libraries(${module} PRIVATE "$<LINK_ONLY:${item}>")
+  endforeach()
+  target_link_libraries(${module} PRIVATE Threads::Threads)
   # Only the entry symbol leaves the module: a statically linked runtime stays
   # private (--exclude-libs), and our calls bind to it even in a process that has
   # another copy of the runtime loaded globally (-Bsymbolic).

@@ -222,7 +222,6 @@ typedef struct rt_driver_api {
 
 /* Filled once by rt_runtime_start, read-only afterwards. Defined once, in
  * gpu_device.c (RT_DEFINE_STATE), for every file of the backend. */
-#define rt_driver tp_cuda_rt_driver
 extern rt_driver_api rt_driver __attribute__((visibility("hidden")));
 
 /*
@@ -377,7 +376,6 @@ static inline void rt_guard_init(rt_guard *g) { g->pushed = false; }
 /* Left to the default TLS model: initial-exec would mark the whole module's TLS,
  * cudart's included, as static, and then dlopen fails for lack of room. Defined
  * with rt_driver (RT_DEFINE_STATE). */
-#define rt_thread_has_context tp_cuda_rt_thread_has_context
 extern _Thread_local bool rt_thread_has_context __attribute__((visibility("hidden")));
 
 /* The one definition of the mapping's state, in gpu_device.c. */

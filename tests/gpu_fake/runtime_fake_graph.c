@@ -1,5 +1,5 @@
 /*
- * The simulated runtime's stream capture and graphs (runtime_fake.h says what is
+ * The simulated runtime's stream capture and graphs (backends/gpu/runtime_fake.h says what is
  * modelled). A capture is a list of the operations that are made again at each
  * launch (external records, external waits, runtime host functions), in the
  * order they were captured, which is a topological order of the captured graph;

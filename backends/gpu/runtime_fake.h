@@ -1,9 +1,10 @@
 /*
- * A simulated GPU runtime, for running the GPU backend's shared code (backends/gpu)
- * on a machine with no GPU: the same rt_* names as runtime_cuda.h and runtime_hip.h,
- * implemented in runtime_fake.c with a thread per stream that runs its work in
- * order, as a device would. The module built from it loads as the "cuda" backend
- * (so that the core takes it), from a folder of its own (tests/gpu_fake).
+ * The mapping onto a simulated GPU runtime, for running the GPU backend's shared
+ * code on a machine with no GPU: the same rt_* names as runtime_cuda.h and
+ * runtime_hip.h, over the fake_* calls of the simulated driver, which lives with
+ * the tests (tests/gpu_fake/runtime_fake.c: a thread per stream that runs its work
+ * in order, as a device would). The module built from both loads as the "cuda"
+ * backend (so that the core takes it), from a folder of its own (<build>/gpu-fake).
  *
  * What it models of CUDA, because the shared code relies on it:
  *  - streams in order, independent of each other (the default stream too, as for
@@ -16,17 +17,19 @@
  *    ((int64_t)(*addr - value) >= 0), polled by the stream's thread;
  *  - at exit, the runtime's teardown runs after the handlers registered after its
  *    start (tpevent's): it finds a stream still held by a wait on host memory, it
- *    reports it and ends the process with status 86, where a driver might hang.
+ *    reports it and ends the process with status 86, where a driver might hang;
+ *  - stream capture and CUDA's capture modes: each thread's mode, each capture's
+ *    mode, and the captures a call invalidates (see "Capture" below).
  * Not modelled: contexts (a current device per thread, as HIP), IPC across
  * processes (an export works; opening a handle fails, in this process as CUDA's
- * does), capture modes, priorities (kept, never used).
+ * does), priorities (kept, never used).
  *
  * TPEVENT_FAKE_DEVICES: how many devices (default 2). TPEVENT_FAKE_NO_WAIT_VALUE=1:
  * the devices cannot wait on host memory, so the shared code falls back on the
  * runtime's host functions.
  */
-#ifndef TPEVENT_TESTS_GPU_FAKE_RUNTIME_FAKE_H
-#define TPEVENT_TESTS_GPU_FAKE_RUNTIME_FAKE_H
+#ifndef TPEVENT_BACKENDS_GPU_RUNTIME_FAKE_H
+#define TPEVENT_BACKENDS_GPU_RUNTIME_FAKE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -256,7 +259,7 @@ static inline rt_error rt_stream_wait_value64(rt_stream s, rt_device_ptr counter
 {
     return fake_stream_wait_value64(s, counter, value);
 }
-/* Capture (runtime_fake_graph.c): as CUDA's, enough for rule 16's tests. A
+/* Capture (tests/gpu_fake/runtime_fake_graph.c): as CUDA's, enough for rule 16's tests. A
  * stream captures its records (external ones become operations of the graph),
  * waits (an external wait too; a wait on a record inside the capture joins the
  * waiting stream to it; a plain wait on a record outside it fails, as CUDA's),
@@ -305,4 +308,4 @@ static inline rt_capture_mode rt_thread_capture_relax_save(void)
 }
 static inline void rt_thread_capture_restore(rt_capture_mode mode) { (void)fake_thread_exchange_capture_mode(mode); }
 
-#endif /* TPEVENT_TESTS_GPU_FAKE_RUNTIME_FAKE_H */
+#endif /* TPEVENT_BACKENDS_GPU_RUNTIME_FAKE_H */
