@@ -58,7 +58,7 @@ enum {
 struct tp_stream {
     const tp_backend *backend;
     tp_device device;
-    int priority; /* as clamped by the backend */
+    int priority;  /* as clamped by the backend */
     unsigned kind; /* TP_STREAM_* */
 };
 
@@ -251,14 +251,12 @@ struct tp_backend {
      * waited on and recorded.
      */
     tp_status (*event_ipc_export)(tp_event *event, unsigned char *payload, size_t *length);
-    tp_status (*event_ipc_import)(int device, const unsigned char *payload, size_t length,
-                                  tp_event **out);
+    tp_status (*event_ipc_import)(int device, const unsigned char *payload, size_t length, tp_event **out);
 
     /* Optional: times the runtime's own call for `op` `count` times on the device,
      * one sample per call in ns, for benchmarks (tp_native_sample, declared in
      * tpevent_diagnostics.h, outside the stable API). */
-    tp_status (*native_sample)(int device, tp_native_op op, uint64_t *samples_ns,
-                               size_t count);
+    tp_status (*native_sample)(int device, tp_native_op op, uint64_t *samples_ns, size_t count);
 
     /*
      * Snapshots (see tp_snapshot above): what the core builds the rules that span
@@ -381,8 +379,7 @@ struct tp_backend {
  * abi_version and size itself.
  */
 #define TP_BACKEND_ENTRY_SYMBOL "tpevent_backend_entry"
-typedef tp_status (*tp_backend_entry_fn)(uint32_t core_abi, const tp_backend **out,
-                                         char *reason, size_t reason_size);
+typedef tp_status (*tp_backend_entry_fn)(uint32_t core_abi, const tp_backend **out, char *reason, size_t reason_size);
 
 #if defined(__GNUC__)
 #define TP_BACKEND_EXPORT __attribute__((visibility("default")))

@@ -27,12 +27,9 @@
 extern "C" {
 #endif
 
-tp_status tp_backend_entry_cpu(uint32_t core_abi, const tp_backend **out, char *reason,
-                               size_t reason_size);
-tp_status tp_backend_entry_cuda(uint32_t core_abi, const tp_backend **out, char *reason,
-                                size_t reason_size);
-tp_status tp_backend_entry_hip(uint32_t core_abi, const tp_backend **out, char *reason,
-                               size_t reason_size);
+tp_status tp_backend_entry_cpu(uint32_t core_abi, const tp_backend **out, char *reason, size_t reason_size);
+tp_status tp_backend_entry_cuda(uint32_t core_abi, const tp_backend **out, char *reason, size_t reason_size);
+tp_status tp_backend_entry_hip(uint32_t core_abi, const tp_backend **out, char *reason, size_t reason_size);
 
 #define TP_BUILTIN_ENTRY_CPU tp_backend_entry_cpu
 #ifdef TPEVENT_BUILTIN_CUDA

@@ -10,16 +10,15 @@
 #include <string.h>
 
 /* The order in which the default device is chosen when TPEVENT_DEVICE is unset. */
-static const tp_device_type default_preference[TP_DEVICE_TYPE_COUNT] = {
-    TP_DEVICE_CUDA, TP_DEVICE_HIP, TP_DEVICE_CPU};
+static const tp_device_type default_preference[TP_DEVICE_TYPE_COUNT] = {TP_DEVICE_CUDA, TP_DEVICE_HIP, TP_DEVICE_CPU};
 
 static tp_status check_index(tp_device device, const char *str, int count)
 {
     char text[TP_DEVICE_STRING_MAX];
     if (device.index < count)
         return TP_OK;
-    return tp_fail(TP_ERR_INVALID_DEVICE, "device index %d out of range in \"%s\": %s has %d device%s",
-                   device.index, str ? str : tp_device_str(device, text), tp_device_type_name(device.type), count,
+    return tp_fail(TP_ERR_INVALID_DEVICE, "device index %d out of range in \"%s\": %s has %d device%s", device.index,
+                   str ? str : tp_device_str(device, text), tp_device_type_name(device.type), count,
                    count == 1 ? "" : "s");
 }
 
@@ -44,8 +43,8 @@ static void decide_process_default(void)
         tp_device device;
         process_default.status = tp_device_parse(env, &device);
         if (process_default.status != TP_OK) {
-            snprintf(process_default.message, sizeof process_default.message, "TPEVENT_DEVICE=%s: %s",
-                     env, tp_last_error());
+            snprintf(process_default.message, sizeof process_default.message, "TPEVENT_DEVICE=%s: %s", env,
+                     tp_last_error());
             return;
         }
         if (device.index == TP_DEVICE_INDEX_CURRENT)
@@ -73,8 +72,8 @@ static void decide_process_default(void)
         }
     }
     process_default.status = TP_ERR_BACKEND_UNAVAILABLE;
-    snprintf(process_default.message, sizeof process_default.message,
-             "no backend is available, not even cpu: %s", tp_last_error());
+    snprintf(process_default.message, sizeof process_default.message, "no backend is available, not even cpu: %s",
+             tp_last_error());
 }
 
 static tp_status get_process_default(tp_device *out)

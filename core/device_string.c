@@ -65,8 +65,8 @@ tp_status tp_device_format(tp_device device, char *buf, size_t size)
         return tp_fail(TP_ERR_INVALID_DEVICE, "tp_device_format: index %d out of range", device.index);
     tp_device_str(device, text);
     if (strlen(text) >= size)
-        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_device_format: \"%s\" needs %zu bytes, buf has %zu",
-                       text, strlen(text) + 1, size);
+        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_device_format: \"%s\" needs %zu bytes, buf has %zu", text,
+                       strlen(text) + 1, size);
     memcpy(buf, text, strlen(text) + 1);
     return TP_OK;
 }
@@ -96,15 +96,14 @@ static tp_status unknown_type(const char *str)
     size_t type_len = strcspn(str, ":");
     if (type_len == 0)
         return tp_fail(TP_ERR_INVALID_DEVICE, "missing device type in \"%s\": %s", str, expected_form);
-    return tp_fail(TP_ERR_INVALID_DEVICE, "unknown device type '%.*s' in \"%s\" (known: cpu, cuda, hip)",
-                   (int)type_len, str, str);
+    return tp_fail(TP_ERR_INVALID_DEVICE, "unknown device type '%.*s' in \"%s\" (known: cpu, cuda, hip)", (int)type_len,
+                   str, str);
 }
 
 static tp_status parse_index(const char *whole, const char *digits, int *index)
 {
     if (*digits == '\0')
-        return tp_fail(TP_ERR_INVALID_DEVICE, "missing device index after ':' in \"%s\": %s", whole,
-                       expected_form);
+        return tp_fail(TP_ERR_INVALID_DEVICE, "missing device index after ':' in \"%s\": %s", whole, expected_form);
     if (*digits == '+' || *digits == '-')
         return tp_fail(TP_ERR_INVALID_DEVICE, "signed device index in \"%s\": %s", whole, expected_form);
     long value = 0;
@@ -119,11 +118,10 @@ static tp_status parse_index(const char *whole, const char *digits, int *index)
         return tp_fail(TP_ERR_INVALID_DEVICE, "device index in \"%s\" is not a decimal number: %s", whole,
                        expected_form);
     if (*p != '\0')
-        return tp_fail(TP_ERR_INVALID_DEVICE, "unexpected '%c' after the device index in \"%s\": %s", *p,
-                       whole, expected_form);
-    if (digits[0] == '0' && p - digits > 1)
-        return tp_fail(TP_ERR_INVALID_DEVICE, "device index in \"%s\" has a leading zero: %s", whole,
+        return tp_fail(TP_ERR_INVALID_DEVICE, "unexpected '%c' after the device index in \"%s\": %s", *p, whole,
                        expected_form);
+    if (digits[0] == '0' && p - digits > 1)
+        return tp_fail(TP_ERR_INVALID_DEVICE, "device index in \"%s\" has a leading zero: %s", whole, expected_form);
     *index = (int)value;
     return TP_OK;
 }

@@ -112,7 +112,8 @@ tp_status tp_event_ipc_handle(tp_event *event, tp_ipc_handle *handle)
     if (!event || !handle)
         return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_event_ipc_handle: %s is NULL", event ? "handle" : "event");
     if (!(event->flags & TP_EVENT_INTERPROCESS))
-        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_event_ipc_handle: the event was created without TP_EVENT_INTERPROCESS");
+        return tp_fail(TP_ERR_INVALID_ARGUMENT,
+                       "tp_event_ipc_handle: the event was created without TP_EVENT_INTERPROCESS");
     if (!event->backend->event_ipc_export)
         return tp_unsupported(event->backend, "IPC handles");
     tp_ipc_handle sealed = {{0}};

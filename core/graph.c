@@ -26,8 +26,7 @@ tp_status tp_stream_end_capture(tp_stream *stream, tp_graph **out)
 tp_status tp_stream_is_capturing(tp_stream *stream, bool *capturing)
 {
     if (!stream || !capturing)
-        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_stream_is_capturing: %s is NULL",
-                       stream ? "capturing" : "stream");
+        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_stream_is_capturing: %s is NULL", stream ? "capturing" : "stream");
     if (!stream->backend->stream_is_capturing)
         return tp_unsupported(stream->backend, "capture (tp_stream_is_capturing)");
     return stream->backend->stream_is_capturing(stream, capturing);

@@ -110,8 +110,8 @@ tp_status tp_ipc_open(const tp_ipc_handle *handle, tp_device *device, size_t *pa
  * size and type, and calls its init. On failure returns TP_ERR_BACKEND_UNAVAILABLE and
  * writes a reason that names the file and the cause; the process is unharmed.
  */
-tp_status tp_module_load(const char *path, tp_device_type type, const tp_backend **out,
-                         void **dl_handle, char *reason, size_t reason_size);
+tp_status tp_module_load(const char *path, tp_device_type type, const tp_backend **out, void **dl_handle, char *reason,
+                         size_t reason_size);
 
 /* Finds the module file `file`, a whole file name ("libtpevent-cuda.so", as the
  * registry builds it from the backend's name and TPEVENT_MODULE_SUFFIX): in the folder
@@ -123,8 +123,7 @@ tp_status tp_module_load(const char *path, tp_device_type type, const tp_backend
 bool tp_module_find(const char *file, char *path, size_t path_size);
 
 /* Checks a table a backend handed over (ABI, size, type, mandatory entries). */
-tp_status tp_backend_check_table(const tp_backend *table, tp_device_type type, char *reason,
-                                 size_t reason_size);
+tp_status tp_backend_check_table(const tp_backend *table, tp_device_type type, char *reason, size_t reason_size);
 
 /* ------------------------------------------------------------ trace.c */
 

@@ -94,8 +94,7 @@ static bool core_library_folder(char *folder, size_t size)
     return true;
 }
 
-static bool file_in_folder(const char *folder, size_t folder_len, const char *file, char *path,
-                           size_t path_size)
+static bool file_in_folder(const char *folder, size_t folder_len, const char *file, char *path, size_t path_size)
 {
     if (folder_len == 0)
         return false;
@@ -123,8 +122,7 @@ bool tp_module_find(const char *file, char *path, size_t path_size)
     return false;
 }
 
-tp_status tp_backend_check_table(const tp_backend *table, tp_device_type type, char *reason,
-                                 size_t reason_size)
+tp_status tp_backend_check_table(const tp_backend *table, tp_device_type type, char *reason, size_t reason_size)
 {
     if (!table) {
         snprintf(reason, reason_size, "entry returned no table");
@@ -146,18 +144,18 @@ tp_status tp_backend_check_table(const tp_backend *table, tp_device_type type, c
         return TP_ERR_BACKEND_UNAVAILABLE;
     }
     /* What every backend must offer; the rest may be NULL (TP_ERR_UNSUPPORTED). */
-    const char *missing = !table->init                 ? "init"
-                          : !table->device_count       ? "device_count"
-                          : !table->stream_default     ? "stream_default"
-                          : !table->stream_create      ? "stream_create"
-                          : !table->stream_destroy     ? "stream_destroy"
-                          : !table->event_create       ? "event_create"
-                          : !table->event_destroy      ? "event_destroy"
-                          : !table->event_record       ? "event_record"
-                          : !table->event_query        ? "event_query"
-                          : !table->event_synchronize  ? "event_synchronize"
-                          : !table->stream_wait_event  ? "stream_wait_event"
-                                                       : NULL;
+    const char *missing = !table->init                ? "init"
+                          : !table->device_count      ? "device_count"
+                          : !table->stream_default    ? "stream_default"
+                          : !table->stream_create     ? "stream_create"
+                          : !table->stream_destroy    ? "stream_destroy"
+                          : !table->event_create      ? "event_create"
+                          : !table->event_destroy     ? "event_destroy"
+                          : !table->event_record      ? "event_record"
+                          : !table->event_query       ? "event_query"
+                          : !table->event_synchronize ? "event_synchronize"
+                          : !table->stream_wait_event ? "stream_wait_event"
+                                                      : NULL;
     if (missing) {
         snprintf(reason, reason_size, "its table has no '%s' entry", missing);
         return TP_ERR_BACKEND_UNAVAILABLE;
@@ -230,8 +228,10 @@ static bool probe_survives(const char *path, tp_device_type type, char *reason, 
     bool timed_out;
     int wstatus = wait_for_probe(pid, probe_timeout_ms(), &timed_out);
     if (timed_out) {
-        snprintf(reason, reason_size, "hung in init while probed in a separate process (killed after %ld ms); "
-                 "not loaded", probe_timeout_ms());
+        snprintf(reason, reason_size,
+                 "hung in init while probed in a separate process (killed after %ld ms); "
+                 "not loaded",
+                 probe_timeout_ms());
         return false;
     }
     if (WIFSIGNALED(wstatus)) {
@@ -250,8 +250,8 @@ static bool probe_survives(const char *path, tp_device_type type, char *reason, 
     return true;
 }
 
-tp_status tp_module_load(const char *path, tp_device_type type, const tp_backend **out, void **dl_handle,
-                         char *reason, size_t reason_size)
+tp_status tp_module_load(const char *path, tp_device_type type, const tp_backend **out, void **dl_handle, char *reason,
+                         size_t reason_size)
 {
     char cause_of_probe[512];
     if (probe_requested() && !probe_survives(path, type, cause_of_probe, sizeof cause_of_probe))
@@ -265,8 +265,7 @@ tp_status tp_module_load(const char *path, tp_device_type type, const tp_backend
     void *symbol = dlsym(handle, TP_BACKEND_ENTRY_SYMBOL);
     if (!symbol) {
         dlclose(handle);
-        return unavailable(reason, reason_size, path, "not a tpevent backend: no '" TP_BACKEND_ENTRY_SYMBOL
-                                                      "' symbol");
+        return unavailable(reason, reason_size, path, "not a tpevent backend: no '" TP_BACKEND_ENTRY_SYMBOL "' symbol");
     }
     tp_backend_entry_fn entry;
     memcpy(&entry, &symbol, sizeof entry); /* object-to-function pointer, as POSIX allows */

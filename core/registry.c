@@ -27,8 +27,8 @@ enum slot_state { SLOT_UNTRIED = 0, SLOT_READY, SLOT_UNAVAILABLE };
 typedef struct backend_slot {
     tp_backend_entry_fn builtin_entry; /* NULL: loaded from a module */
 
-    _Atomic int state;                 /* enum slot_state; written once, under registry_lock */
-    const tp_backend *backend;         /* valid once state == SLOT_READY */
+    _Atomic int state;         /* enum slot_state; written once, under registry_lock */
+    const tp_backend *backend; /* valid once state == SLOT_READY */
     int device_count;
     bool module_found;
     void *dl_handle;
@@ -72,8 +72,7 @@ static tp_status start_module(backend_slot *slot, tp_device_type type)
         return TP_ERR_BACKEND_UNAVAILABLE;
     }
     snprintf(slot->module_path, sizeof slot->module_path, "%s", found);
-    return tp_module_load(slot->module_path, type, &slot->backend, &slot->dl_handle, slot->reason,
-                          sizeof slot->reason);
+    return tp_module_load(slot->module_path, type, &slot->backend, &slot->dl_handle, slot->reason, sizeof slot->reason);
 }
 
 /* Runs once per slot, under registry_lock. */
@@ -127,8 +126,7 @@ tp_status tp_backend_acquire(tp_device_type type, const tp_backend **out, int *d
             *device_count = slot->device_count;
         return TP_OK;
     }
-    return tp_fail(TP_ERR_BACKEND_UNAVAILABLE, "%s backend unavailable: %s", tp_device_type_name(type),
-                   slot->reason);
+    return tp_fail(TP_ERR_BACKEND_UNAVAILABLE, "%s backend unavailable: %s", tp_device_type_name(type), slot->reason);
 }
 
 static tp_status parse_type_only(const char *type, const char *caller, tp_device_type *out)
@@ -141,8 +139,7 @@ static tp_status parse_type_only(const char *type, const char *caller, tp_device
     if (status != TP_OK)
         return status;
     if (device.index != TP_DEVICE_INDEX_CURRENT)
-        return tp_fail(TP_ERR_INVALID_DEVICE, "%s wants a backend name (cpu, cuda, hip), not \"%s\"", caller,
-                       type);
+        return tp_fail(TP_ERR_INVALID_DEVICE, "%s wants a backend name (cpu, cuda, hip), not \"%s\"", caller, type);
     *out = device.type;
     return TP_OK;
 }

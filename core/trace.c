@@ -49,7 +49,7 @@ static struct {
     int state;
     trace_state t;
     event_pool pools[TP_DEVICE_TYPE_COUNT][TP_MAX_DEVICES];
-    trace_event_map map;   /* event -> its latest record's mark */
+    trace_event_map map;    /* event -> its latest record's mark */
     trace_name_index names; /* trace.t.names, interned */
 } trace = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -416,7 +416,8 @@ static void reserve_pools(void)
         for (int index = 0; index < TP_MAX_DEVICES; index++) {
             event_pool *pool = &trace.pools[type][index];
             size_t cap = pool->cap;
-            if (need[type][index] && tp_array_grow(&pool->items, &cap, pool->count + need[type][index], sizeof *pool->items))
+            if (need[type][index] &&
+                tp_array_grow(&pool->items, &cap, pool->count + need[type][index], sizeof *pool->items))
                 pool->cap = (uint32_t)cap;
         }
 }
@@ -450,16 +451,18 @@ TP_API tp_status tp_trace_stop(const char *path)
     FILE *f = fopen(path, "w");
     if (!f) {
         int error = errno;
-        status = tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_trace_stop: cannot write the trace to \"%s\": %s (the "
-                         "trace is stopped and its records dropped)", path, strerror(error));
+        status = tp_fail(TP_ERR_INVALID_ARGUMENT,
+                         "tp_trace_stop: cannot write the trace to \"%s\": %s (the "
+                         "trace is stopped and its records dropped)",
+                         path, strerror(error));
     } else {
         status = tp_trace_write_json(&trace.t, f);
         int failed = ferror(f);
         int error = errno;
         if (fclose(f) != 0 || failed) {
             if (status == TP_OK)
-                status = tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_trace_stop: writing the trace to \"%s\" failed: %s",
-                                 path, strerror(failed ? error : errno));
+                status = tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_trace_stop: writing the trace to \"%s\" failed: %s", path,
+                                 strerror(failed ? error : errno));
         }
     }
     pthread_mutex_lock(&trace.lock);

@@ -113,25 +113,32 @@ static void put_metadata(FILE *f, const trace_state *t, const int *pids, const b
         tp_device_str(track->device, device);
         if (!named[track->device.type][track->device.index]) {
             named[track->device.type][track->device.index] = true;
-            if (!track->backend->device_name || track->backend->device_name(track->device.index, name, sizeof name) != TP_OK)
+            if (!track->backend->device_name ||
+                track->backend->device_name(track->device.index, name, sizeof name) != TP_OK)
                 name[0] = '\0';
             char label[300];
             snprintf(label, sizeof label, "%s%s%s", device, name[0] ? " " : "", name);
             fprintf(f, ",\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"tid\":0,\"args\":{\"name\":", pids[i]);
             put_string(f, label);
             fprintf(f, "}}");
-            fprintf(f, ",\n{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%d,\"tid\":0,"
-                       "\"args\":{\"sort_index\":%d}}", pids[i], pids[i]);
+            fprintf(f,
+                    ",\n{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%d,\"tid\":0,"
+                    "\"args\":{\"sort_index\":%d}}",
+                    pids[i], pids[i]);
         }
-        const char *what = (track->kind & TP_STREAM_DEFAULT) ? "default stream"
-                           : (track->kind & TP_STREAM_BORROWED) ? "wrapped stream" : "stream";
+        const char *what = (track->kind & TP_STREAM_DEFAULT)    ? "default stream"
+                           : (track->kind & TP_STREAM_BORROWED) ? "wrapped stream"
+                                                                : "stream";
         char label[128];
         snprintf(label, sizeof label, "%s %s %p", device, what, track->native);
-        fprintf(f, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%zu,\"args\":{\"name\":", pids[i], i + 1);
+        fprintf(f, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%zu,\"args\":{\"name\":", pids[i],
+                i + 1);
         put_string(f, label);
         fprintf(f, ",\"native\":\"%p\",\"device\":\"%s\",\"priority\":%d}}", track->native, device, track->priority);
-        fprintf(f, ",\n{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":%d,\"tid\":%zu,"
-                   "\"args\":{\"sort_index\":%zu}}", pids[i], i + 1, i + 1);
+        fprintf(f,
+                ",\n{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":%d,\"tid\":%zu,"
+                "\"args\":{\"sort_index\":%zu}}",
+                pids[i], i + 1, i + 1);
     }
 }
 
@@ -180,8 +187,9 @@ tp_status tp_trace_write_json(const trace_state *t, FILE *f)
     for (size_t i = 0; i < t->flow_count; i++)
         used[t->marks[t->flows[i].from].track] = used[t->marks[t->flows[i].to].track] = true;
 
-    fprintf(f, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"clock\":\"CLOCK_MONOTONIC\",\"writer\":\"tpevent %s\"},"
-               "\n\"traceEvents\":[\n{\"ph\":\"M\",\"name\":\"tpevent\",\"pid\":0,\"tid\":0,\"args\":{}}",
+    fprintf(f,
+            "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"clock\":\"CLOCK_MONOTONIC\",\"writer\":\"tpevent %s\"},"
+            "\n\"traceEvents\":[\n{\"ph\":\"M\",\"name\":\"tpevent\",\"pid\":0,\"tid\":0,\"args\":{}}",
             tp_version_string());
     put_metadata(f, t, pids, used);
     tp_status status = TP_OK;

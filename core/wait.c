@@ -40,14 +40,15 @@ TP_COLD static tp_status negative_timeout(const char *operation, int64_t timeout
 
 TP_COLD static tp_status timed_out(const char *operation, const char *what, int64_t timeout_ns)
 {
-    return tp_fail(TP_ERR_NOT_READY, "%s: the time ran out (%" PRId64 " ns) before %s", operation, timeout_ns,
-                   what);
+    return tp_fail(TP_ERR_NOT_READY, "%s: the time ran out (%" PRId64 " ns) before %s", operation, timeout_ns, what);
 }
 
 TP_COLD static tp_status waits_for_itself(const char *operation)
 {
-    return tp_fail(TP_ERR_INVALID_ARGUMENT, "%s: called from a host function on the stream it would wait for, which "
-                   "would wait for itself forever", operation);
+    return tp_fail(TP_ERR_INVALID_ARGUMENT,
+                   "%s: called from a host function on the stream it would wait for, which "
+                   "would wait for itself forever",
+                   operation);
 }
 
 static tp_status wait_for(poll_fn poll, self_wait_fn self_wait, void *object, int64_t timeout_ns, bool sleep_only,

@@ -137,7 +137,8 @@ tp_status tp_wait_across_backends(tp_event *event, tp_stream *stream)
     bool blocking = waiting->host_fn_may_block;
     if (blocking ? !waiting->stream_launch_host_fn : !waiting->stream_hold)
         return refused(event, stream,
-                       blocking ? "its backend has no host functions" : "its backend cannot hold a stream (stream_hold)");
+                       blocking ? "its backend has no host functions"
+                                : "its backend cannot hold a stream (stream_hold)");
     bool owner_can = blocking ? owner->snapshot_synchronize != NULL : owner->snapshot_notify != NULL;
     if (!tp_backend_has_snapshots(owner) || !owner_can)
         return refused(event, stream, "the event's backend offers no snapshots of its records");

@@ -94,12 +94,13 @@ int main(void)
         if ((status = tp_event_elapsed_time(marks[i], marks[i + 1], &ms)) != TP_OK)
             return fail("tp_event_elapsed_time", status);
         printf("stage %d: %9llu rounds  events %8.3f ms  inside %8.3f ms  (checksum %016llx)\n", i,
-               (unsigned long long)stages[i].rounds, ms, stages[i].inside_ms,
-               (unsigned long long)stages[i].checksum);
+               (unsigned long long)stages[i].rounds, ms, stages[i].inside_ms, (unsigned long long)stages[i].checksum);
         /* 1 us of slack for rounding the two clocks' readings to float. */
         if ((double)ms + 0.001 < stages[i].inside_ms) {
-            fprintf(stderr, "time_cpu_work: stage %d: the events say %.3f ms, less than the %.3f ms "
-                            "the work measured itself\n", i, ms, stages[i].inside_ms);
+            fprintf(stderr,
+                    "time_cpu_work: stage %d: the events say %.3f ms, less than the %.3f ms "
+                    "the work measured itself\n",
+                    i, ms, stages[i].inside_ms);
             errors++;
         }
     }

@@ -24,14 +24,13 @@ static int tp_failed(const char *what, tp_status status)
 
 static int cuda_failed(const char *what, cudaError_t error)
 {
-    fprintf(stderr, "time_cuda_copy: %s: %s: %s\n", what, cudaGetErrorName(error),
-            cudaGetErrorString(error));
+    fprintf(stderr, "time_cuda_copy: %s: %s: %s\n", what, cudaGetErrorName(error), cudaGetErrorString(error));
     return 1;
 }
 
 /* Records start, copies, records end, waits, and prints the rate. */
-static int time_copy(const char *name, tp_stream *stream, cudaStream_t native, tp_event *start,
-                     tp_event *end, void *dst, const void *src, enum cudaMemcpyKind kind)
+static int time_copy(const char *name, tp_stream *stream, cudaStream_t native, tp_event *start, tp_event *end,
+                     void *dst, const void *src, enum cudaMemcpyKind kind)
 {
     tp_status status;
     cudaError_t error;
@@ -50,8 +49,7 @@ static int time_copy(const char *name, tp_stream *stream, cudaStream_t native, t
         fprintf(stderr, "time_cuda_copy: %s: elapsed time %.6f ms is not positive\n", name, ms);
         return 1;
     }
-    printf("%s: %zu MiB in %.3f ms, %.1f GB/s\n", name, COPY_BYTES >> 20, ms,
-           (double)COPY_BYTES / ((double)ms * 1e6));
+    printf("%s: %zu MiB in %.3f ms, %.1f GB/s\n", name, COPY_BYTES >> 20, ms, (double)COPY_BYTES / ((double)ms * 1e6));
     return 0;
 }
 
@@ -88,12 +86,9 @@ int main(void)
     tp_device_name("cuda:0", name, sizeof name);
     printf("cuda:0: %s\n", name);
 
-    int failed = time_copy("warm-up  host->device", stream, native, start, end, device, host,
-                           cudaMemcpyHostToDevice) ||
-                 time_copy("copy     host->device", stream, native, start, end, device, host,
-                           cudaMemcpyHostToDevice) ||
-                 time_copy("copy     device->host", stream, native, start, end, host, device,
-                           cudaMemcpyDeviceToHost);
+    int failed = time_copy("warm-up  host->device", stream, native, start, end, device, host, cudaMemcpyHostToDevice) ||
+                 time_copy("copy     host->device", stream, native, start, end, device, host, cudaMemcpyHostToDevice) ||
+                 time_copy("copy     device->host", stream, native, start, end, host, device, cudaMemcpyDeviceToHost);
 
     tp_event_destroy(start);
     tp_event_destroy(end);

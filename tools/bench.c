@@ -36,8 +36,7 @@
 /* Tries of the timer resolution, as `tpevent devices` makes them. */
 #define RESOLUTION_TRIES 1000
 
-static const char bench_usage[] =
-    "Usage: tpevent bench [--device D]... [--iterations N] [--json] [--trace FILE]\n";
+static const char bench_usage[] = "Usage: tpevent bench [--device D]... [--iterations N] [--json] [--trace FILE]\n";
 
 static const char bench_help[] =
     "\n"
@@ -108,12 +107,9 @@ static bool parse_iterations(const char *text, size_t *iterations)
 static int parse_bench_options(int argc, char **argv, bench_options *options, bool *help)
 {
     static const struct option long_options[] = {
-        {"device", required_argument, NULL, 'd'},
-        {"iterations", required_argument, NULL, 'n'},
-        {"json", no_argument, NULL, 'j'},
-        {"trace", required_argument, NULL, 't'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+        {"device", required_argument, NULL, 'd'}, {"iterations", required_argument, NULL, 'n'},
+        {"json", no_argument, NULL, 'j'},         {"trace", required_argument, NULL, 't'},
+        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
     };
     tool_getopt_begin();
     int answer;
@@ -131,18 +127,15 @@ static int parse_bench_options(int argc, char **argv, bench_options *options, bo
         case 'd': {
             tp_device parsed;
             if (tp_device_parse(optarg, &parsed) != TP_OK)
-                return tool_usage_error("bench", bench_usage, "bad device '%s': %s", optarg,
-                                        tp_last_error());
+                return tool_usage_error("bench", bench_usage, "bad device '%s': %s", optarg, tp_last_error());
             if (options->device_count == BENCH_MAX_DEVICES)
-                return tool_usage_error("bench", bench_usage, "more than %d devices",
-                                        BENCH_MAX_DEVICES);
+                return tool_usage_error("bench", bench_usage, "more than %d devices", BENCH_MAX_DEVICES);
             options->devices[options->device_count++] = optarg;
             break;
         }
         case 'n':
             if (!parse_iterations(optarg, &options->iterations))
-                return tool_usage_error("bench", bench_usage,
-                                        "bad iteration count '%s' (want 1..%u)", optarg,
+                return tool_usage_error("bench", bench_usage, "bad iteration count '%s' (want 1..%u)", optarg,
                                         BENCH_MAX_ITERATIONS);
             break;
         default:
@@ -162,8 +155,7 @@ typedef struct bench_plan {
 } bench_plan;
 
 /* The reason is `what` followed by `detail`. */
-static void skip_backend(bench_plan *plan, tp_device_type type, const char *what,
-                         const char *detail)
+static void skip_backend(bench_plan *plan, tp_device_type type, const char *what, const char *detail)
 {
     skipped_backend *skipped = &plan->skipped[plan->skipped_count++];
     skipped->backend = tp_device_type_name(type);
@@ -184,16 +176,14 @@ static bool open_default_targets(bench_plan *plan)
         }
         if (info.status != TP_OK) {
             skip_backend(plan, order[t], "unavailable: ",
-                         info.reason != NULL && info.reason[0] != '\0' ? info.reason
-                                                                        : "(no reason given)");
+                         info.reason != NULL && info.reason[0] != '\0' ? info.reason : "(no reason given)");
             continue;
         }
         if (info.device_count <= 0) {
             skip_backend(plan, order[t], "available, but it has no device", "");
             continue;
         }
-        for (int index = 0; index < info.device_count && plan->target_count < BENCH_MAX_DEVICES;
-             index++) {
+        for (int index = 0; index < info.device_count && plan->target_count < BENCH_MAX_DEVICES; index++) {
             char device[TP_DEVICE_STRING_MAX];
             snprintf(device, sizeof device, "%s:%d", type, index);
             bench_target *target = &plan->targets[plan->target_count];
@@ -256,8 +246,7 @@ static void show_progress(bench_run *run, const char *device, const char *what)
     if (!run->show_progress)
         return;
     run->steps_done++;
-    fprintf(stderr, "\rtpevent bench: [%zu/%zu] %-8s %-24s", run->steps_done, run->step_count,
-            device, what);
+    fprintf(stderr, "\rtpevent bench: [%zu/%zu] %-8s %-24s", run->steps_done, run->step_count, device, what);
     fflush(stderr);
 }
 
@@ -297,8 +286,8 @@ static bool bench_op_on(bench_run *run, bench_target *target, bench_op op, op_re
     tp_status status = tp_native_sample(target->device, native, run->native_samples, run->warmup);
     result->baseline_native = status == TP_OK;
     if (status != TP_OK && status != TP_ERR_UNSUPPORTED) {
-        fprintf(stderr, "tpevent bench: %s: tp_native_sample: %s (%s)\n", target->device,
-                tp_last_error(), tp_status_name(status));
+        fprintf(stderr, "tpevent bench: %s: tp_native_sample: %s (%s)\n", target->device, tp_last_error(),
+                tp_status_name(status));
         return false;
     }
     result->batch = 1;
@@ -319,14 +308,14 @@ static bool bench_op_on(bench_run *run, bench_target *target, bench_op op, op_re
     if (result->baseline_native) {
         status = tp_native_sample(target->device, native, run->native_samples, run->iterations);
         if (status != TP_OK) {
-            fprintf(stderr, "tpevent bench: %s: tp_native_sample: %s (%s)\n", target->device,
-                    tp_last_error(), tp_status_name(status));
+            fprintf(stderr, "tpevent bench: %s: tp_native_sample: %s (%s)\n", target->device, tp_last_error(),
+                    tp_status_name(status));
             return false;
         }
         for (size_t i = 0; i < run->iterations; i++)
             run->samples[i] = (double)run->native_samples[i];
-        snprintf(result->baseline, sizeof result->baseline, "%s%s",
-                 tp_device_type_name(target->type), bench_op_native_call(op));
+        snprintf(result->baseline, sizeof result->baseline, "%s%s", tp_device_type_name(target->type),
+                 bench_op_native_call(op));
         result->baseline_batch = 1;
     } else {
         baseline_sample_empty(run->samples, run->warmup, result->batch);
@@ -346,8 +335,8 @@ static bool bench_device(bench_run *run, bench_target *target, device_result *re
     result->has_name = tp_device_name(target->device, result->name, sizeof result->name) == TP_OK;
     show_progress(run, target->device, "timer resolution");
     char error[TOOL_ERROR_SIZE];
-    if (!measure_timer_resolution(target->device, RESOLUTION_TRIES, &result->timer_resolution_ns,
-                                  error, sizeof error)) {
+    if (!measure_timer_resolution(target->device, RESOLUTION_TRIES, &result->timer_resolution_ns, error,
+                                  sizeof error)) {
         clear_progress(run);
         fprintf(stderr, "tpevent bench: %s\n", error);
         return false;
@@ -371,8 +360,7 @@ static bool measure_references(bench_run *run, reference_result *references)
     double pilot[PILOT_SAMPLES];
     baseline_sample_clock(pilot, PILOT_SAMPLES, 1);
     double cost = median_of(pilot, PILOT_SAMPLES);
-    unsigned batch =
-        cost >= BATCH_BELOW_NS ? 1u : (unsigned)ceil(BATCH_SPAN_NS / (cost > 1.0 ? cost : 1.0));
+    unsigned batch = cost >= BATCH_BELOW_NS ? 1u : (unsigned)ceil(BATCH_SPAN_NS / (cost > 1.0 ? cost : 1.0));
     baseline_sample_clock(run->samples, run->warmup, batch);
     baseline_sample_clock(run->samples, run->iterations, batch);
     references[0] = (reference_result){
@@ -406,8 +394,7 @@ static int run_bench(const bench_options *options, const bench_plan *plan)
         .iterations = options->iterations,
         /* Enough to fault in pools and wake the workers, never more than the run. */
         .warmup = options->iterations / 10 > 10 ? options->iterations / 10 : 10,
-        .samples = calloc(options->iterations > PILOT_SAMPLES ? options->iterations : PILOT_SAMPLES,
-                          sizeof(double)),
+        .samples = calloc(options->iterations > PILOT_SAMPLES ? options->iterations : PILOT_SAMPLES, sizeof(double)),
         .native_samples = calloc(options->iterations, sizeof(uint64_t)),
         .show_progress = isatty(STDOUT_FILENO) == 1,
         .step_count = 2 + plan->target_count * (BENCH_OP_COUNT + 1),
@@ -490,8 +477,7 @@ int tool_bench_main(int argc, char **argv)
     }
     /* Every device is opened before anything is timed, so that a device that cannot
      * be used fails the run at once. */
-    bool opened = options.device_count > 0 ? open_chosen_targets(&options, &plan)
-                                           : open_default_targets(&plan);
+    bool opened = options.device_count > 0 ? open_chosen_targets(&options, &plan) : open_default_targets(&plan);
     exit_code = opened ? run_bench(&options, &plan) : TOOL_EXIT_FAILURE;
     for (size_t t = 0; t < plan.target_count; t++)
         bench_target_close(&plan.targets[t]);

@@ -94,8 +94,8 @@ static void gather_device(tp_device_type type, int index, device_row *row)
     memset(row, 0, sizeof *row);
     row->type = type;
     snprintf(row->device, sizeof row->device, "%s:%d", tp_device_type_name(type), index);
-    row->measured = measure_timer_resolution(row->device, RESOLUTION_TRIES, &row->resolution_ns,
-                                             row->error, sizeof row->error);
+    row->measured = measure_timer_resolution(row->device, RESOLUTION_TRIES, &row->resolution_ns, row->error,
+                                             sizeof row->error);
     row->has_name = tp_device_name(row->device, row->name, sizeof row->name) == TP_OK;
     if (!row->has_name && row->measured)
         snprintf(row->error, sizeof row->error, "tp_device_name: %s", tp_last_error());
@@ -118,8 +118,8 @@ static void print_backend_row(const backend_row *row, const char *name)
 {
     const tp_backend_info *info = &row->info;
     bool available = backend_available(row);
-    printf("%-8s %-6s %-6s %7d  ", name, yes_no(info->built_in || info->module_found),
-           yes_no(info->loaded), available ? info->device_count : 0);
+    printf("%-8s %-6s %-6s %7d  ", name, yes_no(info->built_in || info->module_found), yes_no(info->loaded),
+           available ? info->device_count : 0);
     if (!available)
         printf("unavailable: %s\n",
                info->reason != NULL && info->reason[0] != '\0' ? info->reason : "(no reason given)");
@@ -157,8 +157,7 @@ static const char *nonempty_or_null(const char *text)
     return text != NULL && text[0] != '\0' ? text : NULL;
 }
 
-static bool print_json(const backend_row *backends, const device_row *devices,
-                       size_t device_count)
+static bool print_json(const backend_row *backends, const device_row *devices, size_t device_count)
 {
     host_info host;
     host_info_get(&host);
@@ -178,14 +177,12 @@ static bool print_json(const backend_row *backends, const device_row *devices,
         json_bool(&doc, object, "module_found", info->module_found);
         json_bool(&doc, object, "loaded", info->loaded);
         json_bool(&doc, object, "available", available);
-        json_string(&doc, object, "status",
-                    row->known ? tp_status_name(info->status) : "TP_ERR_BACKEND_UNAVAILABLE");
+        json_string(&doc, object, "status", row->known ? tp_status_name(info->status) : "TP_ERR_BACKEND_UNAVAILABLE");
         json_string(&doc, object, "reason",
-                    available ? NULL
+                    available    ? NULL
                     : row->known ? (nonempty_or_null(info->reason) ? info->reason : "(no reason given)")
                                  : row->error);
-        json_string(&doc, object, "module_path",
-                    info->built_in ? NULL : nonempty_or_null(info->module_path));
+        json_string(&doc, object, "module_path", info->built_in ? NULL : nonempty_or_null(info->module_path));
         json_number(&doc, object, "device_count", available ? info->device_count : 0);
         json_add_versions(&doc, object);
     }
@@ -219,8 +216,7 @@ static bool print_json(const backend_row *backends, const device_row *devices,
 
 #else
 
-static bool print_json(const backend_row *backends, const device_row *devices,
-                       size_t device_count)
+static bool print_json(const backend_row *backends, const device_row *devices, size_t device_count)
 {
     (void)backends;
     (void)devices;
@@ -275,8 +271,7 @@ int tool_devices_main(int argc, char **argv)
     for (int type = 0; type < TP_DEVICE_TYPE_COUNT; type++) {
         if (!backend_available(&backends[type]))
             continue;
-        for (int index = 0; index < backends[type].info.device_count && index < TP_MAX_DEVICES;
-             index++) {
+        for (int index = 0; index < backends[type].info.device_count && index < TP_MAX_DEVICES; index++) {
             device_row *row = &devices[device_count++];
             gather_device((tp_device_type)type, index, row);
             if (!row->measured) {

@@ -44,8 +44,7 @@ bool json_end(json_doc *doc, FILE *out)
 
 void json_string(json_doc *doc, cJSON *object, const char *name, const char *value)
 {
-    checked(doc, value != NULL ? cJSON_AddStringToObject(object, name, value)
-                               : cJSON_AddNullToObject(object, name));
+    checked(doc, value != NULL ? cJSON_AddStringToObject(object, name, value) : cJSON_AddNullToObject(object, name));
 }
 
 void json_number(json_doc *doc, cJSON *object, const char *name, double value)

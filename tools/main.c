@@ -13,8 +13,9 @@
 
 #include "tool.h"
 
-static const char main_usage[] = "Usage: tpevent <command> [options]\n"
-                                 "       tpevent --help | --version\n";
+static const char main_usage[] =
+    "Usage: tpevent <command> [options]\n"
+    "       tpevent --help | --version\n";
 
 static const char main_help[] =
     "\n"

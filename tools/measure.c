@@ -18,8 +18,8 @@ typedef struct op_spec {
 /* Records the library's message for a failed call; returns false for the caller. */
 static bool call_failed(bench_target *target, const char *call, tp_status status)
 {
-    snprintf(target->error, sizeof target->error, "%s: %s: %s (%s)", target->device, call,
-             tp_last_error(), tp_status_name(status));
+    snprintf(target->error, sizeof target->error, "%s: %s: %s (%s)", target->device, call, tp_last_error(),
+             tp_status_name(status));
     return false;
 }
 
@@ -41,8 +41,7 @@ static double per_call(uint64_t before, uint64_t after, unsigned batch)
     return (double)(after - before) / batch;
 }
 
-static bool sample_record_event(bench_target *target, tp_event *event, double *samples,
-                                size_t count, unsigned batch)
+static bool sample_record_event(bench_target *target, tp_event *event, double *samples, size_t count, unsigned batch)
 {
     for (size_t i = 0; i < count; i++) {
         tp_status status = TP_OK;
@@ -66,8 +65,7 @@ static bool sample_record(bench_target *target, double *samples, size_t count, u
     return sample_record_event(target, target->plain_event, samples, count, batch);
 }
 
-static bool sample_record_timing(bench_target *target, double *samples, size_t count,
-                                 unsigned batch)
+static bool sample_record_timing(bench_target *target, double *samples, size_t count, unsigned batch)
 {
     return sample_record_event(target, target->timing_start, samples, count, batch);
 }
@@ -94,15 +92,13 @@ static bool sample_query(bench_target *target, double *samples, size_t count, un
     }
     if (!always_done) {
         snprintf(target->error, sizeof target->error,
-                 "%s: tp_event_query: an event already synchronized was reported not done",
-                 target->device);
+                 "%s: tp_event_query: an event already synchronized was reported not done", target->device);
         return false;
     }
     return true;
 }
 
-static bool sample_synchronize(bench_target *target, double *samples, size_t count,
-                               unsigned batch)
+static bool sample_synchronize(bench_target *target, double *samples, size_t count, unsigned batch)
 {
     if (!record_and_wait(target, target->plain_event))
         return false;
@@ -119,8 +115,7 @@ static bool sample_synchronize(bench_target *target, double *samples, size_t cou
     return true;
 }
 
-static bool sample_stream_wait(bench_target *target, double *samples, size_t count,
-                               unsigned batch)
+static bool sample_stream_wait(bench_target *target, double *samples, size_t count, unsigned batch)
 {
     if (!record_and_wait(target, target->plain_event))
         return false;
@@ -160,8 +155,7 @@ static bool sample_elapsed(bench_target *target, double *samples, size_t count, 
     return true;
 }
 
-static bool sample_create_destroy(bench_target *target, double *samples, size_t count,
-                                  unsigned batch)
+static bool sample_create_destroy(bench_target *target, double *samples, size_t count, unsigned batch)
 {
     for (size_t i = 0; i < count; i++) {
         tp_status created = TP_OK, destroyed = TP_OK;
@@ -181,8 +175,7 @@ static bool sample_create_destroy(bench_target *target, double *samples, size_t 
     return true;
 }
 
-static bool sample_record_synchronize(bench_target *target, double *samples, size_t count,
-                                      unsigned batch)
+static bool sample_record_synchronize(bench_target *target, double *samples, size_t count, unsigned batch)
 {
     for (size_t i = 0; i < count; i++) {
         tp_status recorded = TP_OK, reached = TP_OK;
@@ -202,22 +195,18 @@ static bool sample_record_synchronize(bench_target *target, double *samples, siz
 }
 
 static const op_spec op_specs[BENCH_OP_COUNT] = {
-    [BENCH_RECORD] = {"record", "record (timing off)", TP_NATIVE_RECORD, "EventRecord",
-                      sample_record},
-    [BENCH_RECORD_TIMING] = {"record_timing", "record (timing on)", TP_NATIVE_RECORD_TIMING,
-                             "EventRecord", sample_record_timing},
+    [BENCH_RECORD] = {"record", "record (timing off)", TP_NATIVE_RECORD, "EventRecord", sample_record},
+    [BENCH_RECORD_TIMING] = {"record_timing", "record (timing on)", TP_NATIVE_RECORD_TIMING, "EventRecord",
+                             sample_record_timing},
     [BENCH_QUERY] = {"query", "query (completed)", TP_NATIVE_QUERY, "EventQuery", sample_query},
-    [BENCH_SYNCHRONIZE] = {"synchronize", "synchronize (completed)", TP_NATIVE_SYNCHRONIZE,
-                           "EventSynchronize", sample_synchronize},
-    [BENCH_STREAM_WAIT] = {"stream_wait", "stream wait", TP_NATIVE_STREAM_WAIT,
-                           "StreamWaitEvent", sample_stream_wait},
-    [BENCH_ELAPSED] = {"elapsed_time", "elapsed time", TP_NATIVE_ELAPSED, "EventElapsedTime",
-                       sample_elapsed},
-    [BENCH_CREATE_DESTROY] = {"create_destroy", "create + destroy", TP_NATIVE_CREATE_DESTROY,
-                              "EventCreate+Destroy", sample_create_destroy},
-    [BENCH_RECORD_SYNCHRONIZE] = {"record_synchronize", "record + synchronize",
-                                  TP_NATIVE_RECORD_SYNCHRONIZE, "EventRecord+Synchronize",
-                                  sample_record_synchronize},
+    [BENCH_SYNCHRONIZE] = {"synchronize", "synchronize (completed)", TP_NATIVE_SYNCHRONIZE, "EventSynchronize",
+                           sample_synchronize},
+    [BENCH_STREAM_WAIT] = {"stream_wait", "stream wait", TP_NATIVE_STREAM_WAIT, "StreamWaitEvent", sample_stream_wait},
+    [BENCH_ELAPSED] = {"elapsed_time", "elapsed time", TP_NATIVE_ELAPSED, "EventElapsedTime", sample_elapsed},
+    [BENCH_CREATE_DESTROY] = {"create_destroy", "create + destroy", TP_NATIVE_CREATE_DESTROY, "EventCreate+Destroy",
+                              sample_create_destroy},
+    [BENCH_RECORD_SYNCHRONIZE] = {"record_synchronize", "record + synchronize", TP_NATIVE_RECORD_SYNCHRONIZE,
+                                  "EventRecord+Synchronize", sample_record_synchronize},
 };
 
 const char *bench_op_key(bench_op op)
@@ -240,8 +229,8 @@ const char *bench_op_native_call(bench_op op)
     return op_specs[op].native_call;
 }
 
-bool bench_target_sample(bench_target *target, bench_op op, double *samples, size_t count,
-                         size_t warmup, unsigned batch)
+bool bench_target_sample(bench_target *target, bench_op op, double *samples, size_t count, size_t warmup,
+                         unsigned batch)
 {
     /* The warm-up writes into the same buffer; the timed run overwrites it. */
     size_t warmup_count = warmup < count ? warmup : count;
@@ -341,12 +330,10 @@ static bool try_timer_resolution(bench_target *target, int tries, double *resolu
     return true;
 }
 
-bool measure_timer_resolution(const char *device, int tries, double *resolution_ns,
-                              char *error, size_t error_size)
+bool measure_timer_resolution(const char *device, int tries, double *resolution_ns, char *error, size_t error_size)
 {
     bench_target target;
-    bool measured = bench_target_open(&target, device) &&
-                    try_timer_resolution(&target, tries, resolution_ns);
+    bool measured = bench_target_open(&target, device) && try_timer_resolution(&target, tries, resolution_ns);
     if (!measured)
         snprintf(error, error_size, "%s", target.error);
     bench_target_close(&target);

@@ -56,15 +56,14 @@ void bench_target_close(bench_target *target);
 
 /* Fills samples[0..count) with the op's latency per call in ns, `batch` calls per
  * sample, after `warmup` untimed samples. On failure target->error says why. */
-bool bench_target_sample(bench_target *target, bench_op op, double *samples, size_t count,
-                         size_t warmup, unsigned batch);
+bool bench_target_sample(bench_target *target, bench_op op, double *samples, size_t count, size_t warmup,
+                         unsigned batch);
 
 /*
  * The smallest nonzero elapsed time between two timing events recorded back to back
  * on an idle stream of `device`, over `tries` tries, in ns. *resolution_ns is 0 when
  * every try measured 0. On failure `error` says why.
  */
-bool measure_timer_resolution(const char *device, int tries, double *resolution_ns,
-                              char *error, size_t error_size);
+bool measure_timer_resolution(const char *device, int tries, double *resolution_ns, char *error, size_t error_size);
 
 #endif /* TPEVENT_TOOL_MEASURE_H */

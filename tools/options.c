@@ -37,8 +37,7 @@ static const char *long_name(const struct option *options, int value)
     return NULL;
 }
 
-int tool_getopt_error(const char *command, const char *usage, int answer, char **argv,
-                      const struct option *options)
+int tool_getopt_error(const char *command, const char *usage, int answer, char **argv, const struct option *options)
 {
     const char *arg = argv[optind - 1];
     bool is_long = strncmp(arg, "--", 2) == 0;

@@ -26,10 +26,10 @@ static void format_ns(char *out, size_t size, double ns)
 void report_table(FILE *out, const bench_report *report)
 {
     const host_info *host = report->host;
-    fprintf(out, "tpevent %s bench: %zu timed samples per op after %zu warm-up samples\n",
-            report->version, report->iterations, report->warmup);
-    fprintf(out, "host: %s %s %s%s%s%s%s\n", host->system, host->release, host->machine,
-            host->libc[0] ? ", " : "", host->libc, host->cpu[0] ? ", " : "", host->cpu);
+    fprintf(out, "tpevent %s bench: %zu timed samples per op after %zu warm-up samples\n", report->version,
+            report->iterations, report->warmup);
+    fprintf(out, "host: %s %s %s%s%s%s%s\n", host->system, host->release, host->machine, host->libc[0] ? ", " : "",
+            host->libc, host->cpu[0] ? ", " : "", host->cpu);
     fprintf(out, "for scale:");
     for (size_t r = 0; r < REFERENCE_COUNT; r++) {
         char median[32];
@@ -42,8 +42,7 @@ void report_table(FILE *out, const bench_report *report)
         char resolution[32] = "all 0";
         if (device->timer_resolution_ns > 0.0)
             snprintf(resolution, sizeof resolution, "%.0f ns", device->timer_resolution_ns);
-        fprintf(out, "  %-8s %16s  %s\n", device->device, resolution,
-                device->has_name ? device->name : "-");
+        fprintf(out, "  %-8s %16s  %s\n", device->device, resolution, device->has_name ? device->name : "-");
     }
     if (report->skipped_count > 0) {
         fprintf(out, "not run:\n");
@@ -51,16 +50,17 @@ void report_table(FILE *out, const bench_report *report)
             fprintf(out, "  %-8s %s\n", report->skipped[s].backend, report->skipped[s].reason);
     }
 
-    fprintf(out, "\nns per call; batch: calls per timed sample (calls under 100 ns are timed in "
-                 "batches, as their baseline)\n"
-                 "ratio: tpevent median / the runtime's median; overhead: tpevent median - "
-                 "baseline median\n"
-                 "empty_call baseline (no runtime underneath, e.g. the CPU): overhead is the "
-                 "whole cost of tpevent's call\n");
+    fprintf(out,
+            "\nns per call; batch: calls per timed sample (calls under 100 ns are timed in "
+            "batches, as their baseline)\n"
+            "ratio: tpevent median / the runtime's median; overhead: tpevent median - "
+            "baseline median\n"
+            "empty_call baseline (no runtime underneath, e.g. the CPU): overhead is the "
+            "whole cost of tpevent's call\n");
     /* Two header lines: which measurement, then which column. */
     fprintf(out, "\n%-23s %-7s %5s %17s  %s\n", "", "", "", "tpevent", "baseline");
-    fprintf(out, "%-23s %-7s %5s %8s %8s  %-27s %8s %8s %7s %9s\n", "op", "device", "batch",
-            "median", "p99", "call", "median", "p99", "ratio", "overhead");
+    fprintf(out, "%-23s %-7s %5s %8s %8s  %-27s %8s %8s %7s %9s\n", "op", "device", "batch", "median", "p99", "call",
+            "median", "p99", "ratio", "overhead");
     for (int op = 0; op < BENCH_OP_COUNT; op++) {
         for (size_t d = 0; d < report->device_count; d++) {
             const device_result *device = &report->devices[d];
@@ -76,10 +76,9 @@ void report_table(FILE *out, const bench_report *report)
             format_ns(baseline_p99, sizeof baseline_p99, result->baseline_summary.p99_ns);
             format_ns(overhead, sizeof overhead, overhead_ns(result));
             /* Rows of one op stay together, so that devices read side by side. */
-            fprintf(out, "%-23s %-7s %5u %8s %8s  %-27s %8s %8s %7s %9s\n",
-                    d == 0 ? bench_op_label((bench_op)op) : "", device->device, result->batch,
-                    median, p99, result->baseline, baseline_median, baseline_p99, ratio_text,
-                    overhead);
+            fprintf(out, "%-23s %-7s %5u %8s %8s  %-27s %8s %8s %7s %9s\n", d == 0 ? bench_op_label((bench_op)op) : "",
+                    device->device, result->batch, median, p99, result->baseline, baseline_median, baseline_p99,
+                    ratio_text, overhead);
         }
     }
 }
@@ -92,8 +91,8 @@ static double tenths(double value)
     return round(value * 10.0) / 10.0;
 }
 
-static void add_summary(json_doc *doc, cJSON *object, const char *median_name,
-                        const char *p99_name, const sample_summary *summary)
+static void add_summary(json_doc *doc, cJSON *object, const char *median_name, const char *p99_name,
+                        const sample_summary *summary)
 {
     json_number(doc, object, median_name, tenths(summary->median_ns));
     json_number(doc, object, p99_name, tenths(summary->p99_ns));

@@ -39,7 +39,6 @@ void tool_getopt_begin(void);
  * unknown option, or a value given to an option that takes none) or ':' (a value
  * missing). Reports it as a usage error and returns TOOL_EXIT_USAGE.
  */
-int tool_getopt_error(const char *command, const char *usage, int answer, char **argv,
-                      const struct option *options);
+int tool_getopt_error(const char *command, const char *usage, int answer, char **argv, const struct option *options);
 
 #endif /* TPEVENT_TOOL_TOOL_H */

@@ -79,8 +79,10 @@ static cpu_snapshot take_snapshot(cpu_event *event)
 {
     event_lock(event);
     cpu_queue *release = forget_reached_locked(event);
-    cpu_snapshot pending = {event->source, event->seq, event->tag, event->recorded, event->time_ns,
-                            tp_cpu_capture_open(atomic_load_explicit(&event->capture, memory_order_relaxed))};
+    cpu_snapshot pending = {
+        event->source,  event->seq,
+        event->tag,     event->recorded,
+        event->time_ns, tp_cpu_capture_open(atomic_load_explicit(&event->capture, memory_order_relaxed))};
     if (pending.source)
         tp_cpu_queue_ref(pending.source);
     event_unlock(event);

@@ -78,7 +78,8 @@ tp_status tp_cpu_stream_hold(tp_stream *stream, void (**release)(void *), void *
 tp_status tp_cpu_wait_mechanism(int device, char *buf, size_t size)
 {
     (void)device;
-    snprintf(buf, size, "a task on the stream's own worker blocks on the record (spins ~20 us, then sleeps; "
-                        "sleeps at once with TP_EVENT_BLOCKING)");
+    snprintf(buf, size,
+             "a task on the stream's own worker blocks on the record (spins ~20 us, then sleeps; "
+             "sleeps at once with TP_EVENT_BLOCKING)");
     return TP_OK;
 }

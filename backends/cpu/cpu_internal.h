@@ -152,7 +152,7 @@ struct cpu_queue {
     unsigned handles;
     unsigned sleepers; /* threads in pthread_cond_wait on `progress` */
     bool worker_started;
-    bool worker_idle; /* in pthread_cond_wait on `work_ready` */
+    bool worker_idle;          /* in pthread_cond_wait on `work_ready` */
     struct cpu_watch *watches; /* tp_cpu_queue_watch's, by seq, the earliest first */
     pthread_t worker;
 
@@ -234,12 +234,10 @@ int tp_cpu_device_count(void);
 
 /* A new queue with one handle (the owner's) and one reference, linked into its
  * device's list. */
-tp_status tp_cpu_queue_create(cpu_device *device, int priority, unsigned kind, const char *operation,
-                              cpu_queue **out);
+tp_status tp_cpu_queue_create(cpu_device *device, int priority, unsigned kind, const char *operation, cpu_queue **out);
 
 void tp_cpu_queue_ref(cpu_queue *queue);
 void tp_cpu_queue_unref(cpu_queue *queue);
-
 
 /* Drops a handle; the last one lets the worker exit once the FIFO is drained.
  * Never blocks. Does not drop the handle's reference. */
@@ -268,14 +266,13 @@ void tp_cpu_queue_push(cpu_queue *queue, const cpu_task *task);
 void tp_cpu_queue_end_batch(cpu_queue *queue);
 
 enum cpu_wait_mode {
-    CPU_WAIT_SLEEP,            /* sleep at once */
-    CPU_WAIT_SPIN_THEN_SLEEP,  /* spin up to TP_SPIN_NS, then sleep */
+    CPU_WAIT_SLEEP,           /* sleep at once */
+    CPU_WAIT_SPIN_THEN_SLEEP, /* spin up to TP_SPIN_NS, then sleep */
 };
 
 /* Blocks until queue->completed >= seq. Fails (TP_ERR_INVALID_ARGUMENT) instead of
  * waiting forever when called from the queue's own worker for work not yet done. */
-tp_status tp_cpu_queue_wait(cpu_queue *queue, uint64_t seq, enum cpu_wait_mode mode,
-                            const char *operation);
+tp_status tp_cpu_queue_wait(cpu_queue *queue, uint64_t seq, enum cpu_wait_mode mode, const char *operation);
 
 /* The queue whose worker the calling thread is; NULL on any other thread. Lets a
  * wait that cannot look at a queue (an interprocess event's) see that it would
@@ -314,9 +311,9 @@ struct cpu_event_ops {
     tp_status (*record)(cpu_event *event, cpu_queue *queue);
     tp_status (*query)(cpu_event *event, bool *done);
     tp_status (*synchronize)(cpu_event *event, enum cpu_wait_mode mode);
-    tp_status (*wait)(cpu_queue *queue, cpu_event *event); /* stream_wait_event */
+    tp_status (*wait)(cpu_queue *queue, cpu_event *event);     /* stream_wait_event */
     tp_status (*snapshot)(cpu_event *event, tp_snapshot *out); /* snapshot_take, head fields set */
-    void (*release)(cpu_event *event); /* the last reference is gone: free it all */
+    void (*release)(cpu_event *event);                         /* the last reference is gone: free it all */
 };
 
 /* An event's head, ops and one reference; the rest must be zero (calloc). */
@@ -361,8 +358,7 @@ tp_status tp_cpu_record_wait(cpu_queue *queue, cpu_snapshot pending);
 /* Makes (source, seq) the latest record, named `tag`; returns its version.
  * `source` NULL: reached already, at `now`. The caller gives the snapshot a
  * reference on source. May be called under source's lock (begin_submit). */
-uint64_t tp_cpu_event_replace_record(cpu_event *event, cpu_queue *source, uint64_t seq, uint64_t now,
-                                     uint64_t tag);
+uint64_t tp_cpu_event_replace_record(cpu_event *event, cpu_queue *source, uint64_t seq, uint64_t now, uint64_t tag);
 
 /* The backend's entries (table in cpu_backend.c); tp_cpu_event_create makes
  * plain events only. */

@@ -81,8 +81,7 @@ static bool ticket_reached(cpu_ipc_region *region, uint64_t ticket)
 {
     cpu_ipc_channel *channel = ticket_channel(region, ticket);
     /* A ticket no one wrote has nothing to wait for. */
-    return !channel ||
-           atomic_load_explicit(&channel->reached, memory_order_acquire) >= (ticket & TICKET_COUNT_MASK);
+    return !channel || atomic_load_explicit(&channel->reached, memory_order_acquire) >= (ticket & TICKET_COUNT_MASK);
 }
 
 static bool channel_owned_by(cpu_ipc_channel *channel, const tp_process_id *process, uint64_t stream)
@@ -264,8 +263,8 @@ static int32_t dead_recorder(cpu_ipc *ipc, uint64_t ticket)
 static TP_COLD tp_status recorder_died(const char *operation, int32_t pid)
 {
     return tp_cpu_host()->fail(TP_ERR_BACKEND,
-                               "%s: the process (pid %d) that recorded the event exited before reaching it",
-                               operation, (int)pid);
+                               "%s: the process (pid %d) that recorded the event exited before reaching it", operation,
+                               (int)pid);
 }
 
 typedef struct ticket_mark {

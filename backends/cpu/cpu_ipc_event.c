@@ -45,8 +45,8 @@ static tp_status attach(cpu_event *event, const char *operation, cpu_ipc **out)
             return status;
         /* Two threads may attach at once: the first one's region wins. */
         cpu_ipc *first = NULL;
-        if (!atomic_compare_exchange_strong_explicit(&((cpu_ipc_event *)event)->ipc, &first, ipc,
-                                                     memory_order_acq_rel, memory_order_acquire)) {
+        if (!atomic_compare_exchange_strong_explicit(&((cpu_ipc_event *)event)->ipc, &first, ipc, memory_order_acq_rel,
+                                                     memory_order_acquire)) {
             tp_cpu_ipc_unref(ipc);
             ipc = first;
         }
@@ -137,7 +137,7 @@ static tp_status ipc_wait(cpu_queue *queue, cpu_event *event)
     if (own_latest_record(event, latest, &mine))
         return tp_cpu_record_wait(queue, mine);
     if (tp_cpu_ipc_recorded_on(ipc, latest, queue))
-        return TP_OK; /* recorded on this stream by another handle: the FIFO orders it */
+        return TP_OK;    /* recorded on this stream by another handle: the FIFO orders it */
     tp_cpu_ipc_ref(ipc); /* the task's */
     cpu_task task = {.run = tp_cpu_ipc_wait_task, .arg = ipc, .word.u64 = latest};
     tp_status status = tp_cpu_queue_submit(queue, &task, "tp_stream_wait_event");
@@ -246,8 +246,8 @@ tp_status tp_cpu_event_ipc_import(int device, const unsigned char *payload, size
                           CPU_IPC_PAYLOAD_SIZE, length);
     uint32_t version = tp_get_u32(payload);
     if (version != CPU_IPC_PAYLOAD_VERSION)
-        return host->fail(TP_ERR_INVALID_ARGUMENT, "%s: cpu handle payload version %u, this library reads %u",
-                          who, (unsigned)version, CPU_IPC_PAYLOAD_VERSION);
+        return host->fail(TP_ERR_INVALID_ARGUMENT, "%s: cpu handle payload version %u, this library reads %u", who,
+                          (unsigned)version, CPU_IPC_PAYLOAD_VERSION);
     uint32_t size = tp_get_u32(payload + 4);
     if (size != CPU_IPC_REGION_SIZE)
         return host->fail(TP_ERR_INVALID_ARGUMENT,
@@ -261,8 +261,10 @@ tp_status tp_cpu_event_ipc_import(int device, const unsigned char *payload, size
     };
     int32_t pid = name.holder.pid;
     if (pid <= 0 || name.fd < 0 || name.token == 0)
-        return host->fail(TP_ERR_INVALID_ARGUMENT, "%s: the handle names pid %d, descriptor %d, token %s: not a "
-                          "handle this library wrote", who, (int)pid, (int)name.fd, name.token ? "set" : "zero");
+        return host->fail(TP_ERR_INVALID_ARGUMENT,
+                          "%s: the handle names pid %d, descriptor %d, token %s: not a "
+                          "handle this library wrote",
+                          who, (int)pid, (int)name.fd, name.token ? "set" : "zero");
     /* Only a definite answer refuses the handle: this process is alive without a
      * look, and /proc failing to answer (the descriptor limit) is not a death. */
     if (!tp_process_is(&name.holder)) {

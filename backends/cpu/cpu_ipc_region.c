@@ -82,12 +82,10 @@ tp_status tp_cpu_ipc_create(unsigned flags, const char *operation, cpu_ipc **out
     const tp_host *host = tp_cpu_host();
     tp_process_id self;
     if (!tp_process_self(&self))
-        return host->fail(TP_ERR_BACKEND, "%s: cannot read this process's start time from /proc/self/stat",
-                          operation);
+        return host->fail(TP_ERR_BACKEND, "%s: cannot read this process's start time from /proc/self/stat", operation);
     int fd = memfd_create(CPU_IPC_MEMFD_NAME, MFD_CLOEXEC | MFD_ALLOW_SEALING);
     if (fd < 0)
-        return host->fail(TP_ERR_BACKEND, "%s: memfd_create for an interprocess event: %s", operation,
-                          strerror(errno));
+        return host->fail(TP_ERR_BACKEND, "%s: memfd_create for an interprocess event: %s", operation, strerror(errno));
     /* Sealed at its size, so that no process can shrink it under the others'
      * mappings (which would kill them with SIGBUS). */
     if (ftruncate(fd, CPU_IPC_REGION_SIZE) != 0 ||
@@ -179,8 +177,8 @@ static tp_status region_open(const char *who, int32_t pid, int32_t fd, uint64_t 
     size_t prefix = strlen(CPU_IPC_MEMFD_LINK);
     if (strncmp(target, CPU_IPC_MEMFD_LINK, prefix) != 0 || (target[prefix] != '\0' && target[prefix] != ' '))
         return host->fail(TP_ERR_INVALID_ARGUMENT,
-                          "%s: descriptor %d of pid %d is \"%s\", not an event's shared memory", who, (int)fd,
-                          (int)pid, target);
+                          "%s: descriptor %d of pid %d is \"%s\", not an event's shared memory", who, (int)fd, (int)pid,
+                          target);
 
     int mine = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (mine < 0)

@@ -50,8 +50,7 @@ static void device_unlink(cpu_queue *queue)
 
 /* ---------------------------------------------------------------- lifetime */
 
-tp_status tp_cpu_queue_create(cpu_device *device, int priority, unsigned kind, const char *operation,
-                              cpu_queue **out)
+tp_status tp_cpu_queue_create(cpu_device *device, int priority, unsigned kind, const char *operation, cpu_queue **out)
 {
     cpu_queue *queue = calloc(1, sizeof *queue);
     if (!queue)
@@ -239,7 +238,7 @@ static void *worker_main(void *arg)
     pthread_mutex_unlock(&queue->lock);
     device_unlink(queue);
     pthread_detach(pthread_self()); /* nobody joins a worker */
-    tp_cpu_queue_unref(queue); /* the worker's reference; may free the queue */
+    tp_cpu_queue_unref(queue);      /* the worker's reference; may free the queue */
     return NULL;
 }
 

@@ -21,8 +21,8 @@ static int clamp_priority(int priority)
 tp_status tp_cpu_stream_create(int device, int priority, tp_stream **out)
 {
     cpu_queue *queue;
-    tp_status status =
-        tp_cpu_queue_create(tp_cpu_device(device), clamp_priority(priority), 0, "tp_stream_create", &queue);
+    tp_status status = tp_cpu_queue_create(tp_cpu_device(device), clamp_priority(priority), 0, "tp_stream_create",
+                                           &queue);
     if (status != TP_OK)
         return status;
     *out = &queue->own.head;
@@ -77,8 +77,8 @@ tp_status tp_cpu_stream_from_native(int device, void *native, tp_stream **out)
         tp_cpu_queue_close_handle(queue);
         tp_cpu_queue_unref(queue);
         return tp_cpu_host()->fail(TP_ERR_DEVICE_MISMATCH,
-                                   "tp_stream_from_native: the native stream is of cpu:%d, not of cpu:%d",
-                                   found_device, device);
+                                   "tp_stream_from_native: the native stream is of cpu:%d, not of cpu:%d", found_device,
+                                   device);
     }
     cpu_stream *wrapper = malloc(sizeof *wrapper);
     if (!wrapper) {
@@ -109,8 +109,8 @@ tp_status tp_cpu_stream_default(int index, tp_stream **out)
         if (status != TP_OK)
             return status;
         queue = NULL;
-        if (atomic_compare_exchange_strong_explicit(&device->default_queue, &queue, created,
-                                                    memory_order_acq_rel, memory_order_acquire)) {
+        if (atomic_compare_exchange_strong_explicit(&device->default_queue, &queue, created, memory_order_acq_rel,
+                                                    memory_order_acquire)) {
             queue = created;
         } else {
             tp_cpu_queue_close_handle(created);
@@ -216,8 +216,8 @@ tp_status tp_cpu_device_synchronize(int index)
     queue_mark *marks = count ? malloc(count * sizeof *marks) : NULL;
     if (count && !marks) {
         pthread_mutex_unlock(&device->lock);
-        return tp_cpu_host()->fail(TP_ERR_OUT_OF_MEMORY, "tp_device_synchronize: out of memory for %zu streams of cpu:%d",
-                                   count, index);
+        return tp_cpu_host()->fail(TP_ERR_OUT_OF_MEMORY,
+                                   "tp_device_synchronize: out of memory for %zu streams of cpu:%d", count, index);
     }
     size_t n = 0;
     for (cpu_queue *queue = device->queues; queue; queue = queue->next) {

@@ -66,12 +66,12 @@ static tp_status event_from_native(int device, void *native, tp_event **out)
  * every entry that can reach the runtime fails at once. One relaxed load and a
  * branch in front of the entry, then a tail call.
  */
-#define GPU_FORK_GUARD(table, slot, operation, function, ...)                                                      \
-    static tp_status guarded_##table##_##slot GPU_PARAMS(__VA_ARGS__)                                              \
-    {                                                                                                              \
-        if (TP_UNLIKELY(atomic_load_explicit(&gpu_in_forked_child, memory_order_relaxed)))                         \
-            return gpu_forked_fail(#operation);                                                                    \
-        return function GPU_ARGS(__VA_ARGS__);                                                                     \
+#define GPU_FORK_GUARD(table, slot, operation, function, ...)                              \
+    static tp_status guarded_##table##_##slot GPU_PARAMS(__VA_ARGS__)                      \
+    {                                                                                      \
+        if (TP_UNLIKELY(atomic_load_explicit(&gpu_in_forked_child, memory_order_relaxed))) \
+            return gpu_forked_fail(#operation);                                            \
+        return function GPU_ARGS(__VA_ARGS__);                                             \
     }
 #define GPU_NO_GUARD(slot, value)
 #define GPU_SHARED_GUARD(slot, ...) GPU_FORK_GUARD(shared, slot, __VA_ARGS__)
@@ -90,6 +90,7 @@ GPU_WRAPPED_EVENT_ENTRIES(GPU_WRAPPED_GUARD, GPU_NO_GUARD)
 #define GPU_IPC_SLOT(slot, ...) .slot = guarded_ipc_##slot,
 #define GPU_WRAPPED_SLOT(slot, ...) .slot = guarded_wrapped_##slot,
 
+/* clang-format off */
 static const tp_backend gpu_table = {
     GPU_SHARED_ENTRIES(GPU_SHARED_SLOT, GPU_SLOT) GPU_PLAIN_EVENT_ENTRIES(GPU_PLAIN_SLOT, GPU_SLOT)
 };
@@ -101,6 +102,7 @@ static const tp_backend gpu_ipc_table = {
 static const tp_backend gpu_wrapped_table = {
     GPU_SHARED_ENTRIES(GPU_SHARED_SLOT, GPU_SLOT) GPU_WRAPPED_EVENT_ENTRIES(GPU_WRAPPED_SLOT, GPU_SLOT)
 };
+/* clang-format on */
 
 tp_status GPU_ENTRY(uint32_t core_abi, const tp_backend **out, char *reason, size_t reason_size)
 {

@@ -17,8 +17,7 @@ extern "C" {
 
 /* The entry of the GPU backend over a simulated runtime, for tests (tests/gpu_fake);
  * the real runtimes' are core/builtin_backends.h's. */
-tp_status tp_backend_entry_fake(uint32_t core_abi, const tp_backend **out, char *reason,
-                                size_t reason_size);
+tp_status tp_backend_entry_fake(uint32_t core_abi, const tp_backend **out, char *reason, size_t reason_size);
 
 /* The entry of the runtime this file is compiled for. */
 #if defined(TPEVENT_GPU_CUDA)
@@ -31,8 +30,8 @@ tp_status tp_backend_entry_fake(uint32_t core_abi, const tp_backend **out, char 
 
 #ifdef TPEVENT_GPU_MODULE
 /* TP_BACKEND_ENTRY_SYMBOL: what the core's loader looks up in the module. */
-TP_BACKEND_EXPORT tp_status tpevent_backend_entry(uint32_t core_abi, const tp_backend **out,
-                                                  char *reason, size_t reason_size);
+TP_BACKEND_EXPORT tp_status tpevent_backend_entry(uint32_t core_abi, const tp_backend **out, char *reason,
+                                                  size_t reason_size);
 #endif
 
 #ifdef __cplusplus

@@ -68,7 +68,7 @@ typedef struct clock_anchor {
 
 struct gpu_clock {
     pthread_mutex_t lock;
-    rt_stream stream; /* idle but for anchors */
+    rt_stream stream;                        /* idle but for anchors */
     clock_anchor anchors[GPU_CLOCK_ANCHORS]; /* a ring: oldest at `first` */
     int first, count;
     uint64_t next_try_ns; /* after an anchor could not be had: not before then */
@@ -182,8 +182,8 @@ static tp_status first_anchor(gpu_device *device, gpu_clock *clock, clock_anchor
 static tp_status anchor_add(gpu_device *device, gpu_clock *clock)
 {
     clock_anchor next = {0};
-    tp_status status =
-        clock->count == 0 ? first_anchor(device, clock, &next) : measure_anchor(device, clock, ANCHOR_SPIN_LIMIT_NS, &next);
+    tp_status status = clock->count == 0 ? first_anchor(device, clock, &next)
+                                         : measure_anchor(device, clock, ANCHOR_SPIN_LIMIT_NS, &next);
     if (status == TP_ERR_NOT_READY)
         return TP_OK;
     if (status != TP_OK)

@@ -266,8 +266,7 @@ TP_COLD static tp_status elapsed_failed(rt_error e)
  * so the caller's current device is as it was. */
 TP_COLD static tp_status event_elapsed_checked(gpu_event *start, gpu_event *end, float *ms)
 {
-    if (!gpu_event_recorded(start) || !gpu_event_recorded(end) ||
-        start->head.device.index != end->head.device.index)
+    if (!gpu_event_recorded(start) || !gpu_event_recorded(end) || start->head.device.index != end->head.device.index)
         return TP_ERR_NOT_READY;
     rt_guard guard;
     rt_error e = gpu_guard_enter_if(RT_ELAPSED_NEEDS_CONTEXT, &guard, gpu_event_device(start)->context,

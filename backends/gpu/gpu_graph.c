@@ -316,7 +316,8 @@ static tp_status capture_wait(gpu_stream *stream, gpu_event *event)
     gpu_capture *mine = stream_capture(stream);
     pthread_mutex_lock(&gpu_capture_lock);
     gpu_capture_mark *mark = atomic_load_explicit(&event->capture, memory_order_relaxed);
-    gpu_capture *theirs = mark && !gpu_event_recorded(event) && gpu_capture_token_open(mark->token) ? mark->token : NULL;
+    gpu_capture *theirs = mark && !gpu_event_recorded(event) && gpu_capture_token_open(mark->token) ? mark->token
+                                                                                                    : NULL;
     rt_event native = gpu_event_native(event);
     tp_status status = TP_OK;
     bool plain = false;
@@ -494,4 +495,3 @@ tp_status gpu_capture_event_destroy(tp_event *base)
     }
     return gpu_plain_event_destroy(base);
 }
-

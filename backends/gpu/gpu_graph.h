@@ -21,10 +21,10 @@
 
 typedef struct gpu_capture {
     atomic_uint refs;
-    atomic_bool open;         /* tpevent's own capture */
-    atomic_bool launched;     /* its graph was launched: external records were made */
-    bool foreign;             /* someone else's: open while the runtime says so */
-    rt_stream foreign_stream; /* the wrapped stream it was seen on */
+    atomic_bool open;                /* tpevent's own capture */
+    atomic_bool launched;            /* its graph was launched: external records were made */
+    bool foreign;                    /* someone else's: open while the runtime says so */
+    rt_stream foreign_stream;        /* the wrapped stream it was seen on */
     struct gpu_capture_build *build; /* tpevent's own, while open (under the lock) */
 } gpu_capture;
 
@@ -60,7 +60,6 @@ typedef struct gpu_capture_build {
 void gpu_pool_pin(rt_event event);
 void gpu_pool_unpin(rt_event event);
 
-
 /* gpu_graph.c's, for gpu_graph_exec.c: the lock of every capture's state; a
  * token's references and whether it is open; whether a stream captures (asking
  * the runtime for a wrapped one); a capture's branches; a stream entering a
@@ -72,7 +71,6 @@ bool gpu_stream_captures(gpu_stream *stream);
 bool gpu_capture_add_branch(gpu_capture_build *build, gpu_stream *stream, uint64_t ops);
 build_branch *gpu_capture_branch_of(gpu_capture_build *build, gpu_stream *stream);
 void gpu_capture_enter(gpu_stream *stream, gpu_capture *token);
-
 
 /* The entries a capture changes, wrapping those of the files below (a relaxed
  * load of the stream's capture_check or the event's capture, then a tail call),

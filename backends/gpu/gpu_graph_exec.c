@@ -25,7 +25,7 @@ typedef struct gpu_graph {
     tp_graph head;
     gpu_device *device;
     rt_graph_exec exec;
-    gpu_capture *token; /* a reference: launches mark it launched */
+    gpu_capture *token;  /* a reference: launches mark it launched */
     rt_event *externals; /* pinned until the graph and its launches are gone */
     size_t external_count;
     graph_marker *markers;

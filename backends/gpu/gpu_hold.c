@@ -57,7 +57,7 @@ typedef struct gate_hold {
 } gate_hold;
 
 static struct {
-    _Atomic int mode[TP_MAX_DEVICES];            /* HOLD_*, decided at first need */
+    _Atomic int mode[TP_MAX_DEVICES];           /* HOLD_*, decided at first need */
     const char *_Atomic reason[TP_MAX_DEVICES]; /* why HOLD_GATE */
     pthread_mutex_t free_lock;
     counter_hold *free;

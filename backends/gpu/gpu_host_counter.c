@@ -63,8 +63,8 @@ void gpu_counter_raise(_Atomic uint64_t *counter, uint64_t value)
 {
     /* Raised, never lowered: the exit handler may have raised it further. */
     uint64_t current = atomic_load_explicit(counter, memory_order_relaxed);
-    while (current < value &&
-           !atomic_compare_exchange_weak_explicit(counter, &current, value, memory_order_release, memory_order_relaxed)) {
+    while (current < value && !atomic_compare_exchange_weak_explicit(counter, &current, value, memory_order_release,
+                                                                     memory_order_relaxed)) {
     }
 }
 
@@ -105,8 +105,8 @@ static void counters_at_exit(void)
         counter_slab *slab = atomic_load_explicit(&counters.devices[d].slabs, memory_order_acquire);
         for (; slab; slab = slab->next)
             for (size_t i = 0; i < SLAB_COUNTERS; i++)
-                atomic_fetch_add_explicit((_Atomic uint64_t *)(void *)(slab->memory + i * COUNTER_BYTES),
-                                          RELEASE_STEP, memory_order_release);
+                atomic_fetch_add_explicit((_Atomic uint64_t *)(void *)(slab->memory + i * COUNTER_BYTES), RELEASE_STEP,
+                                          memory_order_release);
     }
     pthread_mutex_unlock(&counters.lock);
 }
@@ -194,7 +194,8 @@ tp_status gpu_counter_take(gpu_device *device, const char *operation, gpu_counte
     pthread_mutex_lock(&counters.lock);
     /* The mark is looked at under the lock, so no counter is handed out after the
      * exit handler walked the slabs. */
-    tp_status status = gpu_counters_exiting() ? gpu_counters_refused_at_exit(operation) : exit_handler_register(operation);
+    tp_status status = gpu_counters_exiting() ? gpu_counters_refused_at_exit(operation)
+                                              : exit_handler_register(operation);
     counter_device *slot = &counters.devices[device->index];
     if (status == TP_OK && slot->free_count == 0)
         status = slab_add(device, slot, operation);
@@ -215,7 +216,8 @@ void gpu_counter_give(gpu_device *device, gpu_counter counter)
 tp_status gpu_counters_watch_exit(const char *operation)
 {
     pthread_mutex_lock(&counters.lock);
-    tp_status status = gpu_counters_exiting() ? gpu_counters_refused_at_exit(operation) : exit_handler_register(operation);
+    tp_status status = gpu_counters_exiting() ? gpu_counters_refused_at_exit(operation)
+                                              : exit_handler_register(operation);
     pthread_mutex_unlock(&counters.lock);
     return status;
 }

@@ -94,7 +94,7 @@ struct gpu_host_queue {
     size_t capacity, first, count;
     rt_event *spare; /* reached events for the next launches; room for capacity + 1 */
     size_t spare_count;
-    uint64_t submitted; /* seq of the latest launch held on the device; under submit_lock */
+    uint64_t submitted;      /* seq of the latest launch held on the device; under submit_lock */
     uint64_t gates_launched; /* under submit_lock */
     /* Gates (launches beyond the window), under lock: how many the runtime reached,
      * how many the thread finished, how many have not returned yet. */
@@ -252,7 +252,8 @@ static tp_status worker_start(gpu_host_queue *q)
     if (err == 0)
         return TP_OK;
     tp_status status = err == EAGAIN || err == ENOMEM ? TP_ERR_OUT_OF_MEMORY : TP_ERR_BACKEND;
-    return gpu.host->fail(status, "tp_stream_launch_host_fn: pthread_create for the host functions of a %s:%d stream: %s",
+    return gpu.host->fail(status,
+                          "tp_stream_launch_host_fn: pthread_create for the host functions of a %s:%d stream: %s",
                           RT_BACKEND_NAME, q->device->index, strerror(err));
 }
 

@@ -89,8 +89,8 @@ tp_status gpu_payload_decode(const unsigned char *payload, size_t length, gpu_ip
                               RT_BACKEND_NAME, (unsigned)version, GPU_IPC_PAYLOAD_VERSION);
     p->flags = tp_get_u32(payload + 12);
     if (!(p->flags & TP_EVENT_INTERPROCESS) || (p->flags & ~(unsigned)(TP_EVENT_INTERPROCESS | TP_EVENT_BLOCKING)))
-        return gpu.host->fail(TP_ERR_INVALID_ARGUMENT, "%s: the payload's event flags 0x%x are not an interprocess event's",
-                              who, p->flags);
+        return gpu.host->fail(TP_ERR_INVALID_ARGUMENT,
+                              "%s: the payload's event flags 0x%x are not an interprocess event's", who, p->flags);
     uint32_t pid = tp_get_u32(payload + 16), device = tp_get_u32(payload + 20);
     if (pid == 0 || pid > INT32_MAX)
         return gpu.host->fail(TP_ERR_INVALID_ARGUMENT, "%s: the payload names no process (pid %u)", who, (unsigned)pid);
@@ -126,8 +126,7 @@ static const char *uuid_text(const unsigned char uuid[GPU_UUID_SIZE], char text[
 {
     int n = snprintf(text, 48, "GPU-");
     for (unsigned i = 0; i < GPU_UUID_SIZE; i++)
-        n += snprintf(text + n, (size_t)(48 - n), "%s%02x", i == 4 || i == 6 || i == 8 || i == 10 ? "-" : "",
-                      uuid[i]);
+        n += snprintf(text + n, (size_t)(48 - n), "%s%02x", i == 4 || i == 6 || i == 8 || i == 10 ? "-" : "", uuid[i]);
     return text;
 }
 
@@ -145,8 +144,8 @@ tp_status gpu_check_same_gpu(gpu_device *device, const gpu_ipc_payload *p)
     char theirs[48], ours[48];
     return gpu.host->fail(TP_ERR_INVALID_ARGUMENT,
                           "tp_event_from_ipc_handle: the event is on %s (%s:%d of pid %d), but %s:%d here is %s",
-                          uuid_text(p->uuid, theirs), RT_BACKEND_NAME, p->device, (int)p->exporter.pid,
-                          RT_BACKEND_NAME, device->index, uuid_text(here, ours));
+                          uuid_text(p->uuid, theirs), RT_BACKEND_NAME, p->device, (int)p->exporter.pid, RT_BACKEND_NAME,
+                          device->index, uuid_text(here, ours));
 }
 
 /* -------------------------------------------------- shared native events */
@@ -242,7 +241,7 @@ void gpu_import_release(gpu_device *device, gpu_import *import)
 /* The opened handle for `payload` on the device: the one already open here, or
  * newly opened. */
 tp_status gpu_import_acquire(gpu_device *device, const gpu_ipc_payload *p, const unsigned char *payload,
-                                gpu_import **out)
+                             gpu_import **out)
 {
     pthread_mutex_lock(&device->ipc_lock);
     retired_reap(device);
@@ -321,4 +320,3 @@ tp_status gpu_exporter_exited(const gpu_import *import, const char *operation)
                           "%s: the process (pid %d) that exported the event exited before its record was reached",
                           operation, (int)import->exporter.pid);
 }
-

@@ -175,8 +175,7 @@ static bool give_pinned(gpu_device *device, unsigned flags, rt_event native)
 
 void gpu_pool_give(gpu_device *device, unsigned flags, rt_event event, bool maybe_pending)
 {
-    if (TP_UNLIKELY(atomic_load_explicit(&pinned.live, memory_order_relaxed) != 0) &&
-        give_pinned(device, flags, event))
+    if (TP_UNLIKELY(atomic_load_explicit(&pinned.live, memory_order_relaxed) != 0) && give_pinned(device, flags, event))
         return;
     gpu_event_pool *pool = &device->pools[flags & TP_EVENT_FLAGS_ALL];
     bool reached = true;

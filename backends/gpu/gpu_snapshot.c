@@ -147,8 +147,8 @@ tp_status gpu_snapshot_query(const tp_snapshot *snapshot, bool *reached)
 tp_status gpu_snapshot_synchronize(const tp_snapshot *snapshot)
 {
     rt_guard guard;
-    rt_error e = gpu_guard_enter_if(RT_SYNCHRONIZE_NEEDS_CONTEXT, &guard,
-                                    gpu.devices[snapshot->device.index].context, RT_NEED_CONTEXT);
+    rt_error e = gpu_guard_enter_if(RT_SYNCHRONIZE_NEEDS_CONTEXT, &guard, gpu.devices[snapshot->device.index].context,
+                                    RT_NEED_CONTEXT);
     if (e != RT_SUCCESS)
         return gpu_fail_call(RT_CALL("SetDevice"), e);
     rt_capture_mode mode = rt_thread_capture_relax_save(); /* as in gpu_snapshot_query */

@@ -316,8 +316,8 @@ int main(int argc, char **argv)
     check(tp_event_record(b.timed, b.stream), "tp_event_record");
     check(tp_event_record(b.timed_end, b.stream), "tp_event_record");
 
-    printf("tpevent %s, CPU backend on %s: %zu samples, batches of %zu calls (ns per call)\n",
-           tp_version_string(), opt.device, b.samples, b.batch);
+    printf("tpevent %s, CPU backend on %s: %zu samples, batches of %zu calls (ns per call)\n", tp_version_string(),
+           opt.device, b.samples, b.batch);
     printf("%-44s %10s %10s\n", "operation", "median", "p99");
     print_row("clock_gettime(CLOCK_MONOTONIC) (the floor)", measure_batches(&b, batch_clock));
     print_row("record, timing off, idle stream", measure_batches(&b, batch_record_plain));

@@ -68,7 +68,7 @@ static struct {
     volatile uint32_t *flag; /* mapped host memory: what raw waits compare with */
     CUdeviceptr flag_device;
     _Atomic uint32_t host_flag; /* what host-function gates spin on */
-    uint32_t next;             /* the value the next sample releases with */
+    uint32_t next;              /* the value the next sample releases with */
 } bench = {.device = "cuda:0", .samples = 2000, .max_seconds = 60.0};
 
 static uint64_t now_ns(void)

@@ -463,8 +463,8 @@ static bool report_two_slow_host_fns(const char *device, size_t rounds)
     bool over = tp_median >= TWO_SLOW_BUDGET_MS;
     printf("\ntwo %d ms host functions on two streams, launched together, both synchronized (median of %zu):\n",
            SLOW_HOST_FN_MS, n);
-    printf("  tpevent %.1f ms, raw cudaLaunchHostFunc %.1f ms (raw/tpevent %.2fx); budget < %.0f ms: %s\n",
-           tp_median, raw_median, raw_median / tp_median, TWO_SLOW_BUDGET_MS, over ? "OVER" : "ok");
+    printf("  tpevent %.1f ms, raw cudaLaunchHostFunc %.1f ms (raw/tpevent %.2fx); budget < %.0f ms: %s\n", tp_median,
+           raw_median, raw_median / tp_median, TWO_SLOW_BUDGET_MS, over ? "OVER" : "ok");
     return over;
 }
 
@@ -541,7 +541,7 @@ int main(int argc, char **argv)
                 *tp_sample = time_tp_batch(&ops[o], &f, opt.batch);
             }
             ratios[o * rounds + round] = ops[o].budget != BUDGET_SPEEDUP ? *tp_sample / *raw_sample
-                                                                        : *raw_sample / *tp_sample;
+                                                                         : *raw_sample / *tp_sample;
         }
     }
     raw_fixture_close(&r);
@@ -550,9 +550,10 @@ int main(int argc, char **argv)
     printf("tpevent CUDA backend vs raw cudart on %s (%s)\n", opt.device, name);
     printf("raw side: cudart %d.%d linked into this program (the toolkit the module links), driver %d.%d\n",
            runtime_version / 1000, runtime_version % 1000 / 10, driver_version / 1000, driver_version % 1000 / 10);
-    printf("%zu interleaved rounds per op; a sample is one batch of %zu calls timed as a whole (ns per call);\n"
-           "medians per side; ratio: median of the rounds' tpevent/raw (speedup: raw/tpevent), IQR its spread\n\n",
-           rounds, opt.batch);
+    printf(
+        "%zu interleaved rounds per op; a sample is one batch of %zu calls timed as a whole (ns per call);\n"
+        "medians per side; ratio: median of the rounds' tpevent/raw (speedup: raw/tpevent), IQR its spread\n\n",
+        rounds, opt.batch);
     printf("%-26s %11s %9s %8s %8s  %s\n", "op", "tpevent ns", "raw ns", "ratio", "IQR", "budget");
     int over = 0;
     for (size_t o = 0; o < OP_COUNT; o++) {

@@ -124,8 +124,8 @@ static void bench_device(const char *device, const options *o)
     long ran = atomic_load(&counter) - before;
     long expected = host_fns ? (long)graph_rounds * (o->n / 2) : 0;
     if (ran != expected) {
-        fprintf(stderr, "tpevent_bench_graph: %s: %ld host functions ran in the launches, %ld expected\n", device,
-                ran, expected);
+        fprintf(stderr, "tpevent_bench_graph: %s: %ld host functions ran in the launches, %ld expected\n", device, ran,
+                expected);
         exit(1);
     }
     double e = median(eager, eager_rounds), g = median(launched, graph_rounds);

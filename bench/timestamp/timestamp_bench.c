@@ -186,8 +186,9 @@ static void across(const options *o, int tries)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: tpevent_bench_timestamp [--device D] [--peer P] [--records N] [--seconds S] "
-                    "[--cost N] [--drift-seconds S]\n");
+    fprintf(stderr,
+            "usage: tpevent_bench_timestamp [--device D] [--peer P] [--records N] [--seconds S] "
+            "[--cost N] [--drift-seconds S]\n");
     exit(2);
 }
 

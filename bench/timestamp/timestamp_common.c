@@ -43,8 +43,7 @@ summary summarize(int64_t *values, size_t count)
 void print_summary(const char *name, summary s, int in_us)
 {
     const double scale = in_us ? 1e3 : 1.0;
-    printf("  %-26s %12.3f %12.3f %12.3f\n", name, (double)s.p50 / scale, (double)s.p99 / scale,
-           (double)s.max / scale);
+    printf("  %-26s %12.3f %12.3f %12.3f\n", name, (double)s.p50 / scale, (double)s.p99 / scale, (double)s.max / scale);
 }
 
 void must(tp_status status, const char *what)

@@ -30,11 +30,11 @@ static int cuda_failed(cudaError_t error, const char *what)
     return 1;
 }
 
-#define CUDA_OR_FAIL(call)                                                                                        \
-    do {                                                                                                          \
-        cudaError_t error_ = (call);                                                                              \
-        if (error_ != cudaSuccess)                                                                                \
-            return cuda_failed(error_, #call);                                                                    \
+#define CUDA_OR_FAIL(call)                     \
+    do {                                       \
+        cudaError_t error_ = (call);           \
+        if (error_ != cudaSuccess)             \
+            return cuda_failed(error_, #call); \
     } while (0)
 
 typedef struct bracketed {
@@ -105,10 +105,12 @@ int cuda_drift(const char *device, double seconds)
     int reference = 0;
     if (raw_bracket(references, raw_stream, &reference, &ref) != 0)
         return 1;
-    printf("drift of %s's event clock against CLOCK_MONOTONIC over %.0f s (reference bracket %.3f us; "
-           "tpevent error_ns %lld)\n", device, seconds, (double)(ref.t1 - ref.t0) / 1e3, (long long)clock.error_ns);
-    printf("  %6s %14s %10s %12s %16s %16s\n", "t (s)", "raw offset us", "raw ppm", "raw width us",
-           "tpevent ts-mid us", "outside [t0,t1] us");
+    printf(
+        "drift of %s's event clock against CLOCK_MONOTONIC over %.0f s (reference bracket %.3f us; "
+        "tpevent error_ns %lld)\n",
+        device, seconds, (double)(ref.t1 - ref.t0) / 1e3, (long long)clock.error_ns);
+    printf("  %6s %14s %10s %12s %16s %16s\n", "t (s)", "raw offset us", "raw ppm", "raw width us", "tpevent ts-mid us",
+           "outside [t0,t1] us");
     const int64_t start = middle(ref);
     for (int second = 1; second <= (int)seconds; second++) {
         sleep_until_ns(start + (int64_t)second * 1000000000);
@@ -128,9 +130,8 @@ int cuda_drift(const char *device, double seconds)
         int64_t ts = 0;
         must(tp_event_timestamp(event, &ts), "tp_event_timestamp");
         const int64_t outside = ts < t0 ? t0 - ts : ts > t1 ? ts - t1 : 0;
-        printf("  %6d %14.3f %10.3f %12.3f %16.3f %16.3f\n", second, offset_ns / 1e3,
-               offset_ns / (double)host_ns * 1e6, (double)(raw.t1 - raw.t0) / 1e3,
-               (double)(ts - (t0 + (t1 - t0) / 2)) / 1e3, (double)outside / 1e3);
+        printf("  %6d %14.3f %10.3f %12.3f %16.3f %16.3f\n", second, offset_ns / 1e3, offset_ns / (double)host_ns * 1e6,
+               (double)(raw.t1 - raw.t0) / 1e3, (double)(ts - (t0 + (t1 - t0) / 2)) / 1e3, (double)outside / 1e3);
         fflush(stdout);
     }
     must(tp_event_destroy(event), "tp_event_destroy");
@@ -172,8 +173,10 @@ int cuda_same_device_elapsed(const char *device, int tries)
         CUDA_OR_FAIL(cudaEventElapsedTime(&raw_ms, raw_start, raw_end));
         gap[i] = llabs(llround(((double)tp_ms - (double)raw_ms) * 1e6));
     }
-    printf("elapsed_time on one device (%s) against cudaEventElapsedTime of raw events recorded beside "
-           "(not the same native events: tp_event_native is not available), %d tries\n", device, tries);
+    printf(
+        "elapsed_time on one device (%s) against cudaEventElapsedTime of raw events recorded beside "
+        "(not the same native events: tp_event_native is not available), %d tries\n",
+        device, tries);
     printf("  %-26s %12s %12s %12s\n", "(us)", "p50", "p99", "max");
     print_summary("|tpevent - raw|", summarize(gap, (size_t)tries), 1);
     free(gap);

@@ -68,8 +68,8 @@ typedef enum tp_status {
     TP_ERR_DEVICE_MISMATCH,     /* event recorded on another device's stream, ... */
     TP_ERR_UNSUPPORTED,         /* the backend does not offer this operation */
     TP_ERR_OUT_OF_MEMORY,
-    TP_ERR_BACKEND,             /* the runtime underneath failed; the message names its error */
-    TP_ERR_CAPTURING,           /* not allowed while a capture is open (rule 16) */
+    TP_ERR_BACKEND,   /* the runtime underneath failed; the message names its error */
+    TP_ERR_CAPTURING, /* not allowed while a capture is open (rule 16) */
 } tp_status;
 
 #define TP_STATUS_COUNT (TP_ERR_CAPTURING + 1)
@@ -522,8 +522,7 @@ typedef struct tp_ipc_handle {
  * is gone is TP_ERR_INVALID_ARGUMENT.
  */
 TP_API tp_status tp_event_ipc_handle(tp_event *event, tp_ipc_handle *handle);
-TP_API tp_status tp_event_from_ipc_handle(tp_event **out, const char *device,
-                                          const tp_ipc_handle *handle);
+TP_API tp_status tp_event_from_ipc_handle(tp_event **out, const char *device, const tp_ipc_handle *handle);
 
 #ifdef __cplusplus
 }

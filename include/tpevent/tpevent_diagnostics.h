@@ -36,8 +36,7 @@ typedef enum tp_native_op {
 } tp_native_op;
 #define TP_NATIVE_OP_COUNT (TP_NATIVE_RECORD_SYNCHRONIZE + 1)
 
-TP_API tp_status tp_native_sample(const char *device, tp_native_op op, uint64_t *samples_ns,
-                                  size_t count);
+TP_API tp_status tp_native_sample(const char *device, tp_native_op op, uint64_t *samples_ns, size_t count);
 
 /* ------------------------------------------------- cross-backend waits */
 

@@ -119,12 +119,12 @@ PyObject *tppy_current_stream(const char *device_str, PyTypeObject *wrapper_type
 /* ------------------------------------------------------ `with stream:` */
 
 static const char stream_enter_doc[] =
-             "__enter__($self, /)\n"
-             "--\n"
-             "\n"
-             "Make the stream the current stream of its device on this thread, and its\n"
-             "device the current device, as torch.cuda.StreamContext does; the matching\n"
-             "__exit__ restores the stream and the device it replaced. Returns the stream.\n";
+    "__enter__($self, /)\n"
+    "--\n"
+    "\n"
+    "Make the stream the current stream of its device on this thread, and its\n"
+    "device the current device, as torch.cuda.StreamContext does; the matching\n"
+    "__exit__ restores the stream and the device it replaced. Returns the stream.\n";
 
 static tp_device device_of_key(PyObject *key)
 {
@@ -190,10 +190,10 @@ static PyObject *stream_enter(tppy_stream *self, PyObject *unused)
 }
 
 static const char stream_exit_doc[] =
-             "__exit__($self, /, *exc_info)\n"
-             "--\n"
-             "\n"
-             "Restore the current stream and device that the matching __enter__ replaced.\n";
+    "__exit__($self, /, *exc_info)\n"
+    "--\n"
+    "\n"
+    "Restore the current stream and device that the matching __enter__ replaced.\n";
 
 static PyObject *stream_exit(tppy_stream *self, PyObject *const *args, Py_ssize_t nargs)
 {

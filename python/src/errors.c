@@ -69,12 +69,9 @@ static PyObject *exception_type_for(tp_status status)
 
 /* The C library's names that Python code does not see, in Python's words. */
 static const char *const python_words[][2] = {
-    {"TP_EVENT_TIMING", "enable_timing=True"},
-    {"TP_EVENT_BLOCKING", "blocking=True"},
-    {"TP_EVENT_INTERPROCESS", "interprocess=True"},
-    {"tp_event_elapsed_time", "Event.elapsed_time"},
-    {"tp_event_timestamp", "Event.timestamp"},
-    {"tp_event_from_native", "Event.from_native"},
+    {"TP_EVENT_TIMING", "enable_timing=True"},       {"TP_EVENT_BLOCKING", "blocking=True"},
+    {"TP_EVENT_INTERPROCESS", "interprocess=True"},  {"tp_event_elapsed_time", "Event.elapsed_time"},
+    {"tp_event_timestamp", "Event.timestamp"},       {"tp_event_from_native", "Event.from_native"},
     {"tp_stream_from_native", "Stream.from_native"},
 };
 

@@ -425,8 +425,8 @@ static PyObject *event_repr(tppy_event *self)
     if (tp_event_device(self->event, &device) != TP_OK || tp_event_flags(self->event, &flags) != TP_OK ||
         tp_device_format(device, device_text, sizeof device_text) != TP_OK)
         return PyUnicode_FromFormat("<%s at %p>", Py_TYPE(self)->tp_name, (void *)self);
-    return PyUnicode_FromFormat("<%s device='%s' enable_timing=%s blocking=%s interprocess=%s>",
-                                Py_TYPE(self)->tp_name, device_text, (flags & TP_EVENT_TIMING) ? "True" : "False",
+    return PyUnicode_FromFormat("<%s device='%s' enable_timing=%s blocking=%s interprocess=%s>", Py_TYPE(self)->tp_name,
+                                device_text, (flags & TP_EVENT_TIMING) ? "True" : "False",
                                 (flags & TP_EVENT_BLOCKING) ? "True" : "False",
                                 (flags & TP_EVENT_INTERPROCESS) ? "True" : "False");
 }
@@ -477,6 +477,7 @@ PyDoc_STRVAR(event_doc,
              ">>> event = tpevent.Event()\n"
              ">>> e_cuda = tpevent.Event(device='cuda')\n");
 
+/* clang-format off */
 PyTypeObject tppy_event_type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "tpevent.Event",
@@ -512,6 +513,7 @@ PyTypeObject tppy_namespace_event_types[TP_DEVICE_TYPE_COUNT] = {
     [TP_DEVICE_CUDA] = NAMESPACE_EVENT_TYPE("cuda"),
     [TP_DEVICE_HIP] = NAMESPACE_EVENT_TYPE("hip"),
 };
+/* clang-format on */
 
 int tppy_event_types_init(PyObject *module, PyObject *namespaces[TP_DEVICE_TYPE_COUNT])
 {

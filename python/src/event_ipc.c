@@ -5,12 +5,12 @@
 #include <string.h>
 
 static const char event_ipc_handle_doc[] =
-             "ipc_handle($self, /)\n"
-             "--\n"
-             "\n"
-             "Return an IPC handle of this event: 128 bytes that another process passes\n"
-             "to Event.from_ipc_handle() to use the same event. Only for events created\n"
-             "with interprocess=True (ValueError otherwise).\n";
+    "ipc_handle($self, /)\n"
+    "--\n"
+    "\n"
+    "Return an IPC handle of this event: 128 bytes that another process passes\n"
+    "to Event.from_ipc_handle() to use the same event. Only for events created\n"
+    "with interprocess=True (ValueError otherwise).\n";
 
 static PyObject *event_ipc_handle(tppy_event *self, PyObject *unused)
 {
@@ -23,19 +23,19 @@ static PyObject *event_ipc_handle(tppy_event *self, PyObject *unused)
 }
 
 static const char event_from_ipc_handle_doc[] =
-             "from_ipc_handle($cls, device, handle)\n"
-             "--\n"
-             "\n"
-             "Reconstruct an event from an IPC handle on the given device.\n"
-             "\n"
-             "Parameters:\n"
-             "    device (str, int or None): the device; None means the handle's own.\n"
-             "    handle (bytes-like): what Event.ipc_handle() returned in the process\n"
-             "        that created the event.\n"
-             "\n"
-             "The event can be queried, synchronized, waited on and recorded. A handle\n"
-             "that is not one, or a device of another type than the handle's, is a\n"
-             "ValueError.\n";
+    "from_ipc_handle($cls, device, handle)\n"
+    "--\n"
+    "\n"
+    "Reconstruct an event from an IPC handle on the given device.\n"
+    "\n"
+    "Parameters:\n"
+    "    device (str, int or None): the device; None means the handle's own.\n"
+    "    handle (bytes-like): what Event.ipc_handle() returned in the process\n"
+    "        that created the event.\n"
+    "\n"
+    "The event can be queried, synchronized, waited on and recorded. A handle\n"
+    "that is not one, or a device of another type than the handle's, is a\n"
+    "ValueError.\n";
 
 static PyObject *event_from_ipc_handle(PyTypeObject *cls, PyObject *args, PyObject *kwargs)
 {

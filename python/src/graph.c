@@ -62,8 +62,7 @@ static void graph_dealloc(tppy_graph *self)
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-static PyObject *graph_capture_begin(tppy_graph *self, PyObject *const *args, Py_ssize_t nargs,
-                                     PyObject *kwnames)
+static PyObject *graph_capture_begin(tppy_graph *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
     PyObject *arg = Py_None;
     if ((nargs != 0 || kwnames != NULL) &&
@@ -201,11 +200,12 @@ static PyTypeObject graph_type = {
     .tp_dealloc = (destructor)graph_dealloc,
     .tp_methods = graph_methods,
     .tp_getset = graph_getset,
-    .tp_doc = "Graph()\n--\n\n"
-              "Work captured from streams, replayed as a whole (rule 16), as\n"
-              "torch.cuda.CUDAGraph: on CUDA and HIP the runtime's graph; on the CPU the\n"
-              "captured host functions, records and waits, replayed in order.\n"
-              "Use it with `with tpevent.graph(g):`, then g.replay().",
+    .tp_doc =
+        "Graph()\n--\n\n"
+        "Work captured from streams, replayed as a whole (rule 16), as\n"
+        "torch.cuda.CUDAGraph: on CUDA and HIP the runtime's graph; on the CPU the\n"
+        "captured host functions, records and waits, replayed in order.\n"
+        "Use it with `with tpevent.graph(g):`, then g.replay().",
 };
 
 static PyMethodDef stream_methods[] = {

@@ -26,9 +26,10 @@ static PyObject *stream_from_external(PyObject *cls, PyObject *arg)
     PyObject *wrapper = NULL;
     int found = tppy_foreign_stream(arg, (PyTypeObject *)cls, &wrapper);
     if (found == 0)
-        PyErr_Format(PyExc_TypeError,
-                     "from_external() expects a stream: an object with __cuda_stream__, .cuda_stream or .ptr, not %.100s",
-                     Py_TYPE(arg)->tp_name);
+        PyErr_Format(
+            PyExc_TypeError,
+            "from_external() expects a stream: an object with __cuda_stream__, .cuda_stream or .ptr, not %.100s",
+            Py_TYPE(arg)->tp_name);
     return found > 0 ? wrapper : NULL;
 }
 
@@ -290,9 +291,9 @@ static PyMethodDef event_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-#define NATIVE_HANDLE_DOC                                                                                            \
-    "The runtime's event behind the latest record as an int (cudaEvent_t, hipEvent_t), for\n"                    \
-    "another library to query or wait on; 0 for the CPU and before the first record.\n"                           \
+#define NATIVE_HANDLE_DOC                                                                     \
+    "The runtime's event behind the latest record as an int (cudaEvent_t, hipEvent_t), for\n" \
+    "another library to query or wait on; 0 for the CPU and before the first record.\n"       \
     "Valid until the next record or the Event's end (native events are pooled)."
 
 static PyGetSetDef event_getset[] = {

@@ -74,8 +74,7 @@ PyDoc_STRVAR(current_stream_doc,
              "        device (in tpevent.cuda and tpevent.hip: the current device of that\n"
              "        type).\n");
 
-static PyObject *module_current_stream(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
-                                       PyObject *kwnames)
+static PyObject *module_current_stream(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
     tppy_device_text scratch;
     const char *device_str;
@@ -95,8 +94,7 @@ PyDoc_STRVAR(default_stream_doc,
              "        device (in tpevent.cuda and tpevent.hip: the current device of that\n"
              "        type).\n");
 
-static PyObject *module_default_stream(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
-                                       PyObject *kwnames)
+static PyObject *module_default_stream(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
     int namespace_type = module_namespace(module);
     tppy_device_text scratch;
@@ -394,6 +392,7 @@ static PyObject *module_device_clock(PyObject *module, PyObject *const *args, Py
 
 /* -------------------------------------------------------------- modules */
 
+/* clang-format off */
 #define COMMON_FUNCTIONS                                                                                          \
     {"current_stream", (PyCFunction)(void (*)(void))module_current_stream, METH_FASTCALL | METH_KEYWORDS,         \
      current_stream_doc},                                                                                         \
@@ -448,6 +447,7 @@ static struct PyModuleDef namespace_defs[TP_DEVICE_TYPE_COUNT] = {
     [TP_DEVICE_HIP] = {PyModuleDef_HEAD_INIT, .m_name = "tpevent.hip", .m_doc = NAMESPACE_DOC("hip"),
                        .m_size = sizeof(module_state), .m_methods = namespace_functions},
 };
+/* clang-format on */
 
 static PyObject *create_module(struct PyModuleDef *def, int namespace_type)
 {
@@ -509,8 +509,8 @@ PyMODINIT_FUNC PyInit__tpevent(void)
         tppy_event_types_init(module, namespaces) < 0 || tppy_stream_types_init(module, namespaces) < 0 ||
         tppy_stream_events_init() < 0 || tppy_event_ipc_init() < 0 || tppy_current_stream_init() < 0 ||
         add_backend_info(module) < 0 || tppy_clock_types_init(module) < 0 || tppy_at_exit_init(module) < 0 ||
-        tppy_interop_init() < 0 || tppy_graph_types_init(module) < 0 ||
-        tppy_timeline_init(module) < 0 || PyModule_AddStringConstant(module, "__version__", tp_version_string()) < 0 ||
+        tppy_interop_init() < 0 || tppy_graph_types_init(module) < 0 || tppy_timeline_init(module) < 0 ||
+        PyModule_AddStringConstant(module, "__version__", tp_version_string()) < 0 ||
         PyModule_AddIntConstant(module, "IPC_HANDLE_SIZE", TP_IPC_HANDLE_SIZE) < 0) {
         Py_DECREF(module);
         return NULL;

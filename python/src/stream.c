@@ -260,8 +260,7 @@ static PyObject *stream_repr(tppy_stream *self)
     char device_text[TP_DEVICE_STRING_MAX];
     if (tp_device_format(self->device, device_text, sizeof device_text) != TP_OK)
         return PyUnicode_FromFormat("<%s at %p>", Py_TYPE(self)->tp_name, (void *)self);
-    return PyUnicode_FromFormat("<%s device='%s' native_handle=%p>", Py_TYPE(self)->tp_name, device_text,
-                                self->native);
+    return PyUnicode_FromFormat("<%s device='%s' native_handle=%p>", Py_TYPE(self)->tp_name, device_text, self->native);
 }
 
 /* ----------------------------------------------------------------- types */
@@ -301,6 +300,7 @@ PyDoc_STRVAR(stream_doc,
              ">>> tpevent.current_stream('cuda') == tpevent.default_stream('cuda')\n"
              "True\n");
 
+/* clang-format off */
 PyTypeObject tppy_stream_type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "tpevent.Stream",
@@ -336,6 +336,7 @@ PyTypeObject tppy_namespace_stream_types[TP_DEVICE_TYPE_COUNT] = {
     [TP_DEVICE_CUDA] = NAMESPACE_STREAM_TYPE("cuda"),
     [TP_DEVICE_HIP] = NAMESPACE_STREAM_TYPE("hip"),
 };
+/* clang-format on */
 
 int tppy_stream_types_init(PyObject *module, PyObject *namespaces[TP_DEVICE_TYPE_COUNT])
 {

@@ -52,7 +52,8 @@ static int device_from_id(PyObject *id, int type, tppy_device_text *scratch, con
     if (index == -1 && PyErr_Occurred())
         return -1;
     tp_device device = {(tp_device_type)type, (int)index};
-    if (index < 0 || index >= TP_MAX_DEVICES || tp_device_format(device, scratch->text, sizeof scratch->text) != TP_OK) {
+    if (index < 0 || index >= TP_MAX_DEVICES ||
+        tp_device_format(device, scratch->text, sizeof scratch->text) != TP_OK) {
         PyErr_Format(PyExc_ValueError, "device index %ld out of range", index);
         return -1;
     }

@@ -50,8 +50,7 @@ PyDoc_STRVAR(stream_record_event_doc,
              ">>> ms >= 0.0\n"
              "True\n");
 
-static PyObject *stream_record_event(tppy_stream *self, PyObject *const *args, Py_ssize_t nargs,
-                                     PyObject *kwnames)
+static PyObject *stream_record_event(tppy_stream *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
     return record_on(self, args, nargs, kwnames, "record_event");
 }

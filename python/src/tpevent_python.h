@@ -170,8 +170,7 @@ PyObject *tppy_wait(tp_status (*wait)(void *object, int64_t timeout_ns), void *o
 
 /* A synchronize(timeout=None) method: its one optional argument, then tppy_wait. */
 PyObject *tppy_synchronize_method(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
-                                  tp_status (*wait)(void *object, int64_t timeout_ns), void *object,
-                                  const char *what);
+                                  tp_status (*wait)(void *object, int64_t timeout_ns), void *object, const char *what);
 
 /* ------------------------------------------------------------- stream.c */
 

@@ -31,8 +31,7 @@ int tppy_timeout_arg(PyObject *arg, int64_t *timeout_ns)
     double seconds = PyBool_Check(arg) ? -1.0 : PyFloat_AsDouble(arg);
     if (PyBool_Check(arg) || (seconds == -1.0 && PyErr_Occurred() && PyErr_ExceptionMatches(PyExc_TypeError))) {
         PyErr_Clear();
-        PyErr_Format(PyExc_TypeError, "timeout must be a number of seconds or None, not %.100s",
-                     Py_TYPE(arg)->tp_name);
+        PyErr_Format(PyExc_TypeError, "timeout must be a number of seconds or None, not %.100s", Py_TYPE(arg)->tp_name);
         return -1;
     }
     if (seconds == -1.0 && PyErr_Occurred())
@@ -83,8 +82,7 @@ PyObject *tppy_wait(tp_status (*wait)(void *object, int64_t timeout_ns), void *o
 }
 
 PyObject *tppy_synchronize_method(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
-                                  tp_status (*wait)(void *object, int64_t timeout_ns), void *object,
-                                  const char *what)
+                                  tp_status (*wait)(void *object, int64_t timeout_ns), void *object, const char *what)
 {
     PyObject *timeout = Py_None;
     if ((nargs != 0 || kwnames != NULL) &&

@@ -37,7 +37,6 @@ extern void __libc_free(void *);
  * interpose nothing. */
 #define INTERPOSED __attribute__((visibility("default")))
 
-
 /* Where each live allocation came from, so that a leak names its call site. */
 #define TRACKED_MAX 8192
 static struct {
@@ -145,8 +144,9 @@ static bool allowed(tp_status status, const char *call, long n)
     if (status == TP_OK)
         return true;
     if (status != TP_ERR_OUT_OF_MEMORY) {
-        fprintf(stderr, "n=%ld: %s returned %s (%s); only TP_OK or TP_ERR_OUT_OF_MEMORY may come of a failed "
-                        "allocation\n",
+        fprintf(stderr,
+                "n=%ld: %s returned %s (%s); only TP_OK or TP_ERR_OUT_OF_MEMORY may come of a failed "
+                "allocation\n",
                 n, call, tp_status_name(status), tp_last_error());
         violations++;
     }
@@ -339,7 +339,7 @@ int main(int argc, char **argv)
             seen = failed_sites[j] == failed_sites[i];
         distinct += !seen;
     }
-    printf("%ld allocations injected to fail, from %d distinct call sites; %d violations, %d leaks\n", n - 1,
-           distinct, violations, leaks);
+    printf("%ld allocations injected to fail, from %d distinct call sites; %d violations, %d leaks\n", n - 1, distinct,
+           violations, leaks);
     return violations || leaks ? 1 : 0;
 }

@@ -69,8 +69,8 @@ TEST(snapshot_entries_present)
 {
     tp_event *event = new_event(env->device, TP_EVENT_DEFAULT);
     const tp_backend *table = table_of(event);
-    CHECK(table->snapshot_take && table->snapshot_release && table->snapshot_query &&
-          table->snapshot_synchronize && table->snapshot_notify);
+    CHECK(table->snapshot_take && table->snapshot_release && table->snapshot_query && table->snapshot_synchronize &&
+          table->snapshot_notify);
     CHECK_OK(tp_event_destroy(event));
     return 0;
 }

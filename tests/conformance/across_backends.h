@@ -19,24 +19,24 @@
  * the device under test waiting on the other backend's event, then the reverse
  * (other_backend: the CPU for a GPU device; a usable GPU for a CPU device, else the
  * test skips). */
-#define BOTH_WAYS(env, check, ...)                                                                                \
-    do {                                                                                                          \
-        const char *other_ = other_backend((env)->device);                                                        \
-        if (!other_)                                                                                              \
-            return TEST_SKIP;                                                                                     \
-        check(other_, (env)->device, __VA_ARGS__);                                                                \
-        check((env)->device, other_, __VA_ARGS__);                                                                \
-        return 0;                                                                                                 \
+#define BOTH_WAYS(env, check, ...)                         \
+    do {                                                   \
+        const char *other_ = other_backend((env)->device); \
+        if (!other_)                                       \
+            return TEST_SKIP;                              \
+        check(other_, (env)->device, __VA_ARGS__);         \
+        check((env)->device, other_, __VA_ARGS__);         \
+        return 0;                                          \
     } while (0)
 
 /* A record of `event_device`, pending behind a closed gate, and a stream of
  * `stream_device` to wait on it. */
 typedef struct across {
     gate gate;
-    tp_stream *source; /* of event_device, gated */
+    tp_stream *source;  /* of event_device, gated */
     tp_stream *waiting; /* of stream_device */
-    tp_event *event;   /* of event_device, recorded on source behind the gate */
-    tp_event *after;   /* of stream_device: recorded on waiting after the wait */
+    tp_event *event;    /* of event_device, recorded on source behind the gate */
+    tp_event *after;    /* of stream_device: recorded on waiting after the wait */
 } across;
 
 void across_make(across *a, const char *event_device, const char *stream_device, unsigned flags);

@@ -8,8 +8,8 @@
 /* A backend without capture skips, saying so. */
 bool capture_supported(const char *device);
 
-#define REQUIRE_CAPTURE(env)                                                                                      \
-    if (!capture_supported((env)->device))                                                                        \
+#define REQUIRE_CAPTURE(env)               \
+    if (!capture_supported((env)->device)) \
     return TEST_SKIP
 
 /* Host functions are the CPU's unit of work and are captured there; on CUDA and HIP,

@@ -30,8 +30,7 @@ void expect_child_exits(const char *device, const char *test, const char *mark_e
     for (size_t i = 0; i < count; i++)
         child_env[i] = environ[i];
     child_env[count] = mark;
-    char *child_argv[] = {"tpevent_conformance", "--device", (char *)device, "--test",
-                          (char *)test, NULL};
+    char *child_argv[] = {"tpevent_conformance", "--device", (char *)device, "--test", (char *)test, NULL};
     int out[2];
     CHECK(pipe(out) == 0);
     posix_spawn_file_actions_t actions;
@@ -80,8 +79,7 @@ void expect_child_exits(const char *device, const char *test, const char *mark_e
         if (monotonic_seconds() > deadline) {
             kill(child, SIGKILL);
             (void)waitpid(child, NULL, 0);
-            check_failed(__FILE__, __LINE__, "the child closed its output but did not end within %.0f s",
-                         seconds);
+            check_failed(__FILE__, __LINE__, "the child closed its output but did not end within %.0f s", seconds);
         }
         sleep_ms(5);
     }

@@ -89,8 +89,10 @@ static const foreign_capture_calls *find_fake(void)
 bool foreign_capture_find(const char *device, foreign_capture *out)
 {
     if (strncmp(device, "cuda", 4) != 0) {
-        printf("skipped: %s: foreign captures are CUDA's (the fake GPU's too) in this test; on the CPU every capture "
-               "is tpevent's own\n", device);
+        printf(
+            "skipped: %s: foreign captures are CUDA's (the fake GPU's too) in this test; on the CPU every capture "
+            "is tpevent's own\n",
+            device);
         return false;
     }
     const foreign_capture_calls *fake = find_fake();

@@ -44,12 +44,9 @@ TEST(rule02_unrecorded_event_is_usable)
 TEST(rule02_flags_reported_for_every_valid_combination)
 {
     static const unsigned combos[] = {
-        TP_EVENT_DEFAULT,
-        TP_EVENT_TIMING,
-        TP_EVENT_BLOCKING,
-        TP_EVENT_TIMING | TP_EVENT_BLOCKING,
-        TP_EVENT_INTERPROCESS,
-        TP_EVENT_INTERPROCESS | TP_EVENT_BLOCKING,
+        TP_EVENT_DEFAULT,      TP_EVENT_TIMING,
+        TP_EVENT_BLOCKING,     TP_EVENT_TIMING | TP_EVENT_BLOCKING,
+        TP_EVENT_INTERPROCESS, TP_EVENT_INTERPROCESS | TP_EVENT_BLOCKING,
     };
     for (size_t i = 0; i < sizeof combos / sizeof combos[0]; i++) {
         tp_event *event = new_event(env->device, combos[i]);

@@ -102,8 +102,7 @@ TEST(rule05_blocking_synchronize_sleeps)
     CHECK(gate_passed(&g) == 1);
     gate_opener_join(&opener);
     if (cpu_used > 0.1 * wall_used)
-        check_failed(__FILE__, __LINE__,
-                     "blocking synchronize used %.0f ms of CPU over %.0f ms of waiting",
+        check_failed(__FILE__, __LINE__, "blocking synchronize used %.0f ms of CPU over %.0f ms of waiting",
                      cpu_used * 1e3, wall_used * 1e3);
 
     CHECK_OK(tp_event_destroy(event));

@@ -19,8 +19,7 @@ TEST(rule07_elapsed_at_least_work_duration)
     float ms = -1.0f;
     CHECK_OK(tp_event_elapsed_time(start, end, &ms));
     if (!(ms >= (float)work_ms))
-        check_failed(__FILE__, __LINE__, "elapsed %.3f ms around %d ms of work", (double)ms,
-                     work_ms);
+        check_failed(__FILE__, __LINE__, "elapsed %.3f ms around %d ms of work", (double)ms, work_ms);
 
     CHECK_OK(tp_event_destroy(end));
     CHECK_OK(tp_event_destroy(start));

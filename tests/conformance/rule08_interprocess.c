@@ -11,8 +11,7 @@ TEST(rule08_interprocess_with_timing_refused)
     for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
         tp_event *untouched = (tp_event *)&refused[i];
         tp_event *event = untouched;
-        CHECK_STATUS(tp_event_create(&event, env->device, refused[i]),
-                     TP_ERR_INVALID_ARGUMENT);
+        CHECK_STATUS(tp_event_create(&event, env->device, refused[i]), TP_ERR_INVALID_ARGUMENT);
         CHECK(event == untouched);
         CHECK(tp_last_error()[0] != '\0');
     }

@@ -30,9 +30,10 @@ TEST(rule13_timestamp_of_idle_record_within_host_bracket)
         record_reached(event, stream, &t0, &t1);
         const int64_t ns = timestamp_of(event);
         if (!(ns >= t0 - e && ns <= t1 + e))
-            check_failed(__FILE__, __LINE__, "record %d: timestamp %lld outside [t0 - e, t1 + e] = [%lld, %lld] "
-                         "(t0 %+lld ns, t1 %+lld ns from it, error_ns %lld)", i, (long long)ns,
-                         (long long)(t0 - e), (long long)(t1 + e), (long long)(t0 - ns),
+            check_failed(__FILE__, __LINE__,
+                         "record %d: timestamp %lld outside [t0 - e, t1 + e] = [%lld, %lld] "
+                         "(t0 %+lld ns, t1 %+lld ns from it, error_ns %lld)",
+                         i, (long long)ns, (long long)(t0 - e), (long long)(t1 + e), (long long)(t0 - ns),
                          (long long)(t1 - ns), (long long)e);
         if (i % 10 == 9)
             sleep_ms(2); /* spread the records, so that more than one anchor may serve */
@@ -56,8 +57,8 @@ TEST(rule13_timestamps_of_one_stream_never_go_backwards)
         CHECK_OK(tp_event_synchronize(event));
         const int64_t ns = timestamp_of(event);
         if (ns < previous)
-            check_failed(__FILE__, __LINE__, "record %d's timestamp %lld is %lld ns before the previous one's",
-                         i, (long long)ns, (long long)(previous - ns));
+            check_failed(__FILE__, __LINE__, "record %d's timestamp %lld is %lld ns before the previous one's", i,
+                         (long long)ns, (long long)(previous - ns));
         previous = ns;
         if (i % 40 == 39)
             sleep_ms(1); /* a few ms in all: the conversion may move to later anchors */
@@ -113,8 +114,8 @@ TEST(rule13_timestamp_asked_twice_is_the_same)
     }
     const int64_t second = timestamp_of(event);
     if (second != first)
-        check_failed(__FILE__, __LINE__, "timestamp %lld, then %lld (%+lld ns)", (long long)first,
-                     (long long)second, (long long)(second - first));
+        check_failed(__FILE__, __LINE__, "timestamp %lld, then %lld (%+lld ns)", (long long)first, (long long)second,
+                     (long long)(second - first));
     CHECK_OK(tp_event_destroy(other));
     CHECK_OK(tp_event_destroy(event));
     CHECK_OK(tp_stream_destroy(stream));

@@ -36,9 +36,10 @@ static void check_elapsed_within_host_interval(const char *a, const char *b)
     const double shortest = (double)(before[1] - after[0] - error_ns - slack_ns) / 1e6;
     const double longest = (double)(after[1] - before[0] + error_ns + slack_ns) / 1e6;
     if (!(ms >= shortest && ms <= longest))
-        check_failed(__FILE__, __LINE__, "elapsed %.6f ms from %s to %s around a %d ms sleep; host bracket "
-                     "[%.6f, %.6f] ms (error_ns %lld in all, slack %lld ns)", (double)ms, a, b,
-                     sleep_between_ms, shortest, longest, (long long)error_ns, (long long)slack_ns);
+        check_failed(__FILE__, __LINE__,
+                     "elapsed %.6f ms from %s to %s around a %d ms sleep; host bracket "
+                     "[%.6f, %.6f] ms (error_ns %lld in all, slack %lld ns)",
+                     (double)ms, a, b, sleep_between_ms, shortest, longest, (long long)error_ns, (long long)slack_ns);
     pair_destroy(&p);
 }
 
@@ -51,8 +52,8 @@ static void check_elapsed_negative_when_end_first(const char *a, const char *b)
     float ms = NAN;
     CHECK_OK(tp_event_elapsed_time(p.events[0], p.events[1], &ms));
     if (!(ms < 0.0f))
-        check_failed(__FILE__, __LINE__, "elapsed %.6f ms from %s to %s, whose end was reached %d ms first",
-                     (double)ms, a, b, sleep_between_ms);
+        check_failed(__FILE__, __LINE__, "elapsed %.6f ms from %s to %s, whose end was reached %d ms first", (double)ms,
+                     a, b, sleep_between_ms);
     pair_destroy(&p);
 }
 
@@ -68,8 +69,10 @@ static void check_elapsed_is_difference_of_timestamps(const char *a, const char 
     const double want = (double)(timestamp_of(p.events[1]) - timestamp_of(p.events[0])) / 1e6;
     const double step = fabs(want) * FLT_EPSILON;
     if (!(fabs(forward - want) <= step && fabs(backward + want) <= step))
-        check_failed(__FILE__, __LINE__, "elapsed %.9f ms (and %.9f back) from %s to %s; timestamps differ by "
-                     "%.9f ms", (double)forward, (double)backward, a, b, want);
+        check_failed(__FILE__, __LINE__,
+                     "elapsed %.9f ms (and %.9f back) from %s to %s; timestamps differ by "
+                     "%.9f ms",
+                     (double)forward, (double)backward, a, b, want);
     pair_destroy(&p);
 }
 

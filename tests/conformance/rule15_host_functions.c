@@ -275,7 +275,7 @@ typedef struct serial_item {
     atomic_int *running;
     atomic_int *overlaps;
     order_item logged;
-    tp_stream *stream;          /* where to launch `next` from inside, or NULL */
+    tp_stream *stream; /* where to launch `next` from inside, or NULL */
     struct serial_item *next;
 } serial_item;
 
@@ -378,8 +378,13 @@ static void self_waiting_host_fn(void *arg)
 TEST(rule15_host_fn_synchronizing_its_own_stream_is_refused)
 {
     tp_stream *stream = new_stream(env->device);
-    self_wait w = {.stream = stream, .device = env->device, .stream_status = TP_OK, .device_status = TP_OK,
-                   .timed_status = TP_OK, .message = "", .timed_message = ""};
+    self_wait w = {.stream = stream,
+                   .device = env->device,
+                   .stream_status = TP_OK,
+                   .device_status = TP_OK,
+                   .timed_status = TP_OK,
+                   .message = "",
+                   .timed_message = ""};
     tp_event *after = new_event(env->device, TP_EVENT_DEFAULT);
     CHECK_OK(tp_stream_launch_host_fn(stream, self_waiting_host_fn, &w));
     CHECK_OK(tp_event_record(after, stream));

@@ -9,13 +9,13 @@
 
 #include <stdio.h>
 
-#define REQUIRE_FOREIGN_CAPTURE(env, name)                                                                        \
-    foreign_capture name;                                                                                         \
-    do {                                                                                                          \
-        tp_stream *probe_ = new_stream((env)->device); /* loads the backend */                                   \
-        CHECK_OK(tp_stream_destroy(probe_));                                                                      \
-        if (!foreign_capture_find((env)->device, &name))                                                          \
-            return TEST_SKIP;                                                                                     \
+#define REQUIRE_FOREIGN_CAPTURE(env, name)                                     \
+    foreign_capture name;                                                      \
+    do {                                                                       \
+        tp_stream *probe_ = new_stream((env)->device); /* loads the backend */ \
+        CHECK_OK(tp_stream_destroy(probe_));                                   \
+        if (!foreign_capture_find((env)->device, &name))                       \
+            return TEST_SKIP;                                                  \
     } while (0)
 
 static void *native_of(tp_stream *stream)

@@ -114,9 +114,9 @@ double thread_cpu_seconds(void);
  * usable here. NULL after printing why none is (the test then skips). */
 const char *other_backend(const char *device);
 
-#define REQUIRE_OTHER_BACKEND(env, name)                                                                          \
-    const char *name = other_backend((env)->device);                                                              \
-    if (!name)                                                                                                    \
+#define REQUIRE_OTHER_BACKEND(env, name)             \
+    const char *name = other_backend((env)->device); \
+    if (!name)                                       \
     return TEST_SKIP
 
 /* Runs `test` of this program in a child with `mark_env`=1 set; fails unless it

@@ -9,8 +9,7 @@
 
 _Noreturn void fuzz_violation(const char *file, int line, const char *what)
 {
-    fprintf(stderr, "%s:%d: fuzz target: violated: %s\n  tp_last_error: \"%s\"\n", file, line, what,
-            tp_last_error());
+    fprintf(stderr, "%s:%d: fuzz target: violated: %s\n  tp_last_error: \"%s\"\n", file, line, what, tp_last_error());
     fflush(stderr);
     abort();
 }

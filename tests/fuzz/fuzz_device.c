@@ -57,8 +57,7 @@ static bool check_parse(const char *str, tp_device *out)
         return false;
     }
     FUZZ_REQUIRE(tp_device_type_name(device.type) != NULL);
-    FUZZ_REQUIRE(device.index == TP_DEVICE_INDEX_CURRENT ||
-                 (device.index >= 0 && device.index < TP_MAX_DEVICES));
+    FUZZ_REQUIRE(device.index == TP_DEVICE_INDEX_CURRENT || (device.index >= 0 && device.index < TP_MAX_DEVICES));
     char formatted[32];
     FUZZ_REQUIRE(tp_device_format(device, formatted, sizeof formatted) == TP_OK);
     FUZZ_REQUIRE(strcmp(formatted, str) == 0);

@@ -79,7 +79,7 @@ static void reseal(tp_ipc_handle *handle)
     b[4] = LAYOUT_VERSION;
     b[5] = 0;
     b[6] = (unsigned char)(b[6] % 8 < 6 ? TP_DEVICE_CPU : b[6] % 4); /* 3: no such type */
-    b[7] = (unsigned char)(b[7] % 3);                                   /* 2: past the end */
+    b[7] = (unsigned char)(b[7] % 3);                                /* 2: past the end */
     uint32_t length = get_u32(b + 8) % (PAYLOAD_MAX + 1);
     put_u32(b + 8, length);
     memset(b + HEADER_SIZE + length, 0, PAYLOAD_MAX - length);

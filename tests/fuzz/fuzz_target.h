@@ -22,10 +22,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 /* Prints "fuzz target: <what>" with the thread's tp_last_error, then aborts. */
 _Noreturn void fuzz_violation(const char *file, int line, const char *what);
 
-#define FUZZ_REQUIRE(expr)                                                           \
-    do {                                                                             \
-        if (!(expr))                                                                 \
-            fuzz_violation(__FILE__, __LINE__, #expr);                               \
+#define FUZZ_REQUIRE(expr)                             \
+    do {                                               \
+        if (!(expr))                                   \
+            fuzz_violation(__FILE__, __LINE__, #expr); \
     } while (0)
 
 #endif /* TPEVENT_TESTS_FUZZ_TARGET_H */

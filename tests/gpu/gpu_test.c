@@ -125,9 +125,9 @@ TEST(unavailable_reason_is_the_precise_one)
 TEST(event_creation)
 {
     const char *devices[] = {GPU_BACKEND, DEVICE0};
-    const unsigned flag_sets[] = {TP_EVENT_DEFAULT, TP_EVENT_TIMING, TP_EVENT_BLOCKING,
-                                  TP_EVENT_TIMING | TP_EVENT_BLOCKING, TP_EVENT_INTERPROCESS,
-                                  TP_EVENT_INTERPROCESS | TP_EVENT_BLOCKING};
+    const unsigned flag_sets[] = {TP_EVENT_DEFAULT,      TP_EVENT_TIMING,
+                                  TP_EVENT_BLOCKING,     TP_EVENT_TIMING | TP_EVENT_BLOCKING,
+                                  TP_EVENT_INTERPROCESS, TP_EVENT_INTERPROCESS | TP_EVENT_BLOCKING};
     bool available = backend_available();
     for (size_t d = 0; d < 2; d++) {
         for (size_t f = 0; f < sizeof flag_sets / sizeof flag_sets[0]; f++) {
@@ -350,10 +350,10 @@ static bool cuda_driver_open(cuda_driver *d)
     void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!lib)
         return false;
-#define LOAD(field, name)                                                            \
-    do {                                                                             \
-        void *symbol_ = dlsym(lib, name);                                            \
-        memcpy(&d->field, &symbol_, sizeof symbol_);                                 \
+#define LOAD(field, name)                            \
+    do {                                             \
+        void *symbol_ = dlsym(lib, name);            \
+        memcpy(&d->field, &symbol_, sizeof symbol_); \
     } while (0)
     LOAD(init, "cuInit");
     LOAD(device_get, "cuDeviceGet");

@@ -164,8 +164,9 @@ static void fake_teardown(void)
             backoff b = BACKOFF_INIT;
             while (atomic_load(&s->in_wait_value)) {
                 if (now_ns() > deadline) {
-                    static const char message[] = "fake runtime: at exit, a stream is still held by a wait on "
-                                                  "host memory that nobody will release\n";
+                    static const char message[] =
+                        "fake runtime: at exit, a stream is still held by a wait on "
+                        "host memory that nobody will release\n";
                     ssize_t written = write(STDERR_FILENO, message, sizeof message - 1);
                     (void)written;
                     _exit(86);
@@ -192,19 +193,19 @@ static void fake_start(void)
 
 const char *fake_error_name(rt_error e)
 {
-    return e == FAKE_SUCCESS               ? "fakeSuccess"
-           : e == FAKE_ERROR_INVALID_VALUE  ? "fakeErrorInvalidValue"
-           : e == FAKE_ERROR_OUT_OF_MEMORY  ? "fakeErrorMemoryAllocation"
-           : e == FAKE_ERROR_INVALID_HANDLE ? "fakeErrorInvalidResourceHandle"
-           : e == FAKE_ERROR_NOT_READY      ? "fakeErrorNotReady"
-           : e == FAKE_ERROR_NOT_PERMITTED  ? "fakeErrorNotPermitted"
-           : e == FAKE_ERROR_NOT_SUPPORTED  ? "fakeErrorNotSupported"
+    return e == FAKE_SUCCESS                     ? "fakeSuccess"
+           : e == FAKE_ERROR_INVALID_VALUE       ? "fakeErrorInvalidValue"
+           : e == FAKE_ERROR_OUT_OF_MEMORY       ? "fakeErrorMemoryAllocation"
+           : e == FAKE_ERROR_INVALID_HANDLE      ? "fakeErrorInvalidResourceHandle"
+           : e == FAKE_ERROR_NOT_READY           ? "fakeErrorNotReady"
+           : e == FAKE_ERROR_NOT_PERMITTED       ? "fakeErrorNotPermitted"
+           : e == FAKE_ERROR_NOT_SUPPORTED       ? "fakeErrorNotSupported"
            : e == FAKE_ERROR_CAPTURE_UNSUPPORTED ? "fakeErrorStreamCaptureUnsupported"
            : e == FAKE_ERROR_CAPTURE_INVALIDATED ? "fakeErrorStreamCaptureInvalidated"
            : e == FAKE_ERROR_CAPTURE_UNJOINED    ? "fakeErrorStreamCaptureUnjoined"
            : e == FAKE_ERROR_CAPTURE_ISOLATION   ? "fakeErrorStreamCaptureIsolation"
            : e == FAKE_ERROR_ILLEGAL_STATE       ? "fakeErrorIllegalState"
-                                            : "fakeErrorUnknown";
+                                                 : "fakeErrorUnknown";
 }
 
 rt_error fake_device_count(int *count)
@@ -214,10 +215,22 @@ rt_error fake_device_count(int *count)
     return fake.device_count > 0 ? RT_SUCCESS : FAKE_ERROR_INVALID_VALUE;
 }
 
-int fake_current_device(void) { return current_device; }
-bool fake_on_callback_thread(void) { return callback_thread; }
-void fake_set_current_device(int device) { current_device = device; }
-bool fake_wait_value_supported(void) { return fake.wait_value; }
+int fake_current_device(void)
+{
+    return current_device;
+}
+bool fake_on_callback_thread(void)
+{
+    return callback_thread;
+}
+void fake_set_current_device(int device)
+{
+    current_device = device;
+}
+bool fake_wait_value_supported(void)
+{
+    return fake.wait_value;
+}
 
 /* ----------------------------------------------------------------- streams */
 

@@ -59,7 +59,7 @@ rt_error fake_event_record(rt_event e, rt_stream s)
     fake_record_unref(previous);
     if (status != RT_SUCCESS) {
         atomic_store(&record->reached, true); /* a record that will never run */
-        fake_record_unref(record);                 /* the operation's, freed by push */
+        fake_record_unref(record);            /* the operation's, freed by push */
     }
     return status;
 }

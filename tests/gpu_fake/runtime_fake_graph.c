@@ -31,8 +31,8 @@ typedef struct fake_capture {
     int refs; /* under capture_lock: the capture's own while open, one per event */
     bool open;
     bool invalidated;
-    int mode;                      /* FAKE_CAPTURE_MODE_* it began with */
-    pthread_t thread;              /* that began it */
+    int mode;                       /* FAKE_CAPTURE_MODE_* it began with */
+    pthread_t thread;               /* that began it */
     struct fake_capture *next_open; /* open_captures, under capture_lock */
     fake_gop *ops;
     size_t count, capacity;

@@ -37,13 +37,13 @@ struct fake_stream {
     pthread_mutex_t lock;
     pthread_cond_t work;
     fake_op *first, *last; /* under lock */
-    uint64_t submitted;     /* under lock */
+    uint64_t submitted;    /* under lock */
     _Atomic uint64_t completed;
-    atomic_bool in_wait_value; /* its thread waits on host memory now */
-    unsigned pending_waits;    /* under lock: stream memory waits pushed, not yet passed */
-    pthread_cond_t room;       /* a pending wait passed */
-    bool destroyed;            /* under lock */
-    atomic_bool drained;       /* destroyed and done: its thread is gone */
+    atomic_bool in_wait_value;              /* its thread waits on host memory now */
+    unsigned pending_waits;                 /* under lock: stream memory waits pushed, not yet passed */
+    pthread_cond_t room;                    /* a pending wait passed */
+    bool destroyed;                         /* under lock */
+    atomic_bool drained;                    /* destroyed and done: its thread is gone */
     _Atomic(struct fake_capture *) capture; /* runtime_fake_graph.c */
 };
 
@@ -72,7 +72,10 @@ rt_error fake_push(rt_stream s, fake_op *op);
 typedef struct backoff {
     long ns;
 } backoff;
-#define BACKOFF_INIT {FAKE_POLL_NS}
+#define BACKOFF_INIT \
+    {                \
+        FAKE_POLL_NS \
+    }
 
 void fake_poll_pause_for(backoff *b);
 

@@ -34,8 +34,7 @@ void test_register(test_case *test);
 
 /* Prints "file:line: FAILED: <message>" and the thread's tp_last_error, then ends
  * the process with status 1. */
-_Noreturn void check_failed(const char *file, int line, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+_Noreturn void check_failed(const char *file, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Returns TEST_SKIP after printing "skipped: <why>" unless `device` can be used:
  * its backend is available and the index exists. 0 if it can. */
@@ -46,39 +45,39 @@ int test_skip_unless_device(const char *device, const char *role);
  * the names from the sources, so keep `TEST(name)` at the start of a line).
  * The body returns 0 for success or TEST_SKIP.
  */
-#define TEST(name)                                                                   \
-    static int test_##name(const test_env *env);                                     \
-    static test_case test_case_##name = {#name, test_##name, NULL};                  \
-    __attribute__((constructor)) static void register_##name(void)                  \
-    {                                                                                \
-        test_register(&test_case_##name);                                            \
-    }                                                                                \
+#define TEST(name)                                                  \
+    static int test_##name(const test_env *env);                    \
+    static test_case test_case_##name = {#name, test_##name, NULL}; \
+    __attribute__((constructor)) static void register_##name(void)  \
+    {                                                               \
+        test_register(&test_case_##name);                           \
+    }                                                               \
     static int test_##name(const test_env *env __attribute__((unused)))
 
-#define CHECK(expr)                                                                  \
-    do {                                                                             \
-        if (!(expr))                                                                 \
-            check_failed(__FILE__, __LINE__, "CHECK(%s)", #expr);                    \
+#define CHECK(expr)                                               \
+    do {                                                          \
+        if (!(expr))                                              \
+            check_failed(__FILE__, __LINE__, "CHECK(%s)", #expr); \
     } while (0)
 
-#define CHECK_STATUS(call, expected)                                                 \
-    do {                                                                             \
-        tp_status got_ = (call);                                                     \
-        tp_status want_ = (expected);                                                \
-        if (got_ != want_)                                                           \
-            check_failed(__FILE__, __LINE__, "%s\n  returned %s, expected %s", #call,  \
-                         tp_status_name(got_), tp_status_name(want_));               \
+#define CHECK_STATUS(call, expected)                                                                        \
+    do {                                                                                                    \
+        tp_status got_ = (call);                                                                            \
+        tp_status want_ = (expected);                                                                       \
+        if (got_ != want_)                                                                                  \
+            check_failed(__FILE__, __LINE__, "%s\n  returned %s, expected %s", #call, tp_status_name(got_), \
+                         tp_status_name(want_));                                                            \
     } while (0)
 
 #define CHECK_OK(call) CHECK_STATUS(call, TP_OK)
 
-#define CHECK_CONTAINS(haystack, needle)                                             \
-    do {                                                                             \
-        const char *hay_ = (haystack);                                               \
-        const char *needle_ = (needle);                                              \
-        if (hay_ == NULL || strstr(hay_, needle_) == NULL)                           \
-            check_failed(__FILE__, __LINE__, "%s does not contain \"%s\": \"%s\"",    \
-                         #haystack, needle_, hay_ ? hay_ : "(null)");                \
+#define CHECK_CONTAINS(haystack, needle)                                                               \
+    do {                                                                                               \
+        const char *hay_ = (haystack);                                                                 \
+        const char *needle_ = (needle);                                                                \
+        if (hay_ == NULL || strstr(hay_, needle_) == NULL)                                             \
+            check_failed(__FILE__, __LINE__, "%s does not contain \"%s\": \"%s\"", #haystack, needle_, \
+                         hay_ ? hay_ : "(null)");                                                      \
     } while (0)
 
 /* The calling thread's last error contains `text`, exactly. */
@@ -86,11 +85,10 @@ int test_skip_unless_device(const char *device, const char *role);
 
 /* The calling thread's last error contains the word, in any case: messages are for
  * people, and "interprocess" says the same as "INTERPROCESS". */
-#define CHECK_ERROR_MENTIONS_WORD(word)                                              \
-    do {                                                                             \
-        if (!check_contains_ignoring_case(tp_last_error(), (word)))                  \
-            check_failed(__FILE__, __LINE__, "tp_last_error() does not mention \"%s\"", \
-                         (word));                                                    \
+#define CHECK_ERROR_MENTIONS_WORD(word)                                                          \
+    do {                                                                                         \
+        if (!check_contains_ignoring_case(tp_last_error(), (word)))                              \
+            check_failed(__FILE__, __LINE__, "tp_last_error() does not mention \"%s\"", (word)); \
     } while (0)
 
 static inline bool check_contains_ignoring_case(const char *haystack, const char *needle)
@@ -108,10 +106,10 @@ static inline bool check_contains_ignoring_case(const char *haystack, const char
 }
 
 /* Skips the test, saying why, unless the peer device (--peer) can be used. */
-#define REQUIRE_PEER(env)                                                            \
-    do {                                                                             \
-        if (test_skip_unless_device((env)->peer, "peer") != 0)                       \
-            return TEST_SKIP;                                                        \
+#define REQUIRE_PEER(env)                                      \
+    do {                                                       \
+        if (test_skip_unless_device((env)->peer, "peer") != 0) \
+            return TEST_SKIP;                                  \
     } while (0)
 
 #endif /* TPEVENT_TESTS_CHECK_H */

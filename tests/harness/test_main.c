@@ -62,8 +62,8 @@ int test_skip_unless_device(const char *device, const char *role)
     if (tp_device_count(type, &count) != TP_OK)
         check_failed(__FILE__, __LINE__, "tp_device_count(\"%s\") failed", type);
     if (parsed.index != TP_DEVICE_INDEX_CURRENT && parsed.index >= count) {
-        printf("skipped: %s device %s does not exist (%d %s device%s)\n", role, device,
-               count, type, count == 1 ? "" : "s");
+        printf("skipped: %s device %s does not exist (%d %s device%s)\n", role, device, count, type,
+               count == 1 ? "" : "s");
         return TEST_SKIP;
     }
     return 0;
@@ -71,8 +71,9 @@ int test_skip_unless_device(const char *device, const char *role)
 
 static void on_watchdog(int signo)
 {
-    static const char message[] = "FAILED: test still running after the watchdog's "
-                                  "limit; something hangs\n";
+    static const char message[] =
+        "FAILED: test still running after the watchdog's "
+        "limit; something hangs\n";
     (void)signo;
     ssize_t written = write(STDERR_FILENO, message, sizeof message - 1);
     (void)written;
@@ -115,8 +116,7 @@ static void list_tests(void)
 
 static int usage(const char *program)
 {
-    fprintf(stderr, "usage: %s --list\n       %s [--device D] [--peer P] --test NAME\n",
-            program, program);
+    fprintf(stderr, "usage: %s --list\n       %s [--device D] [--peer P] --test NAME\n", program, program);
     return 2;
 }
 

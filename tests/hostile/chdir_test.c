@@ -33,14 +33,14 @@
 
 static int failures;
 
-#define CHECK(cond, ...)                                                                                         \
-    do {                                                                                                         \
-        if (!(cond)) {                                                                                           \
-            fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond);                             \
-            fprintf(stderr, __VA_ARGS__);                                                                        \
-            fputc('\n', stderr);                                                                                 \
-            failures++;                                                                                          \
-        }                                                                                                        \
+#define CHECK(cond, ...)                                                             \
+    do {                                                                             \
+        if (!(cond)) {                                                               \
+            fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond); \
+            fprintf(stderr, __VA_ARGS__);                                            \
+            fputc('\n', stderr);                                                     \
+            failures++;                                                              \
+        }                                                                            \
     } while (0)
 
 static void die(const char *what, const char *path)
@@ -96,8 +96,10 @@ static void core_folder_as_loaded(char *folder, size_t size)
         exit(2);
     }
     if (info.dli_fname[0] == '/') {
-        fprintf(stderr, "chdir_test: the core was loaded as %s, an absolute path: run this test with a "
-                        "relative LD_LIBRARY_PATH (CMake does), or it tests nothing\n", info.dli_fname);
+        fprintf(stderr,
+                "chdir_test: the core was loaded as %s, an absolute path: run this test with a "
+                "relative LD_LIBRARY_PATH (CMake does), or it tests nothing\n",
+                info.dli_fname);
         exit(2);
     }
     snprintf(folder, size, "%.*s", (int)(strrchr(info.dli_fname, '/') - info.dli_fname), info.dli_fname);
@@ -140,8 +142,7 @@ int main(int argc, char **argv)
     CHECK(tp_backend_get_info("hip", &info) == TP_OK, "%s", tp_last_error());
     printf("hip: %s; module %s; reason: %s\n", tp_status_name(info.status),
            info.module_path[0] ? info.module_path : "(none)", info.reason);
-    CHECK(info.module_path[0] == '\0' || info.module_path[0] == '/', "module path %s is relative",
-          info.module_path);
+    CHECK(info.module_path[0] == '\0' || info.module_path[0] == '/', "module path %s is relative", info.module_path);
     CHECK(strncmp(info.module_path, dir, strlen(dir)) != 0, "module %s taken from the current directory",
           info.module_path);
     if (module_case) {
@@ -151,8 +152,8 @@ int main(int argc, char **argv)
               "the reason names no absolute core folder: %s", info.reason);
     } else {
         CHECK(!exists("probe_ran"), "the module probe in the current directory ran");
-        CHECK(strstr(info.reason, "hipErrorNoDevice") != NULL,
-              "the real probe did not pass the module on: %s", info.reason);
+        CHECK(strstr(info.reason, "hipErrorNoDevice") != NULL, "the real probe did not pass the module on: %s",
+              info.reason);
     }
 
     remove("constructor_ran");

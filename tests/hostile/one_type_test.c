@@ -24,14 +24,14 @@
 
 static int failures;
 
-#define CHECK(cond, ...)                                                                                         \
-    do {                                                                                                         \
-        if (!(cond)) {                                                                                           \
-            fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond);                             \
-            fprintf(stderr, __VA_ARGS__);                                                                        \
-            fputc('\n', stderr);                                                                                 \
-            failures++;                                                                                          \
-        }                                                                                                        \
+#define CHECK(cond, ...)                                                             \
+    do {                                                                             \
+        if (!(cond)) {                                                               \
+            fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond); \
+            fprintf(stderr, __VA_ARGS__);                                            \
+            fputc('\n', stderr);                                                     \
+            failures++;                                                              \
+        }                                                                            \
     } while (0)
 
 /* What loading each GPU type maps: its module, and the runtime that pulls in. */
@@ -102,8 +102,7 @@ int main(int argc, char **argv)
     if (status == TP_OK) {
         tp_device device;
         CHECK(tp_event_device(event, &device) == TP_OK, "%s", tp_last_error());
-        CHECK(device.index == expected_index, "\"%s\" is index %d, expected %d", type, device.index,
-              expected_index);
+        CHECK(device.index == expected_index, "\"%s\" is index %d, expected %d", type, device.index, expected_index);
         CHECK(tp_event_record(event, NULL) == TP_OK, "%s", tp_last_error());
         CHECK(tp_event_synchronize(event) == TP_OK, "%s", tp_last_error());
         CHECK(tp_event_destroy(event) == TP_OK, "%s", tp_last_error());
@@ -136,8 +135,8 @@ int main(int argc, char **argv)
         printf("control: asked for %s: module %s %s\n", mapped_by_type[t][0],
                info.module_path[0] ? info.module_path : "(none)", found ? "mapped" : "not mapped");
         if (info.module_found && info.loaded)
-            CHECK(found != NULL, "the %s module is loaded but dl_iterate_phdr does not show %s",
-                  mapped_by_type[t][0], mapped_by_type[t][1]);
+            CHECK(found != NULL, "the %s module is loaded but dl_iterate_phdr does not show %s", mapped_by_type[t][0],
+                  mapped_by_type[t][1]);
     }
     return failures ? 1 : 0;
 }

@@ -66,8 +66,8 @@ static void check_image(const char *file, const unsigned char *image, size_t siz
     }
     if (header->e_type != ET_EXEC && header->e_type != ET_DYN)
         return; /* object files and the like: no run path */
-    if (header->e_shoff == 0 || header->e_shentsize != sizeof(ElfW(Shdr)) ||
-        header->e_shoff > size || (size - header->e_shoff) / sizeof(ElfW(Shdr)) < header->e_shnum) {
+    if (header->e_shoff == 0 || header->e_shentsize != sizeof(ElfW(Shdr)) || header->e_shoff > size ||
+        (size - header->e_shoff) / sizeof(ElfW(Shdr)) < header->e_shnum) {
         printf("BAD: %s: no readable section headers\n", file);
         bad_entries++;
         return;

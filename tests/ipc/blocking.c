@@ -100,8 +100,7 @@ TEST(blocking_synchronize_of_imported_event_sleeps)
     if (flags & TP_EVENT_BLOCKING)
         CHECK(blocking < MAX_BLOCKING_SHARE);
     else
-        printf("the imported event does not report TP_EVENT_BLOCKING on %s: its figure is not bounded\n",
-               env->device);
+        printf("the imported event does not report TP_EVENT_BLOCKING on %s: its figure is not bounded\n", env->device);
     unsigned spinning_flags = 0;
     (void)imported_event_share(&producer, env->device, TP_EVENT_DEFAULT, &spinning_flags,
                                "imported, exported without TP_EVENT_BLOCKING");

@@ -199,16 +199,14 @@ TEST(cpu_shared_event_from_many_threads)
     pthread_t threads[THREADS];
     for (int i = 0; i < THREADS; i++) {
         memset(&args[i], 0, sizeof args[i]);
-        args[i] = (worker_args){.device = env->device, .handles = {event, imported}, .index = i,
-                               .failed = TP_OK};
+        args[i] = (worker_args){.device = env->device, .handles = {event, imported}, .index = i, .failed = TP_OK};
         atomic_init(&args[i].ran, 0);
         CHECK(pthread_create(&threads[i], NULL, worker_main, &args[i]) == 0);
     }
     for (int i = 0; i < THREADS; i++) {
         CHECK(pthread_join(threads[i], NULL) == 0);
         if (args[i].failed != TP_OK)
-            check_failed(__FILE__, __LINE__, "thread %d: %s: %s", i, tp_status_name(args[i].failed),
-                         args[i].error);
+            check_failed(__FILE__, __LINE__, "thread %d: %s: %s", i, tp_status_name(args[i].failed), args[i].error);
         CHECK(atomic_load(&args[i].ran) == 2 * ROUNDS);
     }
     /* Every stream is done: so is every record, seen through either handle. */

@@ -21,21 +21,21 @@
 
 /* In the child: no CHECK (it would run the parent's exit path); the line that
  * failed becomes the exit status. */
-#define CHILD_CHECK(expr)                                                                          \
-    do {                                                                                           \
-        if (!(expr)) {                                                                             \
-            fprintf(stderr, "child %s:%d: FAILED: %s (%s)\n", __FILE__, __LINE__, #expr,          \
-                    tp_last_error());                                                              \
-            _exit(__LINE__ % 250 + 1);                                                             \
-        }                                                                                          \
+#define CHILD_CHECK(expr)                                                                                  \
+    do {                                                                                                   \
+        if (!(expr)) {                                                                                     \
+            fprintf(stderr, "child %s:%d: FAILED: %s (%s)\n", __FILE__, __LINE__, #expr, tp_last_error()); \
+            _exit(__LINE__ % 250 + 1);                                                                     \
+        }                                                                                                  \
     } while (0)
 
-#define CHILD_FAILS_WITH_FORK(call)                                                                \
-    do {                                                                                           \
-        tp_status s_ = (call);                                                                     \
-        if (s_ != TP_ERR_BACKEND) fprintf(stderr, "status %s\n", tp_status_name(s_));            \
-        CHILD_CHECK(s_ == TP_ERR_BACKEND);                                                         \
-        CHILD_CHECK(strstr(tp_last_error(), "before fork()") != NULL);                             \
+#define CHILD_FAILS_WITH_FORK(call)                                    \
+    do {                                                               \
+        tp_status s_ = (call);                                         \
+        if (s_ != TP_ERR_BACKEND)                                      \
+            fprintf(stderr, "status %s\n", tp_status_name(s_));        \
+        CHILD_CHECK(s_ == TP_ERR_BACKEND);                             \
+        CHILD_CHECK(strstr(tp_last_error(), "before fork()") != NULL); \
     } while (0)
 
 /* TSan cannot run a thread started in a child of a multi-threaded fork ("dup
@@ -53,7 +53,7 @@
 #endif
 
 /* A host function on a child's own stream; under TSan run in place instead. */
-#define CHILD_LAUNCH(stream, fn, arg)                                                                             \
+#define CHILD_LAUNCH(stream, fn, arg) \
     (CHILD_STARTS_THREADS ? tp_stream_launch_host_fn((stream), (fn), (arg)) : ((fn)(arg), TP_OK))
 
 static void child_body(const char *device, tp_stream *inherited, tp_stream *inherited_default, tp_event *pending)
@@ -239,7 +239,6 @@ typedef struct churn {
 #ifndef CHURN_ALLOCATES
 #define CHURN_ALLOCATES 1
 #endif
-
 
 /* Takes the device's lock and a stream's lock over and over (creating and
  * destroying streams, where allocating is fork-safe) until told to stop. */

@@ -149,8 +149,7 @@ bool peer_reply_within(peer *p, double seconds, peer_message *reply)
         CHECK(n == 0 || errno == EINTR);
     }
     if (!read_message(p->reply_fd, reply))
-        check_failed(__FILE__, __LINE__, "the peer (pid %d) closed its end without answering: it died",
-                     (int)p->pid);
+        check_failed(__FILE__, __LINE__, "the peer (pid %d) closed its end without answering: it died", (int)p->pid);
     return true;
 }
 

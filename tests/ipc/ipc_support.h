@@ -151,8 +151,8 @@ typedef struct async_call {
     tp_status status;
     char error[256];
     atomic_bool returned;
-    double started;  /* monotonic_seconds() */
-    double finished; /* monotonic_seconds() when it returned */
+    double started;     /* monotonic_seconds() */
+    double finished;    /* monotonic_seconds() when it returned */
     double cpu_seconds; /* CPU time the call's thread used inside it */
     pthread_t thread;
 } async_call;

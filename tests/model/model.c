@@ -132,8 +132,7 @@ void model_wait_stream(model *m, int stream, int other)
 {
     if (stream == other)
         return;
-    append(m, stream,
-           (model_item){.kind = MODEL_WAIT, .wait_stream = other, .wait_count = m->streams[other].length});
+    append(m, stream, (model_item){.kind = MODEL_WAIT, .wait_stream = other, .wait_count = m->streams[other].length});
 }
 
 void model_open_gate(model *m, int gate)

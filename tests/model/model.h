@@ -53,7 +53,7 @@ typedef struct model_stream {
     bool is_default;
     int items[MODEL_MAX_ITEMS];
     int length;
-    int completed; /* items completed, after model_settle */
+    int completed;                /* items completed, after model_settle */
     int clock[MODEL_MAX_STREAMS]; /* what has completed once all its items have */
 } model_stream;
 

@@ -178,8 +178,8 @@ static void check_elapsed(runner *r, bool settled)
             /* A record that must follow another (on its stream, or through waits)
              * cannot be earlier in time, on either clock. */
             if (model_record_precedes(m, a, b) && (double)ms < -order_tolerance_ms(r, a, b, ms))
-                fail(r, "elapsed_time(e%d, e%d) = %g ms, though e%d's record follows e%d's (on s%d after s%d)", a,
-                     b, (double)ms, b, a, m->events[b].stream, m->events[a].stream);
+                fail(r, "elapsed_time(e%d, e%d) = %g ms, though e%d's record follows e%d's (on s%d after s%d)", a, b,
+                     (double)ms, b, a, m->events[b].stream, m->events[a].stream);
             if (a == b && ms != 0.0f)
                 fail(r, "elapsed_time(e%d, e%d) = %g ms, not 0", a, a, (double)ms);
             /* Two devices: the difference of the two timestamps (rule 13). */
@@ -187,8 +187,8 @@ static void check_elapsed(runner *r, bool settled)
                 timestamps[b] != INT64_MIN) {
                 double diff = (double)(timestamps[b] - timestamps[a]) / 1e6;
                 if (fabs(ms - diff) > fabs(diff) * FLT_EPSILON)
-                    fail(r, "elapsed_time(e%d, e%d) = %.9f ms across devices, but the timestamps differ by %.9f ms",
-                         a, b, (double)ms, diff);
+                    fail(r, "elapsed_time(e%d, e%d) = %.9f ms across devices, but the timestamps differ by %.9f ms", a,
+                         b, (double)ms, diff);
             }
         }
     }

@@ -5,11 +5,11 @@
 #include "model_runner.h"
 
 static const int op_weights[OP_KIND_COUNT] = {
-    [OP_HOST_FN] = 18,     [OP_GATE] = 5,          [OP_RECORD] = 16,       [OP_RECORD_CURRENT] = 4,
-    [OP_RECORD_NEW_EVENT] = 2, [OP_WAIT_EVENT] = 10, [OP_WAIT_STREAM] = 5, [OP_CREATE_EVENT] = 4,
-    [OP_DESTROY_EVENT] = 2, [OP_CREATE_STREAM] = 2, [OP_DESTROY_STREAM] = 2, [OP_OPEN_GATE] = 3,
-    [OP_SET_CURRENT] = 3,  [OP_QUERY_EVENT] = 5,   [OP_SYNC_EVENT] = 4,    [OP_SYNC_STREAM] = 3,
-    [OP_SYNC_DEVICE] = 1,  [OP_CHECKPOINT] = 6,
+    [OP_HOST_FN] = 18,         [OP_GATE] = 5,          [OP_RECORD] = 16,        [OP_RECORD_CURRENT] = 4,
+    [OP_RECORD_NEW_EVENT] = 2, [OP_WAIT_EVENT] = 10,   [OP_WAIT_STREAM] = 5,    [OP_CREATE_EVENT] = 4,
+    [OP_DESTROY_EVENT] = 2,    [OP_CREATE_STREAM] = 2, [OP_DESTROY_STREAM] = 2, [OP_OPEN_GATE] = 3,
+    [OP_SET_CURRENT] = 3,      [OP_QUERY_EVENT] = 5,   [OP_SYNC_EVENT] = 4,     [OP_SYNC_STREAM] = 3,
+    [OP_SYNC_DEVICE] = 1,      [OP_CHECKPOINT] = 6,
 };
 
 op_kind pick_op(runner *r)

@@ -16,7 +16,6 @@ static void print_trace(const runner *r)
         fprintf(stderr, "  %s\n", r->trace[i]);
 }
 
-
 _Noreturn void fail(runner *r, const char *fmt, ...)
 {
     va_list args;
@@ -33,7 +32,6 @@ _Noreturn void fail(runner *r, const char *fmt, ...)
     /* Not exit(): host functions may be blocked on gates nobody will open. */
     _Exit(1);
 }
-
 
 void trace(runner *r, const char *fmt, ...)
 {

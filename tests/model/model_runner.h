@@ -101,13 +101,13 @@ _Noreturn void fail(runner *r, const char *fmt, ...) __attribute__((format(print
 /* Adds an operation to the sequence's trace (printed with --verbose). */
 void trace(runner *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-#define EXPECT_STATUS(r, call, expected)                                                                  \
-    do {                                                                                               \
-        tp_status got_ = (call);                                                                       \
-        tp_status want_ = (expected);                                                                  \
-        if (got_ != want_)                                                                             \
-            fail((r), "%s:%d: %s returned %s, the model expects %s", __FILE__, __LINE__, #call,      \
-                 tp_status_name(got_), tp_status_name(want_));                                         \
+#define EXPECT_STATUS(r, call, expected)                                                                              \
+    do {                                                                                                              \
+        tp_status got_ = (call);                                                                                      \
+        tp_status want_ = (expected);                                                                                 \
+        if (got_ != want_)                                                                                            \
+            fail((r), "%s:%d: %s returned %s, the model expects %s", __FILE__, __LINE__, #call, tp_status_name(got_), \
+                 tp_status_name(want_));                                                                              \
     } while (0)
 
 #define EXPECT_OK(r, call) EXPECT_STATUS(r, call, TP_OK)

@@ -44,8 +44,7 @@ typedef struct watchdog {
 static _Noreturn void dump_and_fail(const stress *s, const char *why)
 {
     uint64_t now = now_ns();
-    fprintf(stderr, "stress: FAILED: %s (watchdog: %.0f s). What each thread was doing:\n", why,
-            s->watchdog_seconds);
+    fprintf(stderr, "stress: FAILED: %s (watchdog: %.0f s). What each thread was doing:\n", why, s->watchdog_seconds);
     for (int i = 0; i < s->thread_count; i++) {
         const activity *a = &s->workers[i].activity;
         int op = atomic_load(&a->op);
@@ -60,8 +59,8 @@ static _Noreturn void dump_and_fail(const stress *s, const char *why)
                 atomic_load(&a->event_slots[1]), atomic_load(&a->handles[0]), atomic_load(&a->handles[1]),
                 atomic_load(&a->done));
     }
-    fprintf(stderr, "  host functions: %" PRIu64 " launched, %" PRIu64 " ran\n",
-            atomic_load(&s->host_fns_launched), atomic_load(&s->host_fns_ran));
+    fprintf(stderr, "  host functions: %" PRIu64 " launched, %" PRIu64 " ran\n", atomic_load(&s->host_fns_launched),
+            atomic_load(&s->host_fns_ran));
     fflush(stderr);
     _Exit(1);
 }
@@ -193,8 +192,8 @@ static void report(const stress *s, double elapsed)
         for (int st = 0; st < TP_STATUS_COUNT; st++)
             statuses[st] += s->workers[i].status_counts[st];
     }
-    printf("stress: %" PRIu64 " operations in %.1f s (%.0f/s) by %d threads\n", total, elapsed,
-           (double)total / elapsed, s->thread_count);
+    printf("stress: %" PRIu64 " operations in %.1f s (%.0f/s) by %d threads\n", total, elapsed, (double)total / elapsed,
+           s->thread_count);
     for (int op = 1; op < OP_KIND_COUNT; op++)
         printf("  %-30s %10" PRIu64 "\n", op_names[op], ops[op]);
     printf("  statuses answered:");
@@ -215,8 +214,7 @@ int main(int argc, char **argv)
     setenv("TPEVENT_CPU_DEVICES", "2", 0);
     int cpu_devices = 0;
     if (tp_device_count("cpu", &cpu_devices) != TP_OK || cpu_devices < STRESS_DEVICES)
-        fail("needs %d CPU devices (TPEVENT_CPU_DEVICES), has %d: %s", STRESS_DEVICES, cpu_devices,
-             tp_last_error());
+        fail("needs %d CPU devices (TPEVENT_CPU_DEVICES), has %d: %s", STRESS_DEVICES, cpu_devices, tp_last_error());
 
     printf("stress: %d threads, %d streams, %d events on cpu:0 and cpu:1, %.1f s, watchdog %.0f s, --seed %" PRIu64
            "\n",

@@ -28,22 +28,23 @@
 
 extern const char *const device_names[STRESS_DEVICES];
 
-#define STRESS_OPS(X)                                                                \
-    X(EVENT_RECORD, "tp_event_record", 14)                                           \
-    X(EVENT_RECORD_CURRENT, "tp_event_record(NULL stream)", 4)                       \
-    X(EVENT_QUERY, "tp_event_query", 14)                                             \
-    X(EVENT_SYNCHRONIZE, "tp_event_synchronize", 6)                                  \
-    X(EVENT_WAIT, "tp_event_wait", 8)                                                \
-    X(EVENT_ELAPSED, "tp_event_elapsed_time", 8)                                     \
-    X(EVENT_REPLACE, "tp_event_destroy+create", 5)                                   \
-    X(HOST_FN, "tp_stream_launch_host_fn", 14)                                       \
-    X(STREAM_QUERY, "tp_stream_query", 6)                                            \
-    X(STREAM_SYNCHRONIZE, "tp_stream_synchronize", 4)                                \
-    X(STREAM_WAIT_STREAM, "tp_stream_wait_stream", 4)                                \
-    X(STREAM_RECORD_NEW_EVENT, "tp_stream_record_event(new)", 3)                     \
-    X(STREAM_REPLACE, "tp_stream_destroy+create", 1)                                 \
+#define STRESS_OPS(X)                                            \
+    X(EVENT_RECORD, "tp_event_record", 14)                       \
+    X(EVENT_RECORD_CURRENT, "tp_event_record(NULL stream)", 4)   \
+    X(EVENT_QUERY, "tp_event_query", 14)                         \
+    X(EVENT_SYNCHRONIZE, "tp_event_synchronize", 6)              \
+    X(EVENT_WAIT, "tp_event_wait", 8)                            \
+    X(EVENT_ELAPSED, "tp_event_elapsed_time", 8)                 \
+    X(EVENT_REPLACE, "tp_event_destroy+create", 5)               \
+    X(HOST_FN, "tp_stream_launch_host_fn", 14)                   \
+    X(STREAM_QUERY, "tp_stream_query", 6)                        \
+    X(STREAM_SYNCHRONIZE, "tp_stream_synchronize", 4)            \
+    X(STREAM_WAIT_STREAM, "tp_stream_wait_stream", 4)            \
+    X(STREAM_RECORD_NEW_EVENT, "tp_stream_record_event(new)", 3) \
+    X(STREAM_REPLACE, "tp_stream_destroy+create", 1)             \
     X(DEVICE_SYNCHRONIZE, "tp_device_synchronize", 1)
 
+/* clang-format off */
 typedef enum op_kind {
     OP_IDLE,
 #define STRESS_OP_ENUM(name, text, weight) OP_##name,
@@ -51,6 +52,7 @@ typedef enum op_kind {
 #undef STRESS_OP_ENUM
     OP_KIND_COUNT
 } op_kind;
+/* clang-format on */
 
 extern const char *const op_names[OP_KIND_COUNT];
 

@@ -4,17 +4,17 @@
 
 #include "stress.h"
 
-static const unsigned op_weights[OP_KIND_COUNT] = {
-    0,
+static const unsigned op_weights[OP_KIND_COUNT] = {0,
 #define STRESS_OP_WEIGHT(name, text, weight) weight,
-    STRESS_OPS(STRESS_OP_WEIGHT)
+                                                   STRESS_OPS(STRESS_OP_WEIGHT)
 #undef STRESS_OP_WEIGHT
 };
 
 unsigned random_event_flags(uint64_t *rng)
 {
     static const unsigned choices[] = {
-        TP_EVENT_DEFAULT,      TP_EVENT_TIMING, TP_EVENT_BLOCKING, TP_EVENT_TIMING | TP_EVENT_BLOCKING,
+        TP_EVENT_DEFAULT,      TP_EVENT_TIMING,
+        TP_EVENT_BLOCKING,     TP_EVENT_TIMING | TP_EVENT_BLOCKING,
         TP_EVENT_INTERPROCESS, TP_EVENT_INTERPROCESS | TP_EVENT_BLOCKING,
     };
     /* Timing events twice as often: elapsed time needs two of them. */

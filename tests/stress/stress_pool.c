@@ -6,10 +6,9 @@
 
 const char *const device_names[STRESS_DEVICES] = {"cpu:0", "cpu:1"};
 
-const char *const op_names[OP_KIND_COUNT] = {
-    "(between operations)",
+const char *const op_names[OP_KIND_COUNT] = {"(between operations)",
 #define STRESS_OP_NAME(name, text, weight) text,
-    STRESS_OPS(STRESS_OP_NAME)
+                                             STRESS_OPS(STRESS_OP_NAME)
 #undef STRESS_OP_NAME
 };
 
@@ -40,7 +39,6 @@ unsigned random_below(uint64_t *state, unsigned bound)
 {
     return (unsigned)(next_random(state) % bound);
 }
-
 
 _Noreturn void fail(const char *fmt, ...)
 {

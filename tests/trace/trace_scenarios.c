@@ -24,13 +24,12 @@
 #include <string.h>
 #include <time.h>
 
-#define CHECK(expr)                                                                              \
-    do {                                                                                         \
-        if (!(expr)) {                                                                           \
-            fprintf(stderr, "%s:%d: FAILED: %s\n  last error: %s\n", __FILE__, __LINE__, #expr,  \
-                    tp_last_error());                                                            \
-            exit(1);                                                                             \
-        }                                                                                        \
+#define CHECK(expr)                                                                                               \
+    do {                                                                                                          \
+        if (!(expr)) {                                                                                            \
+            fprintf(stderr, "%s:%d: FAILED: %s\n  last error: %s\n", __FILE__, __LINE__, #expr, tp_last_error()); \
+            exit(1);                                                                                              \
+        }                                                                                                         \
     } while (0)
 #define CHECK_OK(call) CHECK((call) == TP_OK)
 
@@ -244,6 +243,7 @@ int main(int argc, char **argv)
         return capture(argv[2], argv[3]);
     if (argc == 3 && strcmp(argv[1], "threads") == 0)
         return threads(argv[2]);
-    fprintf(stderr, "usage: %s ranges OUT DEV_A DEV_B | empty OUT | errors DIR | capture OUT DEV | threads OUT\n", argv[0]);
+    fprintf(stderr, "usage: %s ranges OUT DEV_A DEV_B | empty OUT | errors DIR | capture OUT DEV | threads OUT\n",
+            argv[0]);
     return 2;
 }

@@ -15,8 +15,8 @@ static void check_flags_refused(unsigned flags)
     tp_event *event = untouched;
     tp_status status = tp_event_create(&event, device, flags);
     if (status != TP_ERR_INVALID_ARGUMENT)
-        check_failed(__FILE__, __LINE__, "flags 0x%x: %s, expected TP_ERR_INVALID_ARGUMENT",
-                     flags, tp_status_name(status));
+        check_failed(__FILE__, __LINE__, "flags 0x%x: %s, expected TP_ERR_INVALID_ARGUMENT", flags,
+                     tp_status_name(status));
     CHECK(event == untouched);
     CHECK(tp_last_error()[0] != '\0');
 }

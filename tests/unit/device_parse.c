@@ -9,8 +9,8 @@ static void check_parses(const char *text, tp_device_type type, int index)
     tp_device device = {TP_DEVICE_HIP, 42};
     CHECK_OK(tp_device_parse(text, &device));
     if (device.type != type || device.index != index)
-        check_failed(__FILE__, __LINE__, "\"%s\" parsed as type %d index %d, expected %d %d",
-                     text, (int)device.type, device.index, (int)type, index);
+        check_failed(__FILE__, __LINE__, "\"%s\" parsed as type %d index %d, expected %d %d", text, (int)device.type,
+                     device.index, (int)type, index);
 }
 
 /* The string is refused with TP_ERR_INVALID_DEVICE, the output is left alone, and
@@ -20,8 +20,8 @@ static void check_refused(const char *text)
     tp_device device = {TP_DEVICE_HIP, 42};
     tp_status status = tp_device_parse(text, &device);
     if (status != TP_ERR_INVALID_DEVICE)
-        check_failed(__FILE__, __LINE__, "tp_device_parse(\"%s\") returned %s, expected %s",
-                     text, tp_status_name(status), tp_status_name(TP_ERR_INVALID_DEVICE));
+        check_failed(__FILE__, __LINE__, "tp_device_parse(\"%s\") returned %s, expected %s", text,
+                     tp_status_name(status), tp_status_name(TP_ERR_INVALID_DEVICE));
     CHECK(device.type == TP_DEVICE_HIP && device.index == 42);
     char quoted[128];
     snprintf(quoted, sizeof quoted, "\"%s\"", text);

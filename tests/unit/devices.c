@@ -15,8 +15,8 @@
 static void check_device(tp_device device, tp_device_type type, int index)
 {
     if (device.type != type || device.index != index)
-        check_failed(__FILE__, __LINE__, "device is type %d index %d, expected %d %d",
-                     (int)device.type, device.index, (int)type, index);
+        check_failed(__FILE__, __LINE__, "device is type %d index %d, expected %d %d", (int)device.type, device.index,
+                     (int)type, index);
 }
 
 static void check_current_device(tp_device_type type, int index)
@@ -30,8 +30,7 @@ static void require_env(const char *name, const char *value)
 {
     const char *actual = getenv(name);
     if (value == NULL ? actual != NULL : (actual == NULL || strcmp(actual, value) != 0))
-        check_failed(__FILE__, __LINE__, "run this test with %s=%s (CMake sets it)", name,
-                     value ? value : "(unset)");
+        check_failed(__FILE__, __LINE__, "run this test with %s=%s (CMake sets it)", name, value ? value : "(unset)");
 }
 
 /* A GPU backend that is not usable here, for the tests of what that refuses;

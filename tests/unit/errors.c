@@ -28,8 +28,8 @@ TEST(status_name_of_every_status)
     for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++) {
         const char *name = tp_status_name(expected[i].status);
         if (name == NULL || strcmp(name, expected[i].name) != 0)
-            check_failed(__FILE__, __LINE__, "tp_status_name(%d) is \"%s\", expected \"%s\"",
-                         (int)expected[i].status, name ? name : "(null)", expected[i].name);
+            check_failed(__FILE__, __LINE__, "tp_status_name(%d) is \"%s\", expected \"%s\"", (int)expected[i].status,
+                         name ? name : "(null)", expected[i].name);
     }
     return 0;
 }
@@ -60,8 +60,8 @@ TEST(status_description_of_every_status)
 TEST(version_string_matches_header)
 {
     char expected[32];
-    snprintf(expected, sizeof expected, "%d.%d.%d", TPEVENT_VERSION_MAJOR,
-             TPEVENT_VERSION_MINOR, TPEVENT_VERSION_PATCH);
+    snprintf(expected, sizeof expected, "%d.%d.%d", TPEVENT_VERSION_MAJOR, TPEVENT_VERSION_MINOR,
+             TPEVENT_VERSION_PATCH);
     CHECK(tp_version_string() != NULL);
     CHECK(strcmp(tp_version_string(), expected) == 0);
     return 0;
@@ -115,8 +115,7 @@ static void *fail_in_other_thread(void *arg)
     tp_device device;
     snprintf(errors->seen_at_start, sizeof errors->seen_at_start, "%s", tp_last_error());
     CHECK_STATUS(tp_device_parse("hip:x", &device), TP_ERR_INVALID_DEVICE);
-    snprintf(errors->seen_after_own_failure, sizeof errors->seen_after_own_failure, "%s",
-             tp_last_error());
+    snprintf(errors->seen_after_own_failure, sizeof errors->seen_after_own_failure, "%s", tp_last_error());
     return NULL;
 }
 

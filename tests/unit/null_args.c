@@ -8,10 +8,10 @@
 
 #include <tpevent/tpevent_diagnostics.h>
 
-#define CHECK_REFUSES_NULL(call)                                                     \
-    do {                                                                             \
-        CHECK_STATUS(call, TP_ERR_INVALID_ARGUMENT);                                 \
-        CHECK(tp_last_error()[0] != '\0');                                           \
+#define CHECK_REFUSES_NULL(call)                     \
+    do {                                             \
+        CHECK_STATUS(call, TP_ERR_INVALID_ARGUMENT); \
+        CHECK(tp_last_error()[0] != '\0');           \
     } while (0)
 
 static const char device[] = "cpu:0";

@@ -41,10 +41,11 @@ static int check_backend(const char *name, const char *how, const char *libdir)
     tp_backend_info info;
     if (tp_backend_get_info(name, &info) != TP_OK)
         return mismatch(name, tp_last_error());
-    printf("%-4s expected %-7s built_in=%d module_found=%d loaded=%d status=%s devices=%d module=\"%s\" "
-           "reason=\"%s\"\n",
-           name, how, info.built_in, info.module_found, info.loaded, tp_status_name(info.status),
-           info.device_count, info.module_path, info.reason);
+    printf(
+        "%-4s expected %-7s built_in=%d module_found=%d loaded=%d status=%s devices=%d module=\"%s\" "
+        "reason=\"%s\"\n",
+        name, how, info.built_in, info.module_found, info.loaded, tp_status_name(info.status), info.device_count,
+        info.module_path, info.reason);
     int usable = info.status == TP_OK;
     if (!usable && info.reason[0] == '\0')
         return mismatch(name, "unavailable without a reason");
