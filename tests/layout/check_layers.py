@@ -9,6 +9,9 @@
       one loop through them.
   check_layers.py lines <max> <source files...>
       Fails if a source file has more than <max> lines.
+  check_layers.py includes <root> <source files...>
+      Fails if a source file outside tests/ includes a header under tests/: test
+      code never lies on the production path.
 """
 import subprocess
 import sys
@@ -139,11 +142,31 @@ def check_lines(limit, files):
     return 1 if over else 0
 
 
+def check_includes(root, files):
+    root = Path(root).resolve()
+    found = []
+    for f in files:
+        relative = Path(f).resolve().relative_to(root)
+        if relative.parts[0] == "tests":
+            continue
+        with open(f, encoding="utf-8") as fh:
+            for number, line in enumerate(fh, 1):
+                words = line.replace("#", "# ", 1).split()
+                if words[:2] == ["#", "include"] and len(words) > 2 and words[2].strip('"<').startswith("tests/"):
+                    found.append(f"{relative}:{number}: {line.strip()}")
+    for line in found:
+        print(f"FAIL: {line}")
+    print(f"{len(files)} files, {len(found)} includes of test code outside tests/")
+    return 1 if found else 0
+
+
 def main(argv):
     if len(argv) >= 3 and argv[1] == "calls":
         return check_calls(argv[2], argv[3:])
     if len(argv) >= 3 and argv[1] == "lines":
         return check_lines(int(argv[2]), argv[3:])
+    if len(argv) >= 3 and argv[1] == "includes":
+        return check_includes(argv[2], argv[3:])
     print(__doc__)
     return 2
 
