@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "clock.h"
+#include "common/clock.h"
 
 /* Called through a volatile pointer, so that the compiler can neither inline nor
  * drop the call: what is left is the call itself. */
@@ -19,10 +19,10 @@ static void (*volatile empty_function)(void) = empty_call;
 void baseline_sample_empty(double *samples, size_t count, unsigned batch)
 {
     for (size_t i = 0; i < count; i++) {
-        uint64_t before = tool_now_ns();
+        uint64_t before = tp_now_ns();
         for (unsigned b = 0; b < batch; b++)
             empty_function();
-        uint64_t after = tool_now_ns();
+        uint64_t after = tp_now_ns();
         samples[i] = (double)(after - before) / batch;
     }
 }
@@ -31,10 +31,10 @@ void baseline_sample_clock(double *samples, size_t count, unsigned batch)
 {
     for (size_t i = 0; i < count; i++) {
         struct timespec ignored;
-        uint64_t before = tool_now_ns();
+        uint64_t before = tp_now_ns();
         for (unsigned b = 0; b < batch; b++)
             clock_gettime(CLOCK_MONOTONIC, &ignored);
-        uint64_t after = tool_now_ns();
+        uint64_t after = tp_now_ns();
         samples[i] = (double)(after - before) / batch;
     }
 }
@@ -88,14 +88,14 @@ baseline_ping_pong *baseline_ping_pong_start(void)
 void baseline_ping_pong_sample(baseline_ping_pong *ping_pong, double *samples, size_t count)
 {
     for (size_t i = 0; i < count; i++) {
-        uint64_t before = tool_now_ns();
+        uint64_t before = tp_now_ns();
         pthread_mutex_lock(&ping_pong->lock);
         uint64_t ping = ++ping_pong->pings;
         pthread_cond_signal(&ping_pong->pinged);
         while (ping_pong->pongs != ping)
             pthread_cond_wait(&ping_pong->ponged, &ping_pong->lock);
         pthread_mutex_unlock(&ping_pong->lock);
-        uint64_t after = tool_now_ns();
+        uint64_t after = tp_now_ns();
         samples[i] = (double)(after - before);
     }
 }

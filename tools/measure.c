@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "clock.h"
+#include "common/clock.h"
 
 typedef bool (*op_sampler)(bench_target *target, double *samples, size_t count, unsigned batch);
 
@@ -45,10 +45,10 @@ static bool sample_record_event(bench_target *target, tp_event *event, double *s
 {
     for (size_t i = 0; i < count; i++) {
         tp_status status = TP_OK;
-        uint64_t before = tool_now_ns();
+        uint64_t before = tp_now_ns();
         for (unsigned b = 0; b < batch && status == TP_OK; b++)
             status = tp_event_record(event, target->stream);
-        uint64_t after = tool_now_ns();
+        uint64_t after = tp_now_ns();
         if (status != TP_OK)
             return call_failed(target, "tp_event_record", status);
         samples[i] = per_call(before, after, batch);
@@ -78,13 +78,13 @@ static bool sample_query(bench_target *target, double *samples, size_t count, un
     for (size_t i = 0; i < count; i++) {
         tp_status status = TP_OK;
         bool done = true;
-        uint64_t before = tool_now_ns();
+        uint64_t before = tp_now_ns();
         for (unsigned b = 0; b < batch && status == TP_OK; b++) {
             bool reached = false;
             status = tp_event_query(target->plain_event, &reached);
             done &= reached;
         }
-        uint64_t after = tool_now_ns();
+        uint64_t after = tp_now_ns();
         if (status != TP_OK)
             return call_failed(target, "tp_event_query", status);
         always_done = always_done && done;
@@ -104,10 +104,10 @@ static bool sample_synchronize(bench_target *target, double *samples, size_t cou
         return false;
     for (size_t i = 0; i < count; i++) {
         tp_status status = TP_OK;
-        uint64_t before = tool_now_ns();
+        uint64_t before = tp_now_ns();
         for (unsigned b = 0; b < batch && status == TP_OK; b++)
             status = tp_event_synchronize(target->plain_event);
-        uint64_t after = tool_now_ns();
+        uint64_t after = tp_now_ns();
         if (status != TP_OK)
             return call_failed(target, "tp_event_synchronize", status);
         samples[i] = per_call(before, after, batch);
@@ -121,10 +121,10 @@ static bool sample_stream_wait(bench_target *target, double *samples, size_t cou
         return false;
     for (size_t i = 0; i < count; i++) {
         tp_status status = TP_OK;
-        uint64_t before = tool_now_ns();
+        uint64_t before = tp_now_ns();
         for (unsigned b = 0; b < batch && status == TP_OK; b++)
             status = tp_stream_wait_event(target->waiting_stream, target->plain_event);
-        uint64_t after = tool_now_ns();
+        uint64_t after = tp_now_ns();
         if (status != TP_OK)
             return call_failed(target, "tp_stream_wait_event", status);
         samples[i] = per_call(before, after, batch);
@@ -144,10 +144,10 @@ static bool sample_elapsed(bench_target *target, double *samples, size_t count, 
         return false;
     for (size_t i = 0; i < count; i++) {
         float milliseconds = 0.0f;
-        uint64_t before = tool_now_ns();
+        uint64_t before = tp_now_ns();
         for (unsigned b = 0; b < batch && status == TP_OK; b++)
             status = tp_event_elapsed_time(target->timing_start, target->timing_end, &milliseconds);
-        uint64_t after = tool_now_ns();
+        uint64_t after = tp_now_ns();
         if (status != TP_OK)
             return call_failed(target, "tp_event_elapsed_time", status);
         samples[i] = per_call(before, after, batch);
@@ -159,13 +159,13 @@ static bool sample_create_destroy(bench_target *target, double *samples, size_t 
 {
     for (size_t i = 0; i < count; i++) {
         tp_status created = TP_OK, destroyed = TP_OK;
-        uint64_t before = tool_now_ns();
+        uint64_t before = tp_now_ns();
         for (unsigned b = 0; b < batch && destroyed == TP_OK; b++) {
             tp_event *event = NULL;
             created = tp_event_create(&event, target->device, TP_EVENT_DEFAULT);
             destroyed = created == TP_OK ? tp_event_destroy(event) : created;
         }
-        uint64_t after = tool_now_ns();
+        uint64_t after = tp_now_ns();
         if (created != TP_OK)
             return call_failed(target, "tp_event_create", created);
         if (destroyed != TP_OK)
@@ -179,12 +179,12 @@ static bool sample_record_synchronize(bench_target *target, double *samples, siz
 {
     for (size_t i = 0; i < count; i++) {
         tp_status recorded = TP_OK, reached = TP_OK;
-        uint64_t before = tool_now_ns();
+        uint64_t before = tp_now_ns();
         for (unsigned b = 0; b < batch && reached == TP_OK; b++) {
             recorded = tp_event_record(target->plain_event, target->stream);
             reached = recorded == TP_OK ? tp_event_synchronize(target->plain_event) : recorded;
         }
-        uint64_t after = tool_now_ns();
+        uint64_t after = tp_now_ns();
         if (recorded != TP_OK)
             return call_failed(target, "tp_event_record", recorded);
         if (reached != TP_OK)
