@@ -51,7 +51,7 @@ static tp_status event_from_native(int device, void *native, tp_event **out)
     return gpu_wrapped_event_create(device, native, &gpu_wrapped_table, out);
 }
 
-/* The list of entries (gpu_entries.h) made into the fork guards and the tables. A
+/* The list of entries (gpu_entries.h) made into the guards and the tables. A
  * guard's parameters and arguments, from its parameter types (one to four). */
 #define GPU_PICK(_1, _2, _3, _4, picked, ...) picked
 #define GPU_PARAMS(...) GPU_PICK(__VA_ARGS__, GPU_PARAMS4, GPU_PARAMS3, GPU_PARAMS2, GPU_PARAMS1, )(__VA_ARGS__)
@@ -64,7 +64,9 @@ static tp_status event_from_native(int device, void *native, tp_event **out)
 /*
  * fork() (gpu_device.c): in a child of the process that initialized the driver,
  * every entry that can reach the runtime fails at once. One relaxed load and a
- * branch in front of the entry, then a tail call.
+ * branch in front of the entry, then a tail call. An entry a capture changes
+ * (rule 16) tests for a capture next, and takes gpu_graph.c's path only if one may
+ * be involved.
  */
 #define GPU_FORK_GUARD(table, slot, operation, function, ...)                              \
     static tp_status guarded_##table##_##slot GPU_PARAMS(__VA_ARGS__)                      \
@@ -73,16 +75,29 @@ static tp_status event_from_native(int device, void *native, tp_event **out)
             return gpu_forked_fail(#operation);                                            \
         return function GPU_ARGS(__VA_ARGS__);                                             \
     }
+#define GPU_CAPTURE_GUARD(table, slot, operation, function, test, capture_path, ...)       \
+    static tp_status guarded_##table##_##slot GPU_PARAMS(__VA_ARGS__)                      \
+    {                                                                                      \
+        if (TP_UNLIKELY(atomic_load_explicit(&gpu_in_forked_child, memory_order_relaxed))) \
+            return gpu_forked_fail(#operation);                                            \
+        if (TP_UNLIKELY(test))                                                             \
+            return capture_path GPU_ARGS(__VA_ARGS__);                                     \
+        return function GPU_ARGS(__VA_ARGS__);                                             \
+    }
 #define GPU_NO_GUARD(slot, value)
 #define GPU_SHARED_GUARD(slot, ...) GPU_FORK_GUARD(shared, slot, __VA_ARGS__)
 #define GPU_PLAIN_GUARD(slot, ...) GPU_FORK_GUARD(plain, slot, __VA_ARGS__)
 #define GPU_IPC_GUARD(slot, ...) GPU_FORK_GUARD(ipc, slot, __VA_ARGS__)
 #define GPU_WRAPPED_GUARD(slot, ...) GPU_FORK_GUARD(wrapped, slot, __VA_ARGS__)
+#define GPU_SHARED_CAPTURE(slot, ...) GPU_CAPTURE_GUARD(shared, slot, __VA_ARGS__)
+#define GPU_PLAIN_CAPTURE(slot, ...) GPU_CAPTURE_GUARD(plain, slot, __VA_ARGS__)
+#define GPU_IPC_CAPTURE(slot, ...) GPU_CAPTURE_GUARD(ipc, slot, __VA_ARGS__)
+#define GPU_WRAPPED_CAPTURE(slot, ...) GPU_CAPTURE_GUARD(wrapped, slot, __VA_ARGS__)
 
-GPU_SHARED_ENTRIES(GPU_SHARED_GUARD, GPU_NO_GUARD)
-GPU_PLAIN_EVENT_ENTRIES(GPU_PLAIN_GUARD, GPU_NO_GUARD)
-GPU_IPC_EVENT_ENTRIES(GPU_IPC_GUARD, GPU_NO_GUARD)
-GPU_WRAPPED_EVENT_ENTRIES(GPU_WRAPPED_GUARD, GPU_NO_GUARD)
+GPU_SHARED_ENTRIES(GPU_SHARED_GUARD, GPU_SHARED_CAPTURE, GPU_NO_GUARD)
+GPU_PLAIN_EVENT_ENTRIES(GPU_PLAIN_GUARD, GPU_PLAIN_CAPTURE, GPU_NO_GUARD)
+GPU_IPC_EVENT_ENTRIES(GPU_IPC_GUARD, GPU_IPC_CAPTURE, GPU_NO_GUARD)
+GPU_WRAPPED_EVENT_ENTRIES(GPU_WRAPPED_GUARD, GPU_WRAPPED_CAPTURE, GPU_NO_GUARD)
 
 #define GPU_SLOT(slot, value) .slot = value,
 #define GPU_SHARED_SLOT(slot, ...) .slot = guarded_shared_##slot,
@@ -92,15 +107,18 @@ GPU_WRAPPED_EVENT_ENTRIES(GPU_WRAPPED_GUARD, GPU_NO_GUARD)
 
 /* clang-format off */
 static const tp_backend gpu_table = {
-    GPU_SHARED_ENTRIES(GPU_SHARED_SLOT, GPU_SLOT) GPU_PLAIN_EVENT_ENTRIES(GPU_PLAIN_SLOT, GPU_SLOT)
+    GPU_SHARED_ENTRIES(GPU_SHARED_SLOT, GPU_SHARED_SLOT, GPU_SLOT)
+    GPU_PLAIN_EVENT_ENTRIES(GPU_PLAIN_SLOT, GPU_PLAIN_SLOT, GPU_SLOT)
 };
 
 static const tp_backend gpu_ipc_table = {
-    GPU_SHARED_ENTRIES(GPU_SHARED_SLOT, GPU_SLOT) GPU_IPC_EVENT_ENTRIES(GPU_IPC_SLOT, GPU_SLOT)
+    GPU_SHARED_ENTRIES(GPU_SHARED_SLOT, GPU_SHARED_SLOT, GPU_SLOT)
+    GPU_IPC_EVENT_ENTRIES(GPU_IPC_SLOT, GPU_IPC_SLOT, GPU_SLOT)
 };
 
 static const tp_backend gpu_wrapped_table = {
-    GPU_SHARED_ENTRIES(GPU_SHARED_SLOT, GPU_SLOT) GPU_WRAPPED_EVENT_ENTRIES(GPU_WRAPPED_SLOT, GPU_SLOT)
+    GPU_SHARED_ENTRIES(GPU_SHARED_SLOT, GPU_SHARED_SLOT, GPU_SLOT)
+    GPU_WRAPPED_EVENT_ENTRIES(GPU_WRAPPED_SLOT, GPU_WRAPPED_SLOT, GPU_SLOT)
 };
 /* clang-format on */
 

@@ -260,9 +260,6 @@ tp_status gpu_capture_event_record(tp_event *base, tp_stream *stream_base)
 {
     gpu_stream *stream = gpu_as_stream(stream_base);
     gpu_event *event = gpu_as_event(base);
-    if (TP_LIKELY(!atomic_load_explicit(&stream->capture_check, memory_order_relaxed) &&
-                  atomic_load_explicit(&event->capture, memory_order_relaxed) == NULL))
-        return gpu_plain_event_record(base, stream_base);
     gpu_capture *token = atomic_load_explicit(&stream->capture_check, memory_order_relaxed) ? stream_capture(stream)
                                                                                             : NULL;
     if (token)
@@ -370,11 +367,7 @@ static tp_status capture_wait(gpu_stream *stream, gpu_event *event)
 tp_status gpu_capture_wait_event(tp_stream *stream_base, tp_event *event_base)
 {
     gpu_stream *stream = gpu_as_stream(stream_base);
-    gpu_event *event = gpu_as_event(event_base);
-    if (TP_LIKELY(!atomic_load_explicit(&stream->capture_check, memory_order_relaxed) &&
-                  atomic_load_explicit(&event->capture, memory_order_relaxed) == NULL))
-        return gpu_plain_stream_wait_event(stream_base, event_base);
-    return capture_wait(stream, event);
+    return capture_wait(stream, gpu_as_event(event_base));
 }
 
 tp_status gpu_capture_ipc_wait_event(tp_stream *stream_base, tp_event *event_base)

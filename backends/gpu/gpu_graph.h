@@ -72,9 +72,34 @@ bool gpu_capture_add_branch(gpu_capture_build *build, gpu_stream *stream, uint64
 build_branch *gpu_capture_branch_of(gpu_capture_build *build, gpu_stream *stream);
 void gpu_capture_enter(gpu_stream *stream, gpu_capture *token);
 
-/* The entries a capture changes, wrapping those of the files below (a relaxed
- * load of the stream's capture_check or the event's capture, then a tail call),
- * and the capture entries. */
+/* The capture layer's tests (gpu_entries.h, CAPTURED): whether a capture may be
+ * involved in a call, from what the stream or event says of itself: a stream
+ * tpevent or someone else may capture (capture_check), a stream inside a capture
+ * (capture), an event whose latest record was made inside one (capture; read with
+ * acquire where the answer goes by the record, as settle() in gpu_graph.c does). */
+static inline bool gpu_stream_capture_checked(tp_stream *stream)
+{
+    return atomic_load_explicit(&gpu_as_stream(stream)->capture_check, memory_order_relaxed);
+}
+
+static inline bool gpu_stream_in_capture(tp_stream *stream)
+{
+    return atomic_load_explicit(&gpu_as_stream(stream)->capture, memory_order_relaxed) != NULL;
+}
+
+static inline bool gpu_event_capture_marked(tp_event *event)
+{
+    return atomic_load_explicit(&gpu_as_event(event)->capture, memory_order_relaxed) != NULL;
+}
+
+static inline bool gpu_event_capture_unsettled(tp_event *event)
+{
+    return atomic_load_explicit(&gpu_as_event(event)->capture, memory_order_acquire) != NULL;
+}
+
+/* The capture layer's paths, taken where its test says a capture may be involved;
+ * each ends in the entry below it where none is after all. Then the capture
+ * entries. */
 tp_status gpu_capture_event_record(tp_event *event, tp_stream *stream);
 tp_status gpu_capture_wait_event(tp_stream *stream, tp_event *event);
 tp_status gpu_capture_ipc_wait_event(tp_stream *stream, tp_event *event);
