@@ -155,6 +155,7 @@ tp_status tp_backend_check_table(const tp_backend *table, tp_device_type type, c
                           : !table->event_query       ? "event_query"
                           : !table->event_synchronize ? "event_synchronize"
                           : !table->stream_wait_event ? "stream_wait_event"
+                          : !table->event_elapsed     ? "event_elapsed"
                                                       : NULL;
     if (missing) {
         snprintf(reason, reason_size, "its table has no '%s' entry", missing);
