@@ -190,7 +190,16 @@ struct tp_backend {
      * work waits for it to return. */
     tp_status (*stream_launch_host_fn)(tp_stream *stream, void (*fn)(void *), void *arg);
 
-    /* The native handle: cudaStream_t, hipStream_t; the CPU returns the stream. */
+    /*
+     * The native handle: cudaStream_t, hipStream_t; the CPU returns the stream.
+     * Rule 19: once a created stream's handle was given out, its native stream
+     * outlives the tp stream for as long as the process runs (whoever holds the
+     * handle may record on it later): stream_destroy keeps it in a pool that
+     * stream_create of the same device and priority takes from, once it is idle.
+     * tp_stream_native, the trace's tracks and Python's __cuda_stream__ and
+     * native_handle all come here. A wrapped stream's native stream is its
+     * owner's; the CPU's handle is the tp stream itself, valid until its destroy.
+     */
     void *(*stream_native)(tp_stream *stream);
 
     /*

@@ -68,6 +68,7 @@ tp_status gpu_device_open(gpu_device *device)
             atomic_init(&device->default_stream.host_queue, NULL);
             atomic_init(&device->default_stream.capture_check, false);
             atomic_init(&device->default_stream.capture, NULL);
+            atomic_init(&device->default_stream.handle_given_out, false);
             atomic_store_explicit(&device->open, true, memory_order_release);
         } else {
             status = gpu_fail_call(call, e);
@@ -152,6 +153,7 @@ tp_status gpu_init(const tp_backend *table, const tp_backend *ipc_table, const t
         pthread_mutex_init(&devices[d].snapshot_lock, NULL);
         for (int p = 0; p < GPU_POOL_COUNT; p++)
             pthread_mutex_init(&devices[d].pools[p].lock, NULL);
+        pthread_mutex_init(&devices[d].stream_pool.lock, NULL);
     }
     /* Lives as long as the process: tearing devices down at exit would pull
      * streams and contexts from under other libraries still using them. */

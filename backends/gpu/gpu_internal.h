@@ -13,7 +13,8 @@
  *   gpu_host_fn.c    host functions (rule 15): a thread per stream that runs
  *                    them, the stream held meanwhile by a stream memory
  *                    operation on a counter in mapped host memory; process exit
- *   gpu_stream.c     streams, and the relay streams a stream's relayed waits use
+ *   gpu_stream.c     streams, the pool of native streams whose handle was given
+ *                    out (rule 19), and the relay streams a stream's relayed waits use
  *   gpu_event.c      plain (in-process) events: the hot paths, the per-thread
  *                    cache of their structs; wrapped native events (interop)
  *   gpu_ipc.c        what interprocess events rest on: payloads, opened handles,
@@ -35,6 +36,9 @@
  *    stream is the runtime's NULL stream (see the mapping for which handle).
  *    Handles that mean "the default stream of the current device" need their
  *    device current for each call; every other handle works from any device.
+ *    A created stream whose handle was given out (rule 19) leaves its native
+ *    stream, at destroy, in a pool of its device, which a later stream of the same
+ *    priority takes once the native stream is idle; the others are destroyed.
  *  - Events get their native event at the first record (rule 2), from a pool per
  *    device and flag combination. A native event goes back to its pool when its
  *    tp event is destroyed, and is handed out again only once its last record has
@@ -160,7 +164,26 @@ typedef struct gpu_stream {
     _Atomic(struct gpu_host_queue *) host_queue;
     atomic_bool capture_check;             /* rule 16: look for a capture (gpu_graph.h) */
     _Atomic(struct gpu_capture *) capture; /* the one it is in, begun by tpevent or joined */
+    /* Its native handle was given out (stream_native): destroy pools the native
+     * stream instead of destroying it (rule 19). */
+    atomic_bool handle_given_out;
 } gpu_stream;
+
+/* A native stream whose handle was given out, kept after its tp stream went
+ * (rule 19; gpu_stream.c), for a later stream of its priority. */
+typedef struct gpu_pooled_stream {
+    rt_stream native;
+    int priority;
+} gpu_pooled_stream;
+
+/* Never freed, not even at exit: whoever holds a handle may still use it from
+ * its own teardown (torch's host allocator does), as torch never frees its own. */
+typedef struct gpu_stream_pool {
+    pthread_mutex_t lock;
+    gpu_pooled_stream *items;
+    size_t count, capacity;
+    size_t next; /* where the next look for an idle one starts, so that each is looked at in turn */
+} gpu_stream_pool;
 
 typedef struct gpu_device {
     int index;
@@ -171,6 +194,7 @@ typedef struct gpu_device {
     int greatest_priority; /* so greatest <= least */
     gpu_stream default_stream;
     gpu_event_pool pools[GPU_POOL_COUNT];
+    gpu_stream_pool stream_pool;
     /* IPC: imports, retired shared native events, the UUID. Never taken on a hot
      * path. */
     pthread_mutex_t ipc_lock;
@@ -330,9 +354,12 @@ static inline rt_error gpu_guard_enter_if(bool needed, rt_guard *guard, rt_conte
 tp_status gpu_stream_create(int device, int priority, tp_stream **out);
 tp_status gpu_stream_from_native(int device, void *native, tp_stream **out);
 tp_status gpu_stream_default(int device, tp_stream **out);
+/* A created stream's native stream is destroyed, or pooled if its handle was given
+ * out (rule 19); a wrapped stream's is left to its owner. */
 tp_status gpu_stream_destroy(tp_stream *stream);
 tp_status gpu_stream_query(tp_stream *stream, bool *idle);
 tp_status gpu_stream_synchronize(tp_stream *stream);
+/* The native handle; the stream's native stream then outlives it (rule 19). */
 void *gpu_stream_native(tp_stream *stream);
 tp_status gpu_stream_priority_range(int device, int *least, int *greatest);
 

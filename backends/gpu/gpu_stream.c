@@ -1,10 +1,11 @@
 /*
  * Streams: created (non-blocking, with a priority), wrapped from a native handle,
- * or the device's default stream; and each stream's relay streams. Host functions
- * are gpu_host_fn.c's; a stream only makes room for them and tells them when it is
- * destroyed.
+ * or the device's default stream; the pool of native streams whose handle was
+ * given out; and each stream's relay streams. Host functions are gpu_host_fn.c's;
+ * a stream only makes room for them and tells them when it is destroyed.
  */
 #include "backends/gpu/gpu_internal.h"
+#include "common/array.h"
 
 #include <stdlib.h>
 
@@ -46,8 +47,90 @@ static gpu_stream *stream_wrap(gpu_device *device, rt_stream native, int priorit
     /* A wrapped stream may be captured by its owner at any time (rule 16). */
     atomic_init(&stream->capture_check, (kind & TP_STREAM_BORROWED) != 0);
     atomic_init(&stream->capture, NULL);
+    atomic_init(&stream->handle_given_out, false);
     return stream;
 }
+
+/* Destroys a native stream of the device; with work pending the runtime returns at
+ * once and frees the stream when the work is done (rule 9). */
+static rt_error destroy_native_stream(gpu_device *device, rt_stream native)
+{
+    rt_guard guard;
+    rt_error e = rt_guard_enter(&guard, device->context, RT_NEED_DEVICE);
+    if (e == RT_SUCCESS) {
+        e = rt_stream_destroy(native);
+        rt_guard_leave(&guard);
+    }
+    return e;
+}
+
+/* ------------------------------------------------------------------ pool */
+
+/*
+ * Rule 19. A native stream whose handle was given out may still be used by whoever
+ * holds the handle after its tp stream is destroyed: torch's caching host allocator
+ * records an event on every stream a pinned block was used on when it frees the
+ * block, and a destroyed stream there aborts the process. So such a native stream
+ * is never destroyed: destroy leaves it in its device's pool, and a later stream of
+ * the same priority takes it, as torch's own pool hands its streams out again.
+ *
+ * Only an idle one is taken: its last owner's work (host functions, holds, waits:
+ * all of them keep it busy until they are done), and whatever a holder of the
+ * handle put on it since, is complete. So a new stream starts with nothing ahead of
+ * it, and a host-function thread or hold of the old tp stream never touches it
+ * again (those touch only their own queue, counters and gates once the stream has
+ * passed them). Everything else tpevent keeps of a stream (relays, host-function
+ * queue, capture, name) is in its tp stream struct, which is new each time.
+ *
+ * Never freed, not even at exit (gpu_stream_pool). Streams are created and destroyed
+ * off the hot paths, so a lock per device is fine here. In a child created by fork()
+ * no entry reaches the pool (gpu_device.c).
+ */
+
+/* Pooled native streams a take asks the runtime about, at most, before it creates
+ * a new one: taking stays cheap while many are busy, and each is asked in turn. */
+#define STREAM_POOL_ASK_MAX 8
+
+/* An idle native stream of `priority` from the device's pool, with its device
+ * current. Rule 16: a stream someone captures is never queried (that would
+ * invalidate the capture); the queries are tpevent's own, in relaxed mode, as in
+ * gpu_pool.c. */
+static bool stream_pool_take(gpu_device *device, int priority, rt_stream *out)
+{
+    gpu_stream_pool *pool = &device->stream_pool;
+    bool found = false;
+    pthread_mutex_lock(&pool->lock);
+    rt_capture_mode mode = rt_thread_capture_relax_save();
+    size_t asked = 0;
+    for (size_t seen = 0; seen < pool->count && asked < STREAM_POOL_ASK_MAX && !found; seen++) {
+        size_t i = pool->next++ % pool->count;
+        gpu_pooled_stream *item = &pool->items[i];
+        if (item->priority != priority)
+            continue;
+        asked++;
+        if (rt_stream_capturing(item->native) || rt_stream_query(item->native) != RT_SUCCESS)
+            continue; /* busy, captured, or failed: kept, for its holders */
+        *out = item->native;
+        *item = pool->items[--pool->count];
+        found = true;
+    }
+    rt_thread_capture_restore(mode);
+    pthread_mutex_unlock(&pool->lock);
+    return found;
+}
+
+/* Pools a native stream whose handle was given out, busy or not. Out of memory it
+ * is kept all the same, outside the pool: never destroyed, never reused. */
+static void stream_pool_give(gpu_device *device, rt_stream native, int priority)
+{
+    gpu_stream_pool *pool = &device->stream_pool;
+    pthread_mutex_lock(&pool->lock);
+    if (tp_array_grow(&pool->items, &pool->capacity, pool->count + 1, sizeof *pool->items))
+        pool->items[pool->count++] = (gpu_pooled_stream){native, priority};
+    pthread_mutex_unlock(&pool->lock);
+}
+
+/* --------------------------------------------------------------- streams */
 
 tp_status gpu_stream_create(int index, int priority, tp_stream **out)
 {
@@ -57,22 +140,27 @@ tp_status gpu_stream_create(int index, int priority, tp_stream **out)
         return status;
     int clamped = clamp_priority(device, priority);
     rt_stream native;
+    bool pooled = false;
     rt_guard guard;
     rt_error e = rt_guard_enter(&guard, device->context, RT_NEED_DEVICE);
     if (e == RT_SUCCESS) {
-        e = rt_stream_create(&native, clamped);
+        pooled = stream_pool_take(device, clamped, &native);
+        if (!pooled)
+            e = rt_stream_create(&native, clamped);
         rt_guard_leave(&guard);
     }
     if (e != RT_SUCCESS)
         return gpu_fail_call(RT_CALL("StreamCreateWithPriority"), e);
     gpu_stream *stream = stream_wrap(device, native, clamped, 0, false);
     if (!stream) {
-        if (rt_guard_enter(&guard, device->context, RT_NEED_DEVICE) == RT_SUCCESS) {
-            (void)rt_stream_destroy(native);
-            rt_guard_leave(&guard);
-        }
+        if (pooled)
+            stream_pool_give(device, native, clamped); /* its handle is still out there */
+        else
+            (void)destroy_native_stream(device, native);
         return gpu.host->fail(TP_ERR_OUT_OF_MEMORY, "tp_stream_create: out of memory");
     }
+    /* Given out before: it stays given out, and goes back to the pool again. */
+    atomic_store_explicit(&stream->handle_given_out, pooled, memory_order_relaxed);
     *out = &stream->head;
     return TP_OK;
 }
@@ -121,19 +209,6 @@ tp_status gpu_stream_default(int index, tp_stream **out)
     return TP_OK;
 }
 
-/* Destroys a native stream of the device; with work pending the runtime returns at
- * once and frees the stream when the work is done (rule 9). */
-static rt_error destroy_native_stream(gpu_device *device, rt_stream native)
-{
-    rt_guard guard;
-    rt_error e = rt_guard_enter(&guard, device->context, RT_NEED_DEVICE);
-    if (e == RT_SUCCESS) {
-        e = rt_stream_destroy(native);
-        rt_guard_leave(&guard);
-    }
-    return e;
-}
-
 static void destroy_relays(gpu_stream *stream)
 {
     _Atomic(rt_stream) *relays = atomic_load_explicit(&stream->relays, memory_order_acquire);
@@ -152,8 +227,10 @@ tp_status gpu_stream_destroy(tp_stream *base)
     gpu_stream *stream = gpu_as_stream(base);
     rt_error e = RT_SUCCESS;
     gpu_host_fn_stream_closed(stream); /* its host functions still run (rule 9) */
-    destroy_relays(stream);
-    if (!(base->kind & TP_STREAM_BORROWED))
+    destroy_relays(stream);            /* tpevent's own, never given out */
+    if (atomic_load_explicit(&stream->handle_given_out, memory_order_relaxed))
+        stream_pool_give(stream->device, stream->native, base->priority);
+    else if (!(base->kind & TP_STREAM_BORROWED))
         e = destroy_native_stream(stream->device, stream->native);
     free(stream);
     return e == RT_SUCCESS ? TP_OK : gpu_fail_call(RT_CALL("StreamDestroy"), e);
@@ -197,10 +274,15 @@ tp_status gpu_stream_synchronize(tp_stream *base)
     return TP_LIKELY(e == RT_SUCCESS) ? TP_OK : gpu_fail_call(RT_CALL("StreamSynchronize"), e);
 }
 
-/* The default stream answers NULL, as torch and CuPy name it (tpevent.h). */
+/* The default stream answers NULL, as torch and CuPy name it (tpevent.h). A wrapped
+ * stream's native stream is its owner's, and the default stream is never
+ * destroyed: only a created one is marked. */
 void *gpu_stream_native(tp_stream *base)
 {
-    return rt_stream_public(gpu_as_stream(base)->native);
+    gpu_stream *stream = gpu_as_stream(base);
+    if (!(base->kind & (TP_STREAM_DEFAULT | TP_STREAM_BORROWED)))
+        atomic_store_explicit(&stream->handle_given_out, true, memory_order_relaxed);
+    return rt_stream_public(stream->native);
 }
 
 /* ---------------------------------------------------------------- relays */

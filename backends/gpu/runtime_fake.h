@@ -8,7 +8,9 @@
  *
  * What it models of CUDA, because the shared code relies on it:
  *  - streams in order, independent of each other (the default stream too, as for
- *    CUDA's non-blocking streams); a destroyed stream finishes its work;
+ *    CUDA's non-blocking streams); a destroyed stream finishes its work, and any
+ *    later call on it (a record, a query, a second destroy) fails with "invalid
+ *    resource handle", where CUDA's answer is undefined (rule 19's tests);
  *  - an event's latest record: query and synchronize answer for it, a wait keeps
  *    the record latest at the call, a record replaces the previous one;
  *  - the runtime's host functions of every stream run on ONE callback thread, each

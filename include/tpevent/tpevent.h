@@ -288,9 +288,12 @@ TP_API tp_status tp_stream_launch_host_fn(tp_stream *stream, void (*fn)(void *),
  * legacy default stream, for code built without per-thread default streams (tpevent
  * itself passes cudaStreamLegacy to the runtime for it, whatever the caller's build).
  * tp_stream_from_native of NULL or of cudaStreamLegacy wraps that same stream.
- * Lifetime: a handle given away to another library is valid until tp_stream_destroy
- * of a stream tpevent created; keep the stream until that library is done with it
- * (the Python binding keeps its streams through interpreter exit: README, interop).
+ * Lifetime (rule 19): once this call gave out the handle of a CUDA or HIP stream
+ * tpevent created, its native stream stays valid while the process runs, for whoever
+ * still holds the handle (torch's host allocator records on it when it frees a
+ * pinned block): tp_stream_destroy leaves it in a pool, and a later tp_stream_create
+ * of the same device and priority takes it once it is idle. A CPU stream's handle is
+ * the stream itself, valid until tp_stream_destroy.
  */
 TP_API tp_status tp_stream_native(tp_stream *stream, void **native);
 TP_API tp_status tp_stream_device(tp_stream *stream, tp_device *out);

@@ -1,9 +1,8 @@
 /* See foreign_capture.h. */
-#define _GNU_SOURCE /* dl_iterate_phdr, RTLD_NOLOAD */
 #include "foreign_capture.h"
+#include "native_runtime.h"
 
 #include <dlfcn.h>
-#include <link.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -41,13 +40,9 @@ static void cu_exec_destroy(void *exec)
 
 static bool find_cuda_driver(foreign_capture *out)
 {
-    void *driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    void *driver = cuda_driver_open();
     if (!driver)
-        driver = dlopen("libcuda.so.1", RTLD_NOW);
-    if (!driver) {
-        printf("skipped: the CUDA driver (libcuda.so.1) cannot be opened for a foreign capture: %s\n", dlerror());
         return false;
-    }
     cu.begin = (cu_begin_fn)dlsym(driver, "cuStreamBeginCapture_v2");
     cu.end = (cu_end_fn)dlsym(driver, "cuStreamEndCapture");
     cu.instantiate = (cu_instantiate_fn)dlsym(driver, "cuGraphInstantiateWithFlags");
@@ -62,28 +57,6 @@ static bool find_cuda_driver(foreign_capture *out)
     return true;
 }
 
-/* ------------------------------------------------------------ the fake GPU */
-
-static int find_module(struct dl_phdr_info *info, size_t size, void *data)
-{
-    (void)size;
-    const char *suffix = "/libtpevent-cuda.so";
-    size_t length = strlen(info->dlpi_name), suffix_length = strlen(suffix);
-    if (length < suffix_length || strcmp(info->dlpi_name + length - suffix_length, suffix) != 0)
-        return 0;
-    snprintf(data, 4096, "%s", info->dlpi_name);
-    return 1;
-}
-
-static const foreign_capture_calls *find_fake(void)
-{
-    char path[4096] = "";
-    if (!dl_iterate_phdr(find_module, path))
-        return NULL;
-    void *module = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
-    return module ? (const foreign_capture_calls *)dlsym(module, FOREIGN_CAPTURE_FAKE_SYMBOL) : NULL;
-}
-
 /* ------------------------------------------------------------------- entry */
 
 bool foreign_capture_find(const char *device, foreign_capture *out)
@@ -95,7 +68,7 @@ bool foreign_capture_find(const char *device, foreign_capture *out)
             device);
         return false;
     }
-    const foreign_capture_calls *fake = find_fake();
+    const foreign_capture_calls *fake = fake_gpu_symbol(FOREIGN_CAPTURE_FAKE_SYMBOL);
     if (fake) {
         *out = (foreign_capture){"fake GPU", *fake};
         return true;

@@ -386,23 +386,46 @@ rt_error fake_stream_create(rt_stream *stream, int priority)
     return RT_SUCCESS;
 }
 
+/* A destroyed stream answers every call with CUDA's "invalid resource handle"
+ * (where CUDA's answer is undefined, this is the one a test can see): its struct
+ * is kept, so that the fake can tell. */
 rt_error fake_stream_destroy(rt_stream s)
 {
     if (!s)
         return FAKE_ERROR_INVALID_HANDLE;
     pthread_mutex_lock(&s->lock);
+    bool twice = s->destroyed;
     s->destroyed = true;
     pthread_cond_signal(&s->work);
     pthread_mutex_unlock(&s->lock);
-    return RT_SUCCESS;
+    return twice ? FAKE_ERROR_INVALID_HANDLE : RT_SUCCESS;
 }
 
-static uint64_t submitted_now(rt_stream s)
+int fake_live_streams(int device)
+{
+    if (device < 0 || device >= fake.device_count)
+        return -1;
+    fake_device *d = &fake.devices[device];
+    pthread_mutex_lock(&d->lock);
+    rt_stream streams = d->streams;
+    pthread_mutex_unlock(&d->lock);
+    int live = 0;
+    for (rt_stream s = streams; s; s = s->next_on_device) {
+        pthread_mutex_lock(&s->lock);
+        live += !s->destroyed;
+        pthread_mutex_unlock(&s->lock);
+    }
+    return live;
+}
+
+/* Work submitted so far; false for a destroyed stream. */
+static bool submitted_now(rt_stream s, uint64_t *submitted)
 {
     pthread_mutex_lock(&s->lock);
-    uint64_t submitted = s->submitted;
+    bool destroyed = s->destroyed;
+    *submitted = s->submitted;
     pthread_mutex_unlock(&s->lock);
-    return submitted;
+    return !destroyed;
 }
 
 rt_error fake_stream_query(rt_stream s)
@@ -411,7 +434,10 @@ rt_error fake_stream_query(rt_stream s)
     rt_error forbidden;
     if (fake_capture_forbids_stream(s, &forbidden) || fake_capture_forbids_unsafe(&forbidden))
         return forbidden;
-    return atomic_load(&s->completed) >= submitted_now(s) ? RT_SUCCESS : FAKE_ERROR_NOT_READY;
+    uint64_t submitted;
+    if (!submitted_now(s, &submitted))
+        return FAKE_ERROR_INVALID_HANDLE;
+    return atomic_load(&s->completed) >= submitted ? RT_SUCCESS : FAKE_ERROR_NOT_READY;
 }
 
 rt_error fake_stream_synchronize(rt_stream s)
@@ -420,7 +446,9 @@ rt_error fake_stream_synchronize(rt_stream s)
     rt_error forbidden;
     if (fake_capture_forbids_stream(s, &forbidden) || fake_capture_forbids_unsafe(&forbidden))
         return forbidden;
-    uint64_t target = submitted_now(s);
+    uint64_t target;
+    if (!submitted_now(s, &target))
+        return FAKE_ERROR_INVALID_HANDLE;
     backoff b = BACKOFF_INIT;
     while (atomic_load(&s->completed) < target)
         fake_poll_pause_for(&b);
@@ -437,7 +465,8 @@ rt_error fake_device_synchronize(void)
     rt_stream streams = d->streams;
     pthread_mutex_unlock(&d->lock);
     for (rt_stream s = streams; s; s = s->next_on_device) {
-        uint64_t target = submitted_now(s);
+        uint64_t target;
+        (void)submitted_now(s, &target); /* a destroyed one's pending work still counts */
         backoff b = BACKOFF_INIT;
         while (atomic_load(&s->completed) < target)
             fake_poll_pause_for(&b);

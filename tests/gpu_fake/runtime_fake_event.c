@@ -4,6 +4,7 @@
  * record is the one query, synchronize, waits and elapsed time look at.
  */
 #include "tests/gpu_fake/runtime_fake_internal.h"
+#include "tests/gpu_fake/native_stream_calls.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -147,3 +148,25 @@ rt_error fake_ipc_get_event_handle(rt_ipc_event_handle *handle, rt_event e)
     memcpy(handle->bytes + 8, &address, sizeof address);
     return RT_SUCCESS;
 }
+
+/* ---------------------------------------- native streams, for the tests */
+
+static int native_record_and_wait(void *stream)
+{
+    rt_stream s = stream;
+    int previous = fake_current_device();
+    fake_set_current_device(fake_resolve(s)->device); /* the event's device: the stream's */
+    rt_event event;
+    rt_error e = fake_event_create(&event, RT_EVENT_DISABLE_TIMING);
+    fake_set_current_device(previous);
+    if (e != RT_SUCCESS)
+        return e;
+    e = fake_event_record(event, s);
+    if (e == RT_SUCCESS)
+        e = fake_event_synchronize(event);
+    (void)fake_event_destroy(event);
+    return e;
+}
+
+__attribute__((visibility("default")))
+const native_stream_calls tpevent_fake_native_stream = {native_record_and_wait, fake_live_streams};

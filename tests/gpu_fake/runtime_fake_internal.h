@@ -60,6 +60,8 @@ struct fake_event {
 };
 
 rt_stream fake_resolve(rt_stream s);
+/* Streams of the device not destroyed, the default one included (rule 19's tests). */
+int fake_live_streams(int device);
 void fake_record_unref(fake_record *record);
 fake_op *fake_op_new(int kind);
 /* Queues the operation (taking it) on its stream, for the stream's thread. */
