@@ -31,7 +31,8 @@ typedef struct tppy_device_text {
 
 typedef struct {
     PyObject_HEAD
-    tp_event *event;
+    tp_event *event;       /* NULL once closed */
+    tp_event *closed;      /* what close() took from `event`, destroyed with the object */
     PyObject *device_name; /* "cuda:0", made on first use of .device */
     PyObject *owner;       /* from_native: the object whose native event it wraps, kept alive */
     PyObject *weak_references;
@@ -97,6 +98,13 @@ int tppy_raise_int(tp_status status);
 
 /* tppy_raise with a message of the binding's own instead of tp_last_error(). */
 PyObject *tppy_raise_with(tp_status status, const char *message);
+
+/* ----------------------------------------------------------- messages.c */
+
+/* A message of the C library as a str in a Python user's words: without the C
+ * function names it went through, with Python's names for the C names in it, and
+ * without rule numbers. */
+PyObject *tppy_python_message(const char *message);
 
 /* tpevent.NotRecordedError, raised for TP_ERR_NOT_RECORDED: a tpevent.Error and a
  * ValueError (torch's elapsed_time raises ValueError). */
@@ -233,11 +241,13 @@ int tppy_event_type_namespace(PyTypeObject *type);
  * stream_events.c: Stream.record_event, record, wait_event, wait_stream;
  * current_stream.c: Stream.__enter__ and __exit__ (the stream and its device
  *   current inside the block);
- * interop.c: the interop methods and attributes of Stream and Event. */
+ * interop.c: the interop methods and attributes of Stream and Event;
+ * aliases.c: CuPy's and cuda.core's names for methods of Event and Stream. */
 int tppy_event_ipc_init(void);
 int tppy_stream_events_init(void);
 int tppy_current_stream_init(void);
 int tppy_interop_init(void);
+int tppy_aliases_init(void);
 
 /* ----------------------------------------------------- current_stream.c */
 
