@@ -320,7 +320,8 @@ static PyObject *backend_info(const tp_backend_info *info)
     PyObject *values[6] = {
         PyUnicode_FromString(info->name),
         PyBool_FromLong(info->status == TP_OK),
-        info->status == TP_OK ? Py_NewRef(Py_None) : optional_str(info->reason),
+        info->status == TP_OK || !info->reason || !info->reason[0] ? Py_NewRef(Py_None)
+                                                                   : tppy_python_message(info->reason),
         PyLong_FromLong(info->device_count),
         PyBool_FromLong(info->built_in),
         optional_str(info->module_path),
