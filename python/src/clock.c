@@ -74,7 +74,7 @@ static PyStructSequence_Field clock_info_fields[] = {
 
 static PyStructSequence_Desc clock_info_desc = {
     .name = "tpevent.ClockInfo",
-    .doc = "What device_clock() says of a device's clock (rule 13).",
+    .doc = "What device_clock() says of a device's clock.",
     .fields = clock_info_fields,
     .n_in_sequence = 2,
 };

@@ -1,8 +1,6 @@
 /* tpevent.Error and the mapping of tp_status to Python exceptions. */
 #include "tpevent_python.h"
 
-#include <string.h>
-
 PyObject *tppy_error_type;
 PyObject *tppy_not_recorded_error_type;
 
@@ -13,7 +11,7 @@ PyDoc_STRVAR(error_doc,
              "is unavailable, an event was not recorded or was created without timing,\n"
              "objects of different devices were mixed, the runtime underneath failed.\n"
              "\n"
-             "The message is the C library's (tp_last_error()). The attribute `status`\n"
+             "The message is the C library's, in Python's names. The attribute `status`\n"
              "holds the name of the C status, such as 'TP_ERR_TIMING_DISABLED'.\n"
              "\n"
              "Bad device strings and bad arguments raise ValueError instead, which also\n"
@@ -67,30 +65,6 @@ static PyObject *exception_type_for(tp_status status)
     }
 }
 
-/* The C library's names that Python code does not see, in Python's words. */
-static const char *const python_words[][2] = {
-    {"TP_EVENT_TIMING", "enable_timing=True"},       {"TP_EVENT_BLOCKING", "blocking=True"},
-    {"TP_EVENT_INTERPROCESS", "interprocess=True"},  {"tp_event_elapsed_time", "Event.elapsed_time"},
-    {"tp_event_timestamp", "Event.timestamp"},       {"tp_event_from_native", "Event.from_native"},
-    {"tp_stream_from_native", "Stream.from_native"},
-};
-
-static PyObject *python_message(const char *message)
-{
-    /* A message may quote a file path, which need not be UTF-8. */
-    PyObject *text = PyUnicode_DecodeUTF8(message, (Py_ssize_t)strlen(message), "replace");
-    for (size_t i = 0; text && i < sizeof python_words / sizeof python_words[0]; i++) {
-        if (!strstr(message, python_words[i][0]))
-            continue;
-        PyObject *from = PyUnicode_FromString(python_words[i][0]), *to = PyUnicode_FromString(python_words[i][1]);
-        PyObject *replaced = from && to ? PyUnicode_Replace(text, from, to, -1) : NULL;
-        Py_XDECREF(from);
-        Py_XDECREF(to);
-        Py_SETREF(text, replaced);
-    }
-    return text;
-}
-
 PyObject *tppy_raise(tp_status status)
 {
     const char *message = tp_last_error();
@@ -100,7 +74,7 @@ PyObject *tppy_raise(tp_status status)
 PyObject *tppy_raise_with(tp_status status, const char *message)
 {
     PyObject *type = exception_type_for(status);
-    PyObject *text = python_message(message);
+    PyObject *text = tppy_python_message(message);
     if (!text)
         return NULL;
     PyObject *exception = PyObject_CallOneArg(type, text);

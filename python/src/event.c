@@ -126,8 +126,8 @@ static void event_dealloc(tppy_event *self)
      * cannot fail for a live event, and a destructor has no one to tell. */
     if (self->weak_references)
         PyObject_ClearWeakRefs((PyObject *)self);
-    if (self->event)
-        (void)tp_event_destroy(self->event);
+    if (self->event || self->closed)
+        (void)tp_event_destroy(self->event ? self->event : self->closed);
     Py_XDECREF(self->owner); /* after the wrapper of its native event is gone */
     Py_XDECREF(self->device_name);
     Py_TYPE(self)->tp_free((PyObject *)self);
@@ -325,7 +325,7 @@ PyDoc_STRVAR(event_elapsed_time_doc,
              ">>> ms = e1_cuda.elapsed_time(e2_cuda)\n");
 
 /* The C call answers TP_ERR_NOT_READY for a record not reached yet; from Python,
- * waiting for it is what the seed's examples expect. */
+ * waiting for it is what the seed's (TensorPlay's) examples expect. */
 static tp_status wait_then_time(tp_event *start, tp_event *end, float *ms)
 {
     tp_status status;
@@ -353,14 +353,38 @@ static PyObject *event_elapsed_time(tppy_event *self, PyObject *end_event)
     return PyFloat_FromDouble(ms);
 }
 
-/* An event is a handle into this process's runtime; a pickle of it would come back
- * as a new, unrelated event. IPC handles are the way to share one. */
-static PyObject *event_reduce(PyObject *self, PyObject *unused)
+/* `end - start`: the ms from start's record to end's, as cuda.core's Event reads. */
+static PyObject *event_subtract(PyObject *end, PyObject *start)
+{
+    if (!PyObject_TypeCheck(end, &tppy_event_type) || !PyObject_TypeCheck(start, &tppy_event_type))
+        Py_RETURN_NOTIMPLEMENTED;
+    return event_elapsed_time((tppy_event *)start, end);
+}
+
+static PyNumberMethods event_as_number = {
+    .nb_subtract = event_subtract,
+};
+
+PyDoc_STRVAR(event_close_doc,
+             "close($self, /)\n"
+             "--\n"
+             "\n"
+             "Close the event, as cuda.core's Event.close(): from now on its methods and\n"
+             "attributes raise ValueError ('the event is closed'), but close(). The native\n"
+             "event goes back to the runtime when the Event object goes; a wait another\n"
+             "thread is in finishes first. Closing twice does nothing.\n");
+
+/* The tp_event stays until dealloc: another thread may be inside synchronize()
+ * with the GIL released, on this very tp_event. Every C call of a closed Event
+ * gets NULL, which the C API refuses (no check added to the binding's paths). */
+static PyObject *event_close(tppy_event *self, PyObject *unused)
 {
     (void)unused;
-    PyErr_Format(PyExc_TypeError, "cannot pickle %s: use ipc_handle() and from_ipc_handle() to share an event",
-                 Py_TYPE(self)->tp_name);
-    return NULL;
+    if (self->event) {
+        self->closed = self->event;
+        self->event = NULL;
+    }
+    Py_RETURN_NONE;
 }
 
 static PyMethodDef event_methods[] = {
@@ -371,7 +395,7 @@ static PyMethodDef event_methods[] = {
     {"wait", (PyCFunction)(void (*)(void))event_wait, METH_FASTCALL | METH_KEYWORDS, event_wait_doc},
     {"elapsed_time", (PyCFunction)event_elapsed_time, METH_O, event_elapsed_time_doc},
     {"timestamp", tppy_event_timestamp, METH_NOARGS, tppy_event_timestamp_doc},
-    {"__reduce__", event_reduce, METH_NOARGS, "Events cannot be pickled: use ipc_handle()."},
+    {"close", (PyCFunction)event_close, METH_NOARGS, event_close_doc},
     {NULL, NULL, 0, NULL},
 };
 
@@ -411,8 +435,7 @@ static PyGetSetDef event_getset[] = {
      (void *)(uintptr_t)TP_EVENT_BLOCKING},
     {"interprocess", (getter)event_get_flag, NULL, "True if the event can be shared with other processes.",
      (void *)(uintptr_t)TP_EVENT_INTERPROCESS},
-    {"external", (getter)event_get_flag, NULL,
-     "True if a record inside a graph capture is made again at each replay (rule 16).",
+    {"external", (getter)event_get_flag, NULL, "True if a record inside a graph capture is made again at each replay.",
      (void *)(uintptr_t)TP_EVENT_EXTERNAL},
     {NULL, NULL, NULL, NULL, NULL},
 };
@@ -422,6 +445,8 @@ static PyObject *event_repr(tppy_event *self)
     tp_device device;
     unsigned flags;
     char device_text[TP_DEVICE_STRING_MAX];
+    if (!self->event)
+        return PyUnicode_FromFormat("<%s (closed)>", Py_TYPE(self)->tp_name);
     if (tp_event_device(self->event, &device) != TP_OK || tp_event_flags(self->event, &flags) != TP_OK ||
         tp_device_format(device, device_text, sizeof device_text) != TP_OK)
         return PyUnicode_FromFormat("<%s at %p>", Py_TYPE(self)->tp_name, (void *)self);
@@ -459,9 +484,9 @@ PyDoc_STRVAR(event_doc,
              "        capture waits at each replay, as torch.cuda.Event(external=True)\n"
              "        (default: False).\n"
              "\n"
-             "Unlike the seed, tpevent supports blocking and interprocess, and events on\n"
-             "the CPU as well as on CUDA and HIP devices. No native event exists until\n"
-             "the event is first recorded.\n"
+             "Events work on the CPU as well as on CUDA and HIP devices. No native event\n"
+             "exists until the event is first recorded. `end - start` is\n"
+             "start.elapsed_time(end), as cuda.core reads it.\n"
              "\n"
              "Returns:\n"
              "    A tpevent.Event object.\n"
@@ -484,6 +509,7 @@ PyTypeObject tppy_event_type = {
     .tp_basicsize = sizeof(tppy_event),
     .tp_dealloc = (destructor)event_dealloc,
     .tp_repr = (reprfunc)event_repr,
+    .tp_as_number = &event_as_number,
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
     .tp_doc = event_doc,
     .tp_weaklistoffset = offsetof(tppy_event, weak_references),

@@ -1,5 +1,7 @@
 /* Event.ipc_handle() and Event.from_ipc_handle() (rule 8): an event shared with
- * another process through 128 bytes. Added to the type by tppy_event_ipc_init. */
+ * another process through 128 bytes; and pickling, which sends those bytes, as
+ * torch pickles its IPC events for multiprocessing. Added to the type by
+ * tppy_event_ipc_init. */
 #include "tpevent_python.h"
 
 #include <string.h>
@@ -74,7 +76,44 @@ static PyObject *event_from_ipc_handle(PyTypeObject *cls, PyObject *args, PyObje
     return tppy_event_adopt(cls, event);
 }
 
+static const char event_reduce_doc[] =
+    "__reduce__($self, /)\n"
+    "--\n"
+    "\n"
+    "An interprocess event pickles as its IPC handle: unpickled in another process\n"
+    "(multiprocessing, spawn or fork), it is Event.from_ipc_handle(None, handle),\n"
+    "the same event. Other events cannot be pickled (TypeError).\n";
+
+/* Any other event is a handle into this process's runtime: a pickle of it would
+ * come back as a new, unrelated event. */
+static PyObject *event_reduce(tppy_event *self, PyObject *unused)
+{
+    (void)unused;
+    unsigned flags;
+    tp_status status = tp_event_flags(self->event, &flags);
+    if (status != TP_OK)
+        return tppy_raise(status);
+    if (!(flags & TP_EVENT_INTERPROCESS)) {
+        PyErr_Format(PyExc_TypeError,
+                     "cannot pickle %s: it is not interprocess; only an event created with interprocess=True can "
+                     "go to another process (it travels as its ipc_handle())",
+                     Py_TYPE(self)->tp_name);
+        return NULL;
+    }
+    PyObject *handle = event_ipc_handle(self, NULL);
+    if (!handle)
+        return NULL;
+    PyObject *rebuild = PyObject_GetAttrString((PyObject *)Py_TYPE(self), "from_ipc_handle");
+    if (!rebuild) {
+        Py_DECREF(handle);
+        return NULL;
+    }
+    /* No device: the handle's own, whatever the process's current device is. */
+    return Py_BuildValue("(N(ON))", rebuild, Py_None, handle);
+}
+
 static PyMethodDef event_methods[] = {
+    {"__reduce__", (PyCFunction)event_reduce, METH_NOARGS, event_reduce_doc},
     {"ipc_handle", (PyCFunction)event_ipc_handle, METH_NOARGS, event_ipc_handle_doc},
     {"from_ipc_handle", (PyCFunction)(void (*)(void))event_from_ipc_handle, METH_VARARGS | METH_KEYWORDS | METH_CLASS,
      event_from_ipc_handle_doc},

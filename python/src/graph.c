@@ -202,7 +202,7 @@ static PyTypeObject graph_type = {
     .tp_getset = graph_getset,
     .tp_doc =
         "Graph()\n--\n\n"
-        "Work captured from streams, replayed as a whole (rule 16), as\n"
+        "Work captured from streams, replayed as a whole, as\n"
         "torch.cuda.CUDAGraph: on CUDA and HIP the runtime's graph; on the CPU the\n"
         "captured host functions, records and waits, replayed in order.\n"
         "Use it with `with tpevent.graph(g):`, then g.replay().",

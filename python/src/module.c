@@ -320,7 +320,8 @@ static PyObject *backend_info(const tp_backend_info *info)
     PyObject *values[6] = {
         PyUnicode_FromString(info->name),
         PyBool_FromLong(info->status == TP_OK),
-        info->status == TP_OK ? Py_NewRef(Py_None) : optional_str(info->reason),
+        info->status == TP_OK || !info->reason || !info->reason[0] ? Py_NewRef(Py_None)
+                                                                   : tppy_python_message(info->reason),
         PyLong_FromLong(info->device_count),
         PyBool_FromLong(info->built_in),
         optional_str(info->module_path),
@@ -434,7 +435,7 @@ static struct PyModuleDef top_level_def = {
 
 #define NAMESPACE_DOC(type_name)                                                                              \
     "tpevent with '" type_name "' as the default device type, for code written against\n"                  \
-    "torch." type_name " or the seed's tensorplay." type_name ": Event() and Stream() make\n"               \
+    "torch." type_name " or tensorplay." type_name ": Event() and Stream() make\n"                           \
     "objects of the current " type_name " device, current_stream() gives its current stream,\n"            \
     "and so on. The functions are tpevent's, with device=None meaning the current\n"                         \
     "device of this type and an int device meaning an index of this type."
@@ -509,8 +510,8 @@ PyMODINIT_FUNC PyInit__tpevent(void)
         tppy_event_types_init(module, namespaces) < 0 || tppy_stream_types_init(module, namespaces) < 0 ||
         tppy_stream_events_init() < 0 || tppy_event_ipc_init() < 0 || tppy_current_stream_init() < 0 ||
         add_backend_info(module) < 0 || tppy_clock_types_init(module) < 0 || tppy_at_exit_init(module) < 0 ||
-        tppy_interop_init() < 0 || tppy_graph_types_init(module) < 0 || tppy_timeline_init(module) < 0 ||
-        PyModule_AddStringConstant(module, "__version__", tp_version_string()) < 0 ||
+        tppy_interop_init() < 0 || tppy_aliases_init() < 0 || tppy_graph_types_init(module) < 0 ||
+        tppy_timeline_init(module) < 0 || PyModule_AddStringConstant(module, "__version__", tp_version_string()) < 0 ||
         PyModule_AddIntConstant(module, "IPC_HANDLE_SIZE", TP_IPC_HANDLE_SIZE) < 0) {
         Py_DECREF(module);
         return NULL;

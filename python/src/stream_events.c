@@ -1,6 +1,7 @@
 /*
  * The methods of Stream on events and other streams: record_event, record,
- * wait_event and wait_stream, added to the type by tppy_stream_events_init.
+ * wait_event, wait_stream and wait (cuda.core's name for both waits), added to the
+ * type by tppy_stream_events_init.
  */
 #include "tpevent_python.h"
 
@@ -107,11 +108,11 @@ PyDoc_STRVAR(stream_wait_stream_doc,
              "Parameters:\n"
              "    stream (tpevent.Stream): a stream to synchronize with.\n");
 
-static PyObject *stream_wait_stream(tppy_stream *self, PyObject *arg)
+static PyObject *wait_on_stream(tppy_stream *self, PyObject *arg, const char *function)
 {
     tp_stream *other;
     PyObject *hold;
-    if (tppy_stream_arg(arg, false, "wait_stream", &other, &hold) < 0)
+    if (tppy_stream_arg(arg, false, function, &other, &hold) < 0)
         return NULL;
     tp_status status = tp_stream_wait_stream(self->stream, other);
     Py_XDECREF(hold);
@@ -120,12 +121,33 @@ static PyObject *stream_wait_stream(tppy_stream *self, PyObject *arg)
     Py_RETURN_NONE;
 }
 
+static PyObject *stream_wait_stream(tppy_stream *self, PyObject *arg)
+{
+    return wait_on_stream(self, arg, "wait_stream");
+}
+
+PyDoc_STRVAR(stream_wait_doc,
+             "wait($self, event_or_stream, /)\n"
+             "--\n"
+             "\n"
+             "As cuda.core's Stream.wait(): wait_event(event_or_stream) for a\n"
+             "tpevent.Event, else wait_stream(event_or_stream) (a tpevent.Stream or\n"
+             "another library's stream). Never blocks the calling thread.\n");
+
+static PyObject *stream_wait(tppy_stream *self, PyObject *arg)
+{
+    if (PyObject_TypeCheck(arg, &tppy_event_type))
+        return stream_wait_event(self, arg);
+    return wait_on_stream(self, arg, "wait");
+}
+
 static PyMethodDef stream_methods[] = {
     {"record_event", (PyCFunction)(void (*)(void))stream_record_event, METH_FASTCALL | METH_KEYWORDS,
      stream_record_event_doc},
     {"record", (PyCFunction)(void (*)(void))stream_record, METH_FASTCALL | METH_KEYWORDS, stream_record_doc},
     {"wait_event", (PyCFunction)stream_wait_event, METH_O, stream_wait_event_doc},
     {"wait_stream", (PyCFunction)stream_wait_stream, METH_O, stream_wait_stream_doc},
+    {"wait", (PyCFunction)stream_wait, METH_O, stream_wait_doc},
     {NULL, NULL, 0, NULL},
 };
 

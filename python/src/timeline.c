@@ -73,10 +73,10 @@ static PyObject *trace_stop(PyObject *module, PyObject *arg)
 }
 
 static PyMethodDef timeline_functions[] = {
-    {"_range_push", (PyCFunction)(void (*)(void))range_push, METH_FASTCALL, "tp_range_push (see tpevent.range)"},
-    {"_range_pop", (PyCFunction)(void (*)(void))range_pop, METH_FASTCALL, "tp_range_pop (see tpevent.range)"},
-    {"_trace_start", trace_start, METH_NOARGS, "tp_trace_start (see tpevent.trace)"},
-    {"_trace_stop", trace_stop, METH_O, "tp_trace_stop (see tpevent.trace)"},
+    {"_range_push", (PyCFunction)(void (*)(void))range_push, METH_FASTCALL, "range_push (see tpevent.range)"},
+    {"_range_pop", (PyCFunction)(void (*)(void))range_pop, METH_FASTCALL, "range_pop (see tpevent.range)"},
+    {"_trace_start", trace_start, METH_NOARGS, "trace_start (see tpevent.trace)"},
+    {"_trace_stop", trace_stop, METH_O, "trace_stop (see tpevent.trace)"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -31,7 +31,8 @@ typedef struct tppy_device_text {
 
 typedef struct {
     PyObject_HEAD
-    tp_event *event;
+    tp_event *event;       /* NULL once closed */
+    tp_event *closed;      /* what close() took from `event`, destroyed with the object */
     PyObject *device_name; /* "cuda:0", made on first use of .device */
     PyObject *owner;       /* from_native: the object whose native event it wraps, kept alive */
     PyObject *weak_references;
@@ -88,7 +89,8 @@ int tppy_errors_init(PyObject *module);
 /*
  * Raises the exception for a failed tpevent call and returns NULL: ValueError for
  * TP_ERR_INVALID_DEVICE and TP_ERR_INVALID_ARGUMENT, tpevent.Error for the rest.
- * The message is tp_last_error(); the exception's `status` is tp_status_name().
+ * The message is tp_last_error() in Python's words (tppy_python_message); the
+ * exception's `status` is tp_status_name().
  */
 PyObject *tppy_raise(tp_status status);
 
@@ -101,6 +103,13 @@ PyObject *tppy_raise_with(tp_status status, const char *message);
 /* tpevent.NotRecordedError, raised for TP_ERR_NOT_RECORDED: a tpevent.Error and a
  * ValueError (torch's elapsed_time raises ValueError). */
 extern PyObject *tppy_not_recorded_error_type;
+
+/* ----------------------------------------------------------- messages.c */
+
+/* A message of the C library as a str in a Python user's words: without the C
+ * function names it went through, with Python's names for the C names in it, and
+ * without rule numbers. */
+PyObject *tppy_python_message(const char *message);
 
 /* --------------------------------------------------------------- args.c */
 
@@ -230,14 +239,16 @@ int tppy_event_type_namespace(PyTypeObject *type);
 
 /* Each adds its methods to Stream or Event, after the types are ready:
  * event_ipc.c: Event.ipc_handle and Event.from_ipc_handle;
- * stream_events.c: Stream.record_event, record, wait_event, wait_stream;
+ * stream_events.c: Stream.record_event, record, wait_event, wait_stream, wait;
  * current_stream.c: Stream.__enter__ and __exit__ (the stream and its device
  *   current inside the block);
- * interop.c: the interop methods and attributes of Stream and Event. */
+ * interop.c: the interop methods and attributes of Stream and Event;
+ * aliases.c: CuPy's and cuda.core's names for methods of Event and Stream. */
 int tppy_event_ipc_init(void);
 int tppy_stream_events_init(void);
 int tppy_current_stream_init(void);
 int tppy_interop_init(void);
+int tppy_aliases_init(void);
 
 /* ----------------------------------------------------- current_stream.c */
 

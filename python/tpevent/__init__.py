@@ -4,7 +4,8 @@ One API for marking points in streams of device work, waiting for them, ordering
 streams against each other and timing the work between two points. The device
 string picks the backend at run time: ``"cpu"``, ``"cuda:1"``, ``"hip:0"``.
 
-The API is the seed's (TensorPlay's, itself modelled on ``torch.cuda.Event``)::
+The API is ``torch.cuda.Event``'s and ``torch.cuda.Stream``'s (CuPy's and
+cuda.core's names too, where they mean the same: python/README.md)::
 
     >>> s = tpevent.Stream(device='cpu')
     >>> start = s.record_event()          # created with timing enabled
@@ -60,6 +61,17 @@ hip = _tpevent.hip
 # From here on host functions still pending are dropped, and CUDA/HIP streams are
 # no longer destroyed: other libraries may use their handles during teardown.
 _atexit.register(_tpevent._at_exit)
+
+
+def get_elapsed_time(start_event, end_event):
+    """The ms from ``start_event``'s record to ``end_event``'s, as CuPy's
+    ``cupy.cuda.get_elapsed_time``: ``start_event.elapsed_time(end_event)``.
+
+    >>> s = tpevent.Stream(device='cuda')
+    >>> tpevent.get_elapsed_time(s.record_event(), s.record_event()) >= 0.0
+    True
+    """
+    return start_event.elapsed_time(end_event)
 
 
 def stream(stream):
@@ -145,6 +157,7 @@ class graph:
 
 for _namespace in (cpu, cuda, hip):
     _namespace.stream = stream
+    _namespace.get_elapsed_time = get_elapsed_time
     _namespace.graph = graph
     _namespace.Graph = Graph
     # `import tpevent.cuda` and `from tpevent.cuda import Event` work like a submodule.
@@ -156,6 +169,7 @@ __all__ = [
     "ClockInfo",
     "Error",
     "Event",
+    "Graph",
     "IPC_HANDLE_SIZE",
     "NotRecordedError",
     "Stream",
@@ -167,6 +181,8 @@ __all__ = [
     "default_stream",
     "device_clock",
     "device_count",
+    "get_elapsed_time",
+    "graph",
     "hip",
     "is_available",
     "range",

@@ -1,4 +1,5 @@
-# Type stubs of the tpevent package (PEP 561): the extension's names, and stream().
+# Type stubs of the tpevent package (PEP 561): the extension's names, and what
+# tpevent/__init__.py adds (tests/python/test_stubs.py compares them with the module).
 from typing import Any, Callable, ContextManager, Optional, TypeVar
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -9,6 +10,7 @@ from ._tpevent import (
     ClockInfo as ClockInfo,
     Error as Error,
     Event as Event,
+    Graph as Graph,
     NotRecordedError as NotRecordedError,
     Stream as Stream,
     __version__ as __version__,
@@ -32,6 +34,15 @@ hip: _Namespace
 
 
 def stream(stream: Optional[_StreamLike]) -> ContextManager[Optional[Stream]]: ...
+def get_elapsed_time(start_event: Event, end_event: Event) -> float: ...
+
+
+class graph:
+    cuda_graph: Graph
+    capture_stream: Optional[_StreamLike]
+    def __init__(self, cuda_graph: Graph, stream: Optional[_StreamLike] = None) -> None: ...
+    def __enter__(self) -> "graph": ...
+    def __exit__(self, exc_type: Any, exc: Any, traceback: Any) -> bool: ...
 
 def range_push(name: str, stream: Optional[_StreamLike] = None) -> None: ...
 def range_pop(stream: Optional[_StreamLike] = None) -> None: ...

@@ -26,21 +26,41 @@ def _attr(value):
     return escape(str(value), {'"': "&quot;"})
 
 
+class TraceError(Exception):
+    """A trace that cannot be read or drawn; the message says why, for the user."""
+
+
+def read_json(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except OSError as error:
+        raise TraceError(f"cannot read {path}: {error.strerror or error}") from None
+    except UnicodeDecodeError:
+        raise TraceError(f"cannot read {path}: not UTF-8 text") from None
+    except json.JSONDecodeError as error:
+        raise TraceError(f"cannot read {path}: invalid JSON: {error.msg} at line {error.lineno} "
+                         f"column {error.colno}") from None
+
+
 def load(path):
-    with open(path, encoding="utf-8") as f:
-        data = json.load(f)
-    events = data["traceEvents"] if isinstance(data, dict) else data
-    processes, threads, slices, flows = {}, {}, [], {}
-    for e in events:
-        ph = e.get("ph")
-        if ph == "M" and e.get("name") == "process_name":
-            processes[e["pid"]] = e["args"]["name"]
-        elif ph == "M" and e.get("name") == "thread_name":
-            threads[(e["pid"], e["tid"])] = e["args"]["name"]
-        elif ph == "X":
-            slices.append(e)
-        elif ph in ("s", "f"):
-            flows.setdefault(e["id"], {})[ph] = e
+    data = read_json(path)
+    try:
+        events = data["traceEvents"] if isinstance(data, dict) else data
+        processes, threads, slices, flows = {}, {}, [], {}
+        for e in events:
+            ph = e.get("ph")
+            if ph == "M" and e.get("name") == "process_name":
+                processes[e["pid"]] = e["args"]["name"]
+            elif ph == "M" and e.get("name") == "thread_name":
+                threads[(e["pid"], e["tid"])] = e["args"]["name"]
+            elif ph == "X":
+                slices.append(e)
+            elif ph in ("s", "f"):
+                flows.setdefault(e["id"], {})[ph] = e
+    except (KeyError, TypeError, AttributeError) as error:
+        raise TraceError(f"cannot read {path}: not a Chrome trace-event file ({type(error).__name__}: {error})") \
+            from None
     return processes, threads, slices, flows
 
 
@@ -130,9 +150,21 @@ def main(argv=None):
     parser.add_argument("-o", "--output", help="the SVG to write (default: the trace's name with .svg)")
     args = parser.parse_args(argv)
     output = args.output or (args.trace[:-5] if args.trace.endswith(".json") else args.trace) + ".svg"
-    processes, threads, slices, flows = load(args.trace)
-    with open(output, "w", encoding="utf-8") as f:
-        f.write(render(processes, threads, slices, flows))
+    try:
+        processes, threads, slices, flows = load(args.trace)
+        try:
+            svg = render(processes, threads, slices, flows)
+        except (KeyError, TypeError, ValueError) as error:
+            raise TraceError(f"cannot draw {args.trace}: a slice or flow lacks a field or has a bad value "
+                             f"({type(error).__name__}: {error})") from None
+        try:
+            with open(output, "w", encoding="utf-8") as f:
+                f.write(svg)
+        except OSError as error:
+            raise TraceError(f"cannot write {output}: {error.strerror or error}") from None
+    except TraceError as error:
+        print(f"tpevent.timeline: {error}", file=sys.stderr)
+        return 2
     print(f"{output}: {len(slices)} slices, {len(flows)} flows, {len(threads)} tracks")
     return 0
 

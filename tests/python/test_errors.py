@@ -1,9 +1,64 @@
 """Every error path: which exception, which status, the C library's message."""
 
+import re
 import unittest
 
 import tpevent
 from tpevent_testing import DEVICE_TYPE, device, need_devices, run
+
+
+# What a message from Python never shows: the C API's function and flag names, and
+# the design's rule numbers (python/src/messages.c).
+C_WORDS = re.compile(r"\btp_[a-z]|\bTP_EVENT_|\brule \d")
+
+
+class PythonWordsTests(unittest.TestCase):
+    def check_words(self, call, fragment):
+        with self.assertRaises((tpevent.Error, ValueError)) as caught:
+            call()
+        message = str(caught.exception)
+        self.assertIsNone(C_WORDS.search(message), message)
+        self.assertIn(fragment, message)
+        self.assertFalse(message.startswith(("tp_", ":", " ")), message)
+        return message
+
+    def test_capture_errors(self):
+        s, other = tpevent.Stream(DEVICE_TYPE), tpevent.Stream(DEVICE_TYPE)
+        outside = other.record_event()  # a plain event, recorded outside the capture
+        ipc = tpevent.Event(DEVICE_TYPE, interprocess=True)
+        g = tpevent.Graph()
+        g.capture_begin(s)
+        try:
+            self.check_words(s.synchronize, "is capturing")
+            self.check_words(s.query, "is capturing")
+            self.check_words(lambda: s.wait_event(outside), "external=True")
+            inside = s.record_event()
+            self.check_words(inside.synchronize, "still open")
+            self.check_words(lambda: ipc.record(s), "interprocess events cannot be captured")
+        finally:
+            g.capture_end()
+
+    def test_state_errors(self):
+        never = tpevent.Event(DEVICE_TYPE, enable_timing=True)
+        self.check_words(never.timestamp, "never recorded")
+        self.check_words(lambda: tpevent.Event(DEVICE_TYPE).ipc_handle(), "interprocess=True")
+        closed = tpevent.Event(DEVICE_TYPE)
+        closed.close()
+        self.assertEqual(self.check_words(closed.query, "closed"), "the event is closed")
+        if DEVICE_TYPE == "cpu":
+            self.check_words(lambda: tpevent.Event.from_native("cpu", 1234), "cuda and hip events")
+            self.check_words(lambda: tpevent.Stream.from_native("cpu", 1234), "not a live cpu stream")
+
+    def test_docstrings_speak_python(self):
+        objects = [tpevent, tpevent.Event, tpevent.Stream, tpevent.Graph, tpevent.Error, tpevent.cuda,
+                   tpevent.ClockInfo, tpevent.BackendInfo]
+        for cls in (tpevent.Event, tpevent.Stream, tpevent.Graph):
+            objects += [getattr(cls, n) for n in dir(cls) if not n.startswith("_")]
+        objects += [getattr(tpevent, n) for n in tpevent.__all__ if n != "IPC_HANDLE_SIZE"]
+        for obj in objects:
+            with self.subTest(obj=obj):
+                doc = obj.__doc__ or ""
+                self.assertIsNone(re.search(r"\bseed\b|\brule \d", doc), doc)
 
 
 class ErrorTypeTests(unittest.TestCase):

@@ -1,20 +1,22 @@
 """Interop with the real torch, CuPy and cuda.core on a CUDA device (issue 19; run by
 scripts/gpu-check.sh on the H200). The file exits 77 (skipped) without a usable CUDA
-backend; each test skips with its reason where torch (with CUDA) or CuPy is missing.
-test_interop_duck.py checks the same conventions with stand-ins, on the CPU and the
-fake GPU."""
+backend; each test skips with its reason where torch (with CUDA), CuPy or cuda.core
+is missing. test_interop_duck.py checks the same conventions with stand-ins, on the
+CPU and the fake GPU."""
 
+import importlib
 import os
 import statistics
 import subprocess
 import sys
 import textwrap
+import time
 import unittest
 
 os.environ.setdefault("TPEVENT_TEST_DEVICE_TYPE", "cuda")
 
 import tpevent  # noqa: E402
-from tpevent_testing import run  # noqa: E402
+from tpevent_testing import Gate, run  # noqa: E402
 
 try:
     import torch
@@ -32,8 +34,33 @@ else:
     except Exception as failed:  # no driver: CuPy raises its own CUDARuntimeError
         cupy_reason = f"CuPy cannot use CUDA ({failed})"
 
+
+
+def import_cuda_core():
+    """cuda.core's module with Device, Stream and Event: cuda.core itself from 1.0 on,
+    cuda.core.experimental before (where `import cuda.core` works but has no Device).
+    (module, None), or (None, why not); an error other than ImportError is returned
+    as the reason too, and fails the tests instead of skipping them."""
+    reasons = []
+    for name in ("cuda.core", "cuda.core.experimental"):
+        try:
+            module = importlib.import_module(name)
+        except ImportError as missing:
+            reasons.append(f"{name}: {missing}")
+            continue
+        except Exception as broken:  # installed, but does not load: a failure, not a skip
+            return None, broken
+        if hasattr(module, "Device"):
+            return module, None
+        reasons.append(f"{name} has no Device")
+    return None, "cuda.core is not installed (" + "; ".join(reasons) + ")"
+
+
+cuda_core, cuda_core_reason = import_cuda_core()
+
 needs_torch = unittest.skipIf(torch_reason is not None, torch_reason or "")
 needs_cupy = unittest.skipIf(cupy_reason is not None, cupy_reason or "")
+needs_cuda_core = unittest.skipIf(isinstance(cuda_core_reason, str), str(cuda_core_reason))
 
 CUDA_SUCCESS, CUDA_ERROR_NOT_READY = 0, 600
 
@@ -219,17 +246,86 @@ class CupyTests(unittest.TestCase):
         self.assertTrue(ce.done)
 
 
+def cuda_core_timing_options():
+    """cuda.core's EventOptions with timing on: timing_enabled from 1.0, enable_timing
+    before."""
+    try:
+        return cuda_core.EventOptions(timing_enabled=True)
+    except TypeError:
+        return cuda_core.EventOptions(enable_timing=True)
+
+
+@needs_cuda_core
 class CudaCoreTests(unittest.TestCase):
+    """cuda.core 1.x (Device, Stream, Event at the top level) or the experimental
+    module: each library takes the other's streams, events recorded by one on the
+    other's stream are ordered and seen by both, and tpevent's cuda.core names
+    (sync, is_done, wait, end - start) agree with cuda.core's."""
+
+    def setUp(self):
+        if cuda_core_reason is not None:
+            self.fail(f"cuda.core does not load: {cuda_core_reason!r}")
+        self.device = cuda_core.Device(0)
+        self.device.set_current()
+        tpevent.set_device("cuda:0")
+
     def test_cuda_core_takes_a_tpevent_stream(self):
-        try:
-            from cuda.core.experimental import Device
-        except ImportError as missing:
-            self.skipTest(f"cuda.core is not installed ({missing})")
-        dev = Device()
-        dev.set_current()
-        s = tpevent.Stream("cuda")
-        cs = dev.create_stream(s)  # through __cuda_stream__
+        s = tpevent.Stream("cuda:0")
+        cs = self.device.create_stream(s)  # through __cuda_stream__; cuda.core keeps s alive
         self.assertEqual(int(cs.handle), s.native_handle)
+        self.assertEqual(tuple(cs.__cuda_stream__()), s.__cuda_stream__())
+        other = self.device.create_stream()
+        with Gate(s) as gate:
+            recorded = cs.record()  # cuda.core's event, on tpevent's stream, behind the gate
+            other.wait(s)  # cuda.core waits on tpevent's stream itself (__cuda_stream__)
+            after = tpevent.Event("cuda:0")
+            after.record(other)  # tpevent records on cuda.core's stream
+            self.assertFalse(recorded.is_done)
+            self.assertFalse(after.query())
+            gate.open()
+            recorded.sync()
+            after.sync()
+        self.assertTrue(recorded.is_done)
+        self.assertTrue(after.is_done)
+        cs.sync()
+
+    def test_tpevent_takes_a_cuda_core_stream_and_event(self):
+        cs = self.device.create_stream()
+        wrapped = tpevent.Stream.from_external(cs)
+        self.assertEqual(wrapped.native_handle, int(cs.handle))
+        self.assertEqual(wrapped.device, "cuda:0")
+        s = tpevent.Stream("cuda:0")
+        with Gate(wrapped) as gate:
+            e = tpevent.Event("cuda:0")
+            e.record(cs)
+            ce = cs.record()
+            native = tpevent.Event.from_native("cuda:0", int(ce.handle))  # cuda.core's event, taken in
+            s.wait(cs)  # Stream.wait with a stream of cuda.core's
+            after = s.record_event()
+            self.assertEqual((e.query(), native.query(), after.is_done, ce.is_done), (False, False, False, False))
+            gate.open()
+            for event in (e, native, after):
+                event.sync()
+        self.assertTrue(ce.is_done)
+        self.assertTrue(native.done)
+
+    def test_subtraction_agrees_with_cuda_core(self):
+        s = tpevent.Stream("cuda:0")
+        cs = self.device.create_stream(s)
+        timing = cuda_core_timing_options()
+        core_start = cs.record(options=timing)
+        start = s.record_event()
+        s.launch_host_func(time.sleep, 0.05)  # 50 ms of the stream's time between the records
+        end = s.record_event()
+        core_end = cs.record(options=timing)
+        end.sync()  # with the GIL released, so that the host function can run
+        core_end.sync()
+        ms, core_ms = end - start, core_end - core_start
+        print(f"\ntpevent end - start {ms:.3f} ms, cuda.core's {core_ms:.3f} ms")
+        self.assertEqual(ms, tpevent.get_elapsed_time(start, end))
+        self.assertGreater(ms, 45.0)
+        self.assertGreaterEqual(core_ms, ms - 0.01)  # cuda.core's records bracket tpevent's
+        self.assertLess(core_ms - ms, 2.0)
 
 
 class HostFunctionTests(unittest.TestCase):

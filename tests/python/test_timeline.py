@@ -1,6 +1,8 @@
 """tpevent.range (context manager, decorator) and tpevent.trace, on the CPU."""
 import json
 import os
+import subprocess
+import sys
 import tempfile
 import unittest
 
@@ -83,6 +85,59 @@ class TimelineTests(unittest.TestCase):
         events = self.load()
         flows = [e for e in events if e["ph"] in "sf"]
         self.assertEqual(sorted(e["ph"] for e in flows), ["f", "s"])
+
+
+class TimelineToolTests(unittest.TestCase):
+    """python -m tpevent.timeline: a bad input is a message and exit status 2, never
+    a traceback."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp()
+
+    def tool(self, *args):
+        return subprocess.run([sys.executable, "-m", "tpevent.timeline", *args], cwd=self.dir,
+                              capture_output=True, text=True, timeout=120)
+
+    def write(self, name, text):
+        with open(os.path.join(self.dir, name), "w", encoding="utf-8") as f:
+            f.write(text)
+        return name
+
+    def check_refused(self, done, message, exact=True):
+        self.assertEqual(done.returncode, 2, done.stderr)
+        self.assertNotIn("Traceback", done.stderr)
+        self.assertEqual(done.stdout, "")
+        self.assertEqual(len(done.stderr.splitlines()), 1, done.stderr)
+        if exact:
+            self.assertEqual(done.stderr, f"tpevent.timeline: {message}\n")
+        else:  # the end is json's or Python's own words, which change between versions
+            self.assertTrue(done.stderr.startswith(f"tpevent.timeline: {message}"), done.stderr)
+
+    def test_missing_file(self):
+        self.check_refused(self.tool("missing.json"), "cannot read missing.json: No such file or directory")
+
+    def test_invalid_json(self):
+        done = self.tool(self.write("bad.json", "{not json"))
+        self.check_refused(done, "cannot read bad.json: invalid JSON: ", exact=False)
+        self.assertTrue(done.stderr.endswith(" at line 1 column 2\n"), done.stderr)
+
+    def test_not_a_trace(self):
+        self.check_refused(self.tool(self.write("list.json", "[1, 2]")),
+                           "cannot read list.json: not a Chrome trace-event file (", exact=False)
+
+    def test_output_that_cannot_be_written(self):
+        self.check_refused(self.tool(self.write("empty.json", "[]"), "-o", "no/such/folder.svg"),
+                           "cannot write no/such/folder.svg: No such file or directory")
+
+    def test_a_trace_is_drawn(self):
+        with tpevent.trace(os.path.join(self.dir, "run.json")):
+            with tpevent.range("step", stream=tpevent.Stream(device="cpu")):
+                pass
+        done = self.tool("run.json")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertIn("run.svg: 1 slices", done.stdout)
+        with open(os.path.join(self.dir, "run.svg"), encoding="utf-8") as f:
+            self.assertIn("<svg", f.read())
 
 
 if __name__ == "__main__":
