@@ -8,7 +8,8 @@
 #
 # A test's reason is the last line of its output that starts with "skipped:", "SKIP:"
 # or "TPEVENT_TOOL_SKIP:" (what the harness, the Python tests and the scripts print),
-# else its last line, else "(no reason printed)". Always exits 0: a summary never fails
+# else its last line, else "(no reason printed)"; one that quotes a backend module's
+# reason is grouped under that reason. Always exits 0: a summary never fails
 # the run.
 if(NOT EXISTS "${RESULTS}")
   return()
@@ -50,6 +51,11 @@ foreach(case IN LISTS cases)
   endif()
   if(reason STREQUAL "")
     set(reason "(no reason printed)")
+  endif()
+  # Tests quote a backend's reason ("<module path>: <cause>") after lead-ins of their
+  # own ("the cuda backend is unavailable: ..."): the backend's words alone group them.
+  if(reason MATCHES "(/[^ ]*/libtpevent-[a-z0-9]+\\.so: .*)$")
+    set(reason "${CMAKE_MATCH_1}")
   endif()
   string(MD5 key "${reason}")
   if(NOT DEFINED count_${key})
