@@ -20,13 +20,14 @@ def missing_package():
     version = tuple(int(part) for part in setuptools.__version__.split(".")[:2] if part.isdigit())
     if version < SETUPTOOLS_MIN:
         return "setuptools", f"setuptools {setuptools.__version__}, older than 61"
-    try:
-        import setuptools.command.bdist_wheel  # noqa: F401  setuptools >= 70.1 builds wheels itself
-    except ImportError:
-        try:
-            import wheel.bdist_wheel  # noqa: F401
-        except ImportError:
-            return "wheel", f"setuptools {setuptools.__version__} but no wheel package"
+    # Where setuptools looks for the command: its own entry point from 70.1 on, the wheel
+    # distribution's before (an importable wheel module without its metadata is not found).
+    from importlib.metadata import entry_points
+    points = entry_points()
+    commands = points.select(group="distutils.commands") if hasattr(points, "select") else points.get(
+        "distutils.commands", [])
+    if not any(point.name == "bdist_wheel" for point in commands):
+        return "wheel", f"setuptools {setuptools.__version__} but no wheel package"
     return None
 
 
