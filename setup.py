@@ -9,8 +9,15 @@ setuptools' build folder. The result is one self-contained package (see
 python/CMakeLists.txt for its layout): the extension finds tpevent/lib/libtpevent.so.*
 through $ORIGIN, the core finds the modules next to itself.
 
+The HIP module is left out unless asked for (CMAKE_ARGS="-DTPEVENT_HIP=ON"): it needs
+ROCm's libamdhip64.so.5 at run time, which a build machine may have and the machines
+the wheel goes to mostly do not. The CUDA module links its runtime statically and needs
+only the NVIDIA driver, so it goes in whenever the CUDA toolkit is found (AUTO).
+The check that setuptools and wheel are there is python/pip_backend's, before this runs.
+
 Environment:
-  CMAKE_ARGS                  extra configure arguments (e.g. "-DTPEVENT_CUDA=OFF
+  CMAKE_ARGS                  extra configure arguments, after (so over) this file's
+                              (e.g. "-DTPEVENT_HIP=ON -DTPEVENT_CUDA=OFF
                               -DCMAKE_C_COMPILER=clang"), split like a shell does
   CMAKE_BUILD_PARALLEL_LEVEL  build jobs (default: the number of CPUs)
   TPEVENT_PYTHON_BUILD_DIR    where setuptools and CMake build (default: build-python/
@@ -72,6 +79,7 @@ class CMakeBuild(build_ext):
             "-DBUILD_TESTING=OFF",
             "-DTPEVENT_PYTHON=ON",
             "-DTPEVENT_PYTHON_BUNDLE=ON",
+            "-DTPEVENT_HIP=OFF",
             # STRING: a relative PATH on the command line would be made absolute.
             "-DTPEVENT_PYTHON_INSTALL_DIR:STRING=.",
             f"-DPython3_EXECUTABLE={sys.executable}",
@@ -109,6 +117,8 @@ class CMakeBuild(build_ext):
 BUILD_DIR.mkdir(parents=True, exist_ok=True)
 setup(
     version=project_version(),
+    license="Apache-2.0",
+    license_files=["LICENSE"],
     packages=["tpevent"],
     package_dir={"tpevent": "python/tpevent"},
     ext_modules=[CMakeExtension("tpevent._tpevent")],

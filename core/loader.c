@@ -173,6 +173,27 @@ static tp_status unavailable(char *reason, size_t reason_size, const char *path,
     return TP_ERR_BACKEND_UNAVAILABLE;
 }
 
+/* The cause of a failed dlopen of `path`, in words: where the module is there but a
+ * library it needs (its runtime: ROCm's libamdhip64.so.5 for HIP) is not, glibc's
+ * "libamdhip64.so.5: cannot open shared object file: ..." names neither the module nor
+ * what is wrong, so that case is said plainly; anything else is libdl's own words. */
+static const char *dlopen_failure_cause(const char *error, const char *path, char *cause, size_t cause_size)
+{
+    static const char not_found[] = ": cannot open shared object file";
+    if (!error)
+        return "dlopen failed";
+    const char *end = strstr(error, not_found);
+    size_t path_len = strlen(path);
+    bool module_itself = strncmp(error, path, path_len) == 0 && error + path_len == end;
+    if (!end || module_itself)
+        return error;
+    snprintf(cause, cause_size,
+             "it needs the shared library %.*s (its runtime), which is not installed or not on the library "
+             "path (%s)",
+             (int)(end - error), error, error);
+    return cause;
+}
+
 extern char **environ;
 
 static bool probe_requested(void)
@@ -260,8 +281,8 @@ tp_status tp_module_load(const char *path, tp_device_type type, const tp_backend
 
     void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!handle) {
-        const char *error = dlerror();
-        return unavailable(reason, reason_size, path, error ? error : "dlopen failed");
+        char cause[1024];
+        return unavailable(reason, reason_size, path, dlopen_failure_cause(dlerror(), path, cause, sizeof cause));
     }
     void *symbol = dlsym(handle, TP_BACKEND_ENTRY_SYMBOL);
     if (!symbol) {

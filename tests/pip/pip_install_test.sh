@@ -9,8 +9,10 @@
 #
 #   pip_install_test.sh PYTHON SOURCE_DIR VERSION SOVERSION HAVE_CUDA HAVE_HIP [CMAKE_ARG]...
 #
-# HAVE_CUDA, HAVE_HIP (1/0): whether this build has the module; the package must have
-# it too (CMAKE_ARGS passes this build's compiler and TPEVENT_CUDA/TPEVENT_HIP on).
+# HAVE_CUDA, HAVE_HIP (1/0): whether the package must have the module, and must not
+# where 0 (CMAKE_ARGS passes this build's compiler and TPEVENT_CUDA on; HIP is left out
+# unless CMAKE_ARGS asks for it). The wheel's metadata (license, author, Requires-Python)
+# and its LICENSE are checked too.
 # Exits 77 (skipped) with the reason when the Debian packages it needs are missing,
 # unless TPEVENT_REQUIRE_PIP_TEST=1 (set by .ci/run), which makes that a failure.
 set -euo pipefail
@@ -74,7 +76,7 @@ try:
     import setuptools.command.bdist_wheel
 except ImportError:
     import wheel.bdist_wheel' 2>"$work/import.log" ||
-  skip "no setuptools or wheel for $python (Debian: apt-get install python3-setuptools python3-wheel): $(tail -n 1 "$work/import.log")"
+  skip "no setuptools or wheel for $python, which an offline build needs ($(tail -n 1 "$work/import.log"); Debian's python3-setuptools and python3-wheel serve /usr/bin/python3 only)"
 "$vpython" -c 'import os, sys, sysconfig
 sys.exit(not os.path.isfile(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' ||
   skip "no Python.h for $python (Debian: apt-get install python3-dev)"
@@ -96,8 +98,11 @@ step "pip install --no-build-isolation $source_dir (CMAKE_ARGS: $CMAKE_ARGS)"
 run_logged "$work/pip-install.log" "$vpython" -m pip install "${pip_offline[@]}" "$source_dir"
 grep -E '^(setup.py:|Successfully)' "$work/pip-install.log"
 
-# Everything pip and setuptools wrote went to TPEVENT_PYTHON_BUILD_DIR and the venv.
-written=$(cd "$source_dir" && find . \( -path ./.git -o -path './build*' \) -prune -o -newer "$work/stamp" -print | head -n 20)
+# Everything pip and setuptools wrote went to TPEVENT_PYTHON_BUILD_DIR and the venv, but
+# the bytecode of pyproject.toml's in-tree backend, which Python writes as it imports it
+# (git ignores __pycache__).
+written=$(cd "$source_dir" && find . \( -path ./.git -o -path './build*' -o -path ./python/pip_backend/__pycache__ \) \
+  -prune -o ! -path ./python/pip_backend -newer "$work/stamp" -print | head -n 20)
 [ -z "$written" ] || fail "pip install wrote into the source tree: $written"
 
 step "pip show"
@@ -120,7 +125,7 @@ for backend in cuda hip; do
   have=$have_cuda
   [ "$backend" = hip ] && have=$have_hip
   if [ "$have" != 1 ] && [ -e "$site/tpevent/lib/libtpevent-$backend.so" ]; then
-    fail "this build has no $backend module, yet the package has one"
+    fail "the package has a $backend module, which it should not have (HAVE_${backend^^}=0)"
   fi
 done
 
@@ -213,6 +218,15 @@ missing = expected - set(names)
 assert not missing, f"missing from the wheel: {missing}"
 assert [n for n in names if n.startswith("tpevent/_tpevent.") and n.endswith(".so")], "no extension"
 assert len(names) == len(set(names)), "a file twice"
+licenses = [n for n in names if n.endswith("/LICENSE") and ".dist-info/" in n]
+assert licenses, "no LICENSE in the wheel's .dist-info"
+metadata = zipfile.ZipFile(wheel).read([n for n in names if n.endswith(".dist-info/METADATA")][0]).decode()
+fields = [line for line in metadata.splitlines() if ": " in line]
+for wanted in ("Author: tpevent developers", "Requires-Python: >=3.9",
+               "Classifier: License :: OSI Approved :: Apache Software License"):
+    assert wanted in fields, f"the METADATA has no '{wanted}'"
+assert [f for f in fields if f in ("License: Apache-2.0", "License-Expression: Apache-2.0")], "no license in METADATA"
+print("metadata:", "; ".join(f for f in fields if f.split(":")[0] in ("License", "License-Expression", "Author", "Requires-Python")))
 EOF
 
 step "pip uninstall -y tpevent"
