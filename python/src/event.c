@@ -201,6 +201,7 @@ PyDoc_STRVAR(event_query_doc,
              "\n"
              ">>> s_cuda = tpevent.Stream(device='cuda')\n"
              ">>> e_cuda = s_cuda.record_event()\n"
+             ">>> e_cuda.synchronize()  # the GPU reaches the record microseconds later\n"
              ">>> e_cuda.query()\n"
              "True\n");
 
