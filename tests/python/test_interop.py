@@ -16,23 +16,10 @@ import unittest
 os.environ.setdefault("TPEVENT_TEST_DEVICE_TYPE", "cuda")
 
 import tpevent  # noqa: E402
-from tpevent_testing import Gate, run  # noqa: E402
+from tpevent_testing import Gate, optional_cupy, optional_torch, run  # noqa: E402
 
-try:
-    import torch
-except ImportError as missing:
-    torch, torch_reason = None, f"torch is not installed ({missing})"
-else:
-    torch_reason = None if torch.cuda.is_available() else "torch has no CUDA device"
-try:
-    import cupy
-except ImportError as missing:
-    cupy, cupy_reason = None, f"CuPy is not installed ({missing})"
-else:
-    try:
-        cupy_reason = None if cupy.cuda.runtime.getDeviceCount() > 0 else "CuPy sees no CUDA device"
-    except Exception as failed:  # no driver: CuPy raises its own CUDARuntimeError
-        cupy_reason = f"CuPy cannot use CUDA ({failed})"
+torch, torch_reason = optional_torch()
+cupy, cupy_reason = optional_cupy()
 
 
 

@@ -36,6 +36,27 @@ def run():
     unittest.main(verbosity=2)
 
 
+def optional_torch():
+    """torch and None, or None and why its CUDA tests cannot run here."""
+    try:
+        import torch
+    except ImportError as missing:
+        return None, f"torch is not installed ({missing})"
+    return torch, None if torch.cuda.is_available() else "torch has no CUDA device"
+
+
+def optional_cupy():
+    """CuPy and None, or None and why its CUDA tests cannot run here."""
+    try:
+        import cupy
+    except ImportError as missing:
+        return None, f"CuPy is not installed ({missing})"
+    try:
+        return cupy, None if cupy.cuda.runtime.getDeviceCount() > 0 else "CuPy sees no CUDA device"
+    except Exception as failed:  # no driver: CuPy raises its own CUDARuntimeError
+        return None, f"CuPy cannot use CUDA ({failed})"
+
+
 def device(index=None):
     return DEVICE_TYPE if index is None else f"{DEVICE_TYPE}:{index}"
 
