@@ -280,7 +280,7 @@ TP_COLD static tp_status refuse_interprocess(const char *operation)
 tp_status gpu_capture_ipc_event_record(tp_event *base, tp_stream *stream_base)
 {
     gpu_stream *stream = gpu_as_stream(stream_base);
-    if (TP_UNLIKELY(atomic_load_explicit(&stream->capture_check, memory_order_relaxed)) && gpu_stream_captures(stream))
+    if (gpu_stream_captures(stream))
         return refuse_interprocess("tp_event_record");
     return gpu_ipc_event_record(base, stream_base);
 }
@@ -373,7 +373,7 @@ tp_status gpu_capture_wait_event(tp_stream *stream_base, tp_event *event_base)
 tp_status gpu_capture_ipc_wait_event(tp_stream *stream_base, tp_event *event_base)
 {
     gpu_stream *stream = gpu_as_stream(stream_base);
-    if (TP_UNLIKELY(atomic_load_explicit(&stream->capture_check, memory_order_relaxed)) && gpu_stream_captures(stream))
+    if (gpu_stream_captures(stream))
         return refuse_interprocess("tp_event_wait");
     return gpu_ipc_stream_wait_event(stream_base, event_base);
 }
@@ -383,23 +383,21 @@ tp_status gpu_capture_ipc_wait_event(tp_stream *stream_base, tp_event *event_bas
 tp_status gpu_capture_host_fn_launch(tp_stream *stream_base, void (*fn)(void *), void *arg)
 {
     gpu_stream *stream = gpu_as_stream(stream_base);
-    if (TP_UNLIKELY(atomic_load_explicit(&stream->capture_check, memory_order_relaxed))) {
-        gpu_capture *token = stream_capture(stream);
-        bool own = token && !token->foreign;
-        gpu_capture_token_unref(token);
-        if (own)
-            return gpu.host->fail(TP_ERR_CAPTURING,
-                                  "tp_stream_launch_host_fn: the %s:%d stream %p is capturing: a host function "
-                                  "(rule 15) cannot be replayed correctly inside a graph yet (rule 16)",
-                                  RT_BACKEND_NAME, stream->head.device.index, (void *)stream->native);
-    }
+    gpu_capture *token = stream_capture(stream);
+    bool own = token && !token->foreign;
+    gpu_capture_token_unref(token);
+    if (own)
+        return gpu.host->fail(TP_ERR_CAPTURING,
+                              "tp_stream_launch_host_fn: the %s:%d stream %p is capturing: a host function "
+                              "(rule 15) cannot be replayed correctly inside a graph yet (rule 16)",
+                              RT_BACKEND_NAME, stream->head.device.index, (void *)stream->native);
     return gpu_host_fn_launch(stream_base, fn, arg);
 }
 
 tp_status gpu_capture_stream_query(tp_stream *stream_base, bool *idle)
 {
     gpu_stream *stream = gpu_as_stream(stream_base);
-    if (TP_UNLIKELY(atomic_load_explicit(&stream->capture_check, memory_order_relaxed)) && gpu_stream_captures(stream))
+    if (gpu_stream_captures(stream))
         return stream_capturing_fail(stream, "tp_stream_query");
     return gpu_stream_query(stream_base, idle);
 }
@@ -407,7 +405,7 @@ tp_status gpu_capture_stream_query(tp_stream *stream_base, bool *idle)
 tp_status gpu_capture_stream_synchronize(tp_stream *stream_base)
 {
     gpu_stream *stream = gpu_as_stream(stream_base);
-    if (TP_UNLIKELY(atomic_load_explicit(&stream->capture_check, memory_order_relaxed)) && gpu_stream_captures(stream))
+    if (gpu_stream_captures(stream))
         return stream_capturing_fail(stream, "tp_stream_synchronize");
     return gpu_stream_synchronize(stream_base);
 }
