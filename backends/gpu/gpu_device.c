@@ -66,6 +66,7 @@ tp_status gpu_device_open(gpu_device *device)
             };
             atomic_init(&device->default_stream.relays, NULL);
             atomic_init(&device->default_stream.host_queue, NULL);
+            atomic_init(&device->default_stream.holds, NULL);
             atomic_init(&device->default_stream.capture_check, false);
             atomic_init(&device->default_stream.capture, NULL);
             atomic_init(&device->default_stream.handle_given_out, false);

@@ -4,18 +4,27 @@
  * makes a GPU stream wait on another backend's record with (core/wait_across.c):
  * the other backend's snapshot_notify calls the release.
  *
- * Stream memory operations, where the device has them (the same check host
- * functions make, rt_stream_wait_value_supported): a counter from gpu_host_counter.c's
- * mapped host slabs, and a wait on the stream for counter >= target, target one
- * more than the counter's value now. The release stores target (release ordering)
- * and gives the counter back: the device sees the store and lets the stream go
- * (10.8 us p50 on the H200, the issue's measure). Nothing on the host waits.
- * Counters only grow, so a counter taken again continues from its value and no
- * earlier wait of it can be armed again; the exit handler of gpu_host_counter.c raises
- * every slab's counters, these included, so no stream stays held at exit.
+ * A stream's holds form a chain (gpu_hold_chain, made at its first hold): hold k
+ * of the stream is a wait on the stream for "the chain's counter >= base + k", the
+ * counter one of gpu_host_counter.c's in mapped host memory, taken for the stream.
+ * Releases come in any order; the counter is raised to base + k once holds 1..k were
+ * all released, so a hold never lets a later one go early. The device sees the store
+ * and lets the stream go (10.8 us p50 on the H200). Nothing on the host waits.
+ * Counters only grow; the exit handler of gpu_host_counter.c raises every slab's
+ * counters, these included, so no stream stays held at exit.
  *
- * The fallback (no stream memory operations, or TPEVENT_GPU_WAIT=host-fn): a
- * runtime host function on the stream that blocks until the release. It holds the
+ * The window (rule 17). A stream's runtime queue is finite: on the H200 the 1,021st
+ * pending cuStreamWaitValue64 blocked its caller for 977 ms, and for good when that
+ * caller was the thread that would release the first. So at most RT_HOLD_WINDOW holds
+ * of a stream are queued on the device and not yet let go; a hold past that joins
+ * the latest one queued instead of queuing a new operation: that one is then let go
+ * only once its own release and every joined release came. Work submitted between
+ * the two waits for the later release too (an order no event asked for, rule 12),
+ * the price of never blocking the caller; docs/semantics.md says so.
+ *
+ * The fallback (no stream memory operations, or TPEVENT_GPU_WAIT=host-fn): hold k
+ * is a runtime host function on the stream that blocks until the chain let holds
+ * 1..k go, with the same window. It holds the
  * runtime's one callback thread meanwhile (CUDA runs every stream's runtime host
  * functions on one thread): other streams' runtime host functions wait for it,
  * and so do other backends' notifies of this runtime. tpevent's own host
@@ -26,7 +35,8 @@
  *
  * Rule 9: the stream may be destroyed before the release: the runtime keeps the
  * native stream until its work (the wait) is done, and the release, which must
- * still come, touches only the counter or the gate, never the stream.
+ * still come, touches only the chain, never the stream; the chain goes (and its
+ * counter back) once the stream is gone and every release came.
  *
  * Refused on a wrapped stream that someone else is capturing (torch.cuda.graph):
  * a stream memory operation captured into a graph keeps its target at every
@@ -41,35 +51,52 @@
 
 enum { HOLD_UNKNOWN, HOLD_COUNTER, HOLD_GATE };
 
-/* A hold on a counter; kept on a free list after its release, so that a
- * warmed-up program's waits allocate nothing. */
-typedef struct counter_hold {
-    struct counter_hold *next;
+/* A stream's holds (see the top). Freed once the stream is closed and no release
+ * (nor gate) is to come. */
+struct gpu_hold_chain {
+    pthread_mutex_t lock;
+    pthread_cond_t passed_changed; /* gates wait on it */
     gpu_device *device;
+    bool on_counter; /* HOLD_COUNTER; else gates */
     gpu_counter counter;
-    uint64_t target;
-} counter_hold;
+    uint64_t base; /* the counter's value when taken */
+    /* Under lock. */
+    uint64_t queued; /* holds queued on the stream: hold k waits for base + k */
+    uint64_t passed; /* holds 1..passed were let go (the counter is raised to base + passed) */
+    unsigned refs;   /* the stream's (until closed), one per release and gate to come */
+    bool closed;
+    uint32_t releases_left[RT_HOLD_WINDOW]; /* of hold k, at k % RT_HOLD_WINDOW, while queued > k > passed */
+};
 
-/* A gate: the host function and the release each drop a reference. */
-typedef struct gate_hold {
-    atomic_uint refs;
-    bool open; /* under holds.gate_lock */
-} gate_hold;
+/* What a release lets go: hold `seq` of the chain. Kept on a free list after its
+ * release, so that a warmed-up program's waits allocate nothing. */
+typedef struct hold_ticket {
+    struct hold_ticket *next;
+    gpu_hold_chain *chain;
+    uint64_t seq;
+} hold_ticket;
+
+/* A gate of the fallback: waits until its chain passed seq. */
+typedef struct hold_gate {
+    gpu_hold_chain *chain;
+    uint64_t seq;
+} hold_gate;
 
 static struct {
     _Atomic int mode[TP_MAX_DEVICES];           /* HOLD_*, decided at first need */
     const char *_Atomic reason[TP_MAX_DEVICES]; /* why HOLD_GATE */
     pthread_mutex_t free_lock;
-    counter_hold *free;
-    /* Gates: one lock and one condition for all of them (a fallback, rarely more
-     * than one closed at once: they share the runtime's one thread anyway). */
-    pthread_mutex_t gate_lock;
-    pthread_cond_t gate_changed;
+    hold_ticket *free;
+    pthread_mutex_t creation_lock; /* racing first holds on a stream agree on one chain */
 } holds = {
     .free_lock = PTHREAD_MUTEX_INITIALIZER,
-    .gate_lock = PTHREAD_MUTEX_INITIALIZER,
-    .gate_changed = PTHREAD_COND_INITIALIZER,
+    .creation_lock = PTHREAD_MUTEX_INITIALIZER,
 };
+
+int64_t gpu_hold_window(void)
+{
+    return RT_HOLD_WINDOW;
+}
 
 /* -------------------------------------------------------------- the mode */
 
@@ -105,97 +132,219 @@ tp_status gpu_wait_mechanism(int device, char *buf, size_t size)
     return TP_OK;
 }
 
-/* ------------------------------------------------------------ counter hold */
+/* ------------------------------------------------------------------ chain */
 
-static void counter_release(void *arg)
+static void chain_free(gpu_hold_chain *chain)
 {
-    counter_hold *hold = arg;
-    gpu_counter_raise(hold->counter.host, hold->target);
-    /* Given back at once: its value is target now, so a next owner's wait (for
-     * more) cannot be passed by this one's. */
-    gpu_counter_give(hold->device, hold->counter);
-    pthread_mutex_lock(&holds.free_lock);
-    hold->next = holds.free;
-    holds.free = hold;
-    pthread_mutex_unlock(&holds.free_lock);
+    if (chain->on_counter)
+        gpu_counter_give(chain->device, chain->counter);
+    pthread_cond_destroy(&chain->passed_changed);
+    pthread_mutex_destroy(&chain->lock);
+    free(chain);
 }
 
-/* With the stream's device current. */
-static tp_status hold_on_counter(gpu_stream *stream, void (**release)(void *), void **arg)
+/* Under the chain's lock: drops one reference; true when the chain is to be freed
+ * (after the lock is left). */
+static bool chain_unref_locked(gpu_hold_chain *chain)
 {
-    pthread_mutex_lock(&holds.free_lock);
-    counter_hold *hold = holds.free;
-    if (hold)
-        holds.free = hold->next;
-    pthread_mutex_unlock(&holds.free_lock);
-    if (!hold && !(hold = malloc(sizeof *hold)))
+    return --chain->refs == 0;
+}
+
+static tp_status chain_make(gpu_stream *stream, int mode, gpu_hold_chain **out)
+{
+    gpu_hold_chain *chain = calloc(1, sizeof *chain);
+    if (!chain)
         return gpu.host->fail(TP_ERR_OUT_OF_MEMORY, "tp_event_wait: out of memory");
-    tp_status status = gpu_counter_take(stream->device, "tp_event_wait", &hold->counter);
-    if (status != TP_OK) {
-        free(hold);
-        return status;
+    chain->device = stream->device;
+    chain->on_counter = mode == HOLD_COUNTER;
+    if (chain->on_counter) {
+        tp_status status = gpu_counter_take(stream->device, "tp_event_wait", &chain->counter);
+        if (status != TP_OK) {
+            free(chain);
+            return status;
+        }
+        chain->base = atomic_load_explicit(chain->counter.host, memory_order_relaxed);
     }
-    hold->device = stream->device;
-    hold->target = atomic_load_explicit(hold->counter.host, memory_order_relaxed) + 1;
-    rt_error e = rt_stream_wait_value64(stream->native, hold->counter.device, hold->target);
-    if (e != RT_SUCCESS) {
-        gpu_counter_give(stream->device, hold->counter);
-        free(hold);
-        return gpu_fail_call(RT_WAIT_VALUE_CALL, e);
-    }
-    *release = counter_release;
-    *arg = hold;
+    pthread_mutex_init(&chain->lock, NULL);
+    pthread_cond_init(&chain->passed_changed, NULL);
+    chain->refs = 1; /* the stream's */
+    *out = chain;
     return TP_OK;
 }
 
-/* --------------------------------------------------------------- gate hold */
-
-static void gate_unref(gate_hold *gate)
+/* The stream's chain, made at its first hold. With the stream's device current
+ * (a counter's first slab is host memory mapped for it). */
+static tp_status stream_chain(gpu_stream *stream, int mode, gpu_hold_chain **out)
 {
-    if (atomic_fetch_sub_explicit(&gate->refs, 1, memory_order_acq_rel) == 1)
-        free(gate);
+    gpu_hold_chain *chain = atomic_load_explicit(&stream->holds, memory_order_acquire);
+    if (TP_LIKELY(chain != NULL)) {
+        *out = chain;
+        return TP_OK;
+    }
+    pthread_mutex_lock(&holds.creation_lock);
+    chain = atomic_load_explicit(&stream->holds, memory_order_acquire);
+    tp_status status = TP_OK;
+    if (!chain && (status = chain_make(stream, mode, &chain)) == TP_OK)
+        atomic_store_explicit(&stream->holds, chain, memory_order_release);
+    pthread_mutex_unlock(&holds.creation_lock);
+    *out = chain;
+    return status;
 }
 
-static void gate_release(void *arg)
+void gpu_hold_stream_closed(gpu_stream *stream)
 {
-    gate_hold *gate = arg;
-    pthread_mutex_lock(&holds.gate_lock);
-    gate->open = true;
-    pthread_cond_broadcast(&holds.gate_changed);
-    pthread_mutex_unlock(&holds.gate_lock);
-    gate_unref(gate);
+    gpu_hold_chain *chain = atomic_load_explicit(&stream->holds, memory_order_acquire);
+    if (!chain)
+        return;
+    pthread_mutex_lock(&chain->lock);
+    chain->closed = true;
+    bool last = chain_unref_locked(chain);
+    pthread_mutex_unlock(&chain->lock);
+    if (last)
+        chain_free(chain);
 }
 
-/* On the runtime's callback thread: blocks it until the release, or until the
- * process exits (so that the runtime's teardown finds no stream held). */
+/* Under the chain's lock: a hold of it, queued anew (*seq one more than the last,
+ * true returned: the caller queues its operation) or, with the window full, joined
+ * to the latest queued (false). A reference for its release either way. */
+static bool chain_add_locked(gpu_hold_chain *chain, uint64_t *seq)
+{
+    chain->refs++;
+    if (chain->queued - chain->passed < RT_HOLD_WINDOW) {
+        *seq = ++chain->queued;
+        chain->releases_left[*seq % RT_HOLD_WINDOW] = 1;
+        return true;
+    }
+    *seq = chain->queued;
+    chain->releases_left[*seq % RT_HOLD_WINDOW]++;
+    return false;
+}
+
+/* One release of hold `seq` came: lets go every hold all of whose releases came,
+ * in order. */
+static void chain_release(gpu_hold_chain *chain, uint64_t seq)
+{
+    pthread_mutex_lock(&chain->lock);
+    chain->releases_left[seq % RT_HOLD_WINDOW]--;
+    uint64_t passed = chain->passed;
+    while (passed < chain->queued && chain->releases_left[(passed + 1) % RT_HOLD_WINDOW] == 0)
+        passed++;
+    bool moved = passed != chain->passed;
+    chain->passed = passed;
+    if (moved && !chain->on_counter)
+        pthread_cond_broadcast(&chain->passed_changed);
+    bool last = chain_unref_locked(chain);
+    pthread_mutex_unlock(&chain->lock);
+    /* Outside the lock: raised, never lowered, so two releases racing here agree. */
+    if (moved && chain->on_counter)
+        gpu_counter_raise(chain->counter.host, chain->base + passed);
+    if (last)
+        chain_free(chain);
+}
+
+/* ---------------------------------------------------------------- tickets */
+
+static hold_ticket *ticket_take(void)
+{
+    pthread_mutex_lock(&holds.free_lock);
+    hold_ticket *ticket = holds.free;
+    if (ticket)
+        holds.free = ticket->next;
+    pthread_mutex_unlock(&holds.free_lock);
+    return ticket ? ticket : malloc(sizeof *ticket);
+}
+
+static void ticket_give(hold_ticket *ticket)
+{
+    pthread_mutex_lock(&holds.free_lock);
+    ticket->next = holds.free;
+    holds.free = ticket;
+    pthread_mutex_unlock(&holds.free_lock);
+}
+
+static void ticket_release(void *arg)
+{
+    hold_ticket *ticket = arg;
+    gpu_hold_chain *chain = ticket->chain;
+    uint64_t seq = ticket->seq;
+    ticket_give(ticket);
+    chain_release(chain, seq);
+}
+
+/* ------------------------------------------------------------------ gates */
+
+/* On the runtime's callback thread: blocks it until the chain let hold seq go, or
+ * until the process exits (so that the runtime's teardown finds no stream held). */
 static void gate_host_fn(void *arg)
 {
-    gate_hold *gate = arg;
-    pthread_mutex_lock(&holds.gate_lock);
-    while (!gate->open && !gpu_counters_exiting())
-        gpu_wait_unless_exiting(&holds.gate_changed, &holds.gate_lock);
-    pthread_mutex_unlock(&holds.gate_lock);
-    gate_unref(gate);
+    hold_gate *gate = arg;
+    gpu_hold_chain *chain = gate->chain;
+    pthread_mutex_lock(&chain->lock);
+    while (chain->passed < gate->seq && !gpu_counters_exiting())
+        gpu_wait_unless_exiting(&chain->passed_changed, &chain->lock);
+    bool last = chain_unref_locked(chain);
+    pthread_mutex_unlock(&chain->lock);
+    free(gate);
+    if (last)
+        chain_free(chain);
 }
 
-/* With the stream's device current (the runtime's host functions need it). */
-static tp_status hold_on_gate(gpu_stream *stream, void (**release)(void *), void **arg)
+/* ------------------------------------------------------------------ queue */
+
+/* With the stream's device current: what holds the stream until the chain passed
+ * seq. On failure, nothing was queued. */
+static tp_status queue_hold(gpu_stream *stream, gpu_hold_chain *chain, uint64_t seq)
 {
-    tp_status status = gpu_counters_watch_exit("tp_event_wait");
-    if (status != TP_OK)
-        return status;
-    gate_hold *gate = malloc(sizeof *gate);
+    if (chain->on_counter) {
+        rt_error e = rt_stream_wait_value64(stream->native, chain->counter.device, chain->base + seq);
+        return e == RT_SUCCESS ? TP_OK : gpu_fail_call(RT_WAIT_VALUE_CALL, e);
+    }
+    hold_gate *gate = malloc(sizeof *gate);
     if (!gate)
         return gpu.host->fail(TP_ERR_OUT_OF_MEMORY, "tp_event_wait: out of memory");
-    atomic_init(&gate->refs, 2);
-    gate->open = false;
+    *gate = (hold_gate){chain, seq};
+    pthread_mutex_lock(&chain->lock);
+    chain->refs++; /* the gate's */
+    pthread_mutex_unlock(&chain->lock);
     rt_error e = rt_launch_host_fn(stream->native, gate_host_fn, gate);
-    if (e != RT_SUCCESS) {
-        free(gate);
-        return gpu_fail_call(RT_CALL("LaunchHostFunc"), e);
+    if (e == RT_SUCCESS)
+        return TP_OK;
+    free(gate);
+    pthread_mutex_lock(&chain->lock);
+    chain->refs--; /* never the last: the stream's is held by the caller's call */
+    pthread_mutex_unlock(&chain->lock);
+    return gpu_fail_call(RT_CALL("LaunchHostFunc"), e);
+}
+
+/* With the stream's device current. */
+static tp_status hold_stream(gpu_stream *stream, int mode, void (**release)(void *), void **arg)
+{
+    if (mode == HOLD_GATE) {
+        tp_status status = gpu_counters_watch_exit("tp_event_wait");
+        if (status != TP_OK)
+            return status;
     }
-    *release = gate_release;
-    *arg = gate;
+    gpu_hold_chain *chain;
+    tp_status status = stream_chain(stream, mode, &chain);
+    if (status != TP_OK)
+        return status;
+    hold_ticket *ticket = ticket_take();
+    if (!ticket)
+        return gpu.host->fail(TP_ERR_OUT_OF_MEMORY, "tp_event_wait: out of memory");
+    uint64_t seq;
+    pthread_mutex_lock(&chain->lock);
+    bool queue = chain_add_locked(chain, &seq);
+    pthread_mutex_unlock(&chain->lock);
+    /* Outside the lock: the call may wait for room in the runtime's queue (work of
+     * the user's), and releases, which take the lock, must go on meanwhile. */
+    if (queue && (status = queue_hold(stream, chain, seq)) != TP_OK) {
+        ticket_give(ticket);
+        chain_release(chain, seq); /* queued on the chain, not on the stream: let go at once */
+        return status;
+    }
+    *ticket = (hold_ticket){.chain = chain, .seq = seq};
+    *release = ticket_release;
+    *arg = ticket;
     return TP_OK;
 }
 
@@ -216,7 +365,7 @@ tp_status gpu_stream_hold(tp_stream *base, void (**release)(void *), void **arg)
                                 "cannot be captured (it would wait for this record at every launch of the graph)",
                                 RT_BACKEND_NAME, stream->device->index);
     else
-        status = mode == HOLD_COUNTER ? hold_on_counter(stream, release, arg) : hold_on_gate(stream, release, arg);
+        status = hold_stream(stream, mode, release, arg);
     rt_guard_leave(&guard);
     return status;
 }

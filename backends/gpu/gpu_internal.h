@@ -145,6 +145,7 @@ struct gpu_device;
 struct gpu_import;
 typedef struct gpu_clock gpu_clock;
 typedef struct gpu_host_queue gpu_host_queue;
+typedef struct gpu_hold_chain gpu_hold_chain;
 
 typedef struct gpu_stream {
     tp_stream head;
@@ -162,6 +163,9 @@ typedef struct gpu_stream {
      * host function; NULL before, and for good where the device cannot hold a
      * stream on host memory. */
     _Atomic(struct gpu_host_queue *) host_queue;
+    /* Its holds pending on the native stream and their window (gpu_hold.c), made at
+     * its first hold; NULL before. */
+    _Atomic(struct gpu_hold_chain *) holds;
     atomic_bool capture_check;             /* rule 16: look for a capture (gpu_graph.h) */
     _Atomic(struct gpu_capture *) capture; /* the one it is in, begun by tpevent or joined */
     /* Its native handle was given out (stream_native): destroy pools the native
@@ -320,6 +324,12 @@ bool gpu_host_fn_on_device(int device);
 /* ================================================================== gpu_hold.c */
 /* stream_hold (core/backend.h) and what tpevent devices says of it. */
 tp_status gpu_stream_hold(tp_stream *stream, void (**release)(void *), void **arg);
+/* How many holds tpevent keeps queued on one of the device's streams before the
+ * next joins the latest instead (rule 17). */
+int64_t gpu_hold_window(void);
+/* The stream is being destroyed: its holds still pending stay until released,
+ * then what they share is freed. No call on the stream follows. */
+void gpu_hold_stream_closed(gpu_stream *stream);
 tp_status gpu_wait_mechanism(int device, char *buf, size_t size);
 
 /* ================================================================ gpu_stream.c */

@@ -44,6 +44,7 @@ static gpu_stream *stream_wrap(gpu_device *device, rt_stream native, int priorit
     stream->context_free = !follows && gpu_lazy_start_is_harmless();
     atomic_init(&stream->relays, NULL);
     atomic_init(&stream->host_queue, NULL);
+    atomic_init(&stream->holds, NULL);
     /* A wrapped stream may be captured by its owner at any time (rule 16). */
     atomic_init(&stream->capture_check, (kind & TP_STREAM_BORROWED) != 0);
     atomic_init(&stream->capture, NULL);
@@ -227,6 +228,7 @@ tp_status gpu_stream_destroy(tp_stream *base)
     gpu_stream *stream = gpu_as_stream(base);
     rt_error e = RT_SUCCESS;
     gpu_host_fn_stream_closed(stream); /* its host functions still run (rule 9) */
+    gpu_hold_stream_closed(stream);    /* its holds stay until released */
     destroy_relays(stream);            /* tpevent's own, never given out */
     if (atomic_load_explicit(&stream->handle_given_out, memory_order_relaxed))
         stream_pool_give(stream->device, stream->native, base->priority);

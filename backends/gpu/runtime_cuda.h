@@ -437,6 +437,13 @@ static inline rt_device_ptr rt_device_ptr_offset(rt_device_ptr p, size_t bytes) 
 #define RT_HOST_ALLOC_CALL "cudaHostAlloc"
 #define RT_WAIT_VALUE_CALL "cuStreamWaitValue64"
 
+/* Holds tpevent keeps queued on one stream (rule 17's window; gpu_hold.c). Measured on
+ * the H200 (CUDA 13): a stream's queue takes about 1,020 pending operations, and the
+ * 1,021st cuStreamWaitValue64 behind unreached records blocked its caller for 977 ms.
+ * A quarter of it, so that the user's own launches and tpevent's host functions
+ * (HOST_DEVICE_WINDOW) keep the rest. */
+#define RT_HOLD_WINDOW 256
+
 /* Both need the device current: the memory is mapped for its context. */
 static inline rt_error rt_host_alloc_mapped(void **host, size_t size)
 {

@@ -240,6 +240,12 @@ static inline rt_device_ptr rt_device_ptr_offset(rt_device_ptr p, size_t bytes) 
 #define RT_HOST_ALLOC_CALL "fakeHostAlloc"
 #define RT_WAIT_VALUE_CALL "fakeStreamWaitValue64"
 
+/* Holds tpevent keeps queued on one stream (rule 17's window; gpu_hold.c): the fake
+ * runtime blocks a submission once a stream has 40 stream memory waits pending
+ * (FAKE_WAIT_DEPTH, its model of the H200's ~1,020), and host functions keep 8 of
+ * their own there (HOST_DEVICE_WINDOW): a quarter of it, as on CUDA. */
+#define RT_HOLD_WINDOW 10
+
 rt_error fake_host_alloc(void **host, size_t size);
 static inline rt_error rt_host_alloc_mapped(void **host, size_t size) { return fake_host_alloc(host, size); }
 static inline rt_error rt_host_device_pointer(rt_device_ptr *device, void *host)
