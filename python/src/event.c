@@ -282,7 +282,12 @@ static PyObject *event_wait(tppy_event *self, PyObject *const *args, Py_ssize_t 
             tppy_stream_arg(arg, true, "wait", &stream, &hold) < 0)
             return NULL;
     }
-    tp_status status = tp_event_wait(self->event, stream);
+    tp_status status;
+    /* Not blocking but for a runtime queue full of the program's own work: then
+     * whatever lets it go (a Python host function) needs the GIL (rule 17). */
+    Py_BEGIN_ALLOW_THREADS
+    status = tp_event_wait(self->event, stream);
+    Py_END_ALLOW_THREADS
     Py_XDECREF(hold);
     if (status != TP_OK)
         return tppy_raise(status);

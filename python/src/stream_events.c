@@ -91,7 +91,12 @@ static PyObject *stream_wait_event(tppy_stream *self, PyObject *arg)
     tp_event *event;
     if (tppy_event_arg(arg, "wait_event", &event) < 0)
         return NULL;
-    tp_status status = tp_stream_wait_event(self->stream, event);
+    tp_status status;
+    /* Not blocking but for a runtime queue full of the program's own work: then
+     * whatever lets it go (a Python host function) needs the GIL (rule 17). */
+    Py_BEGIN_ALLOW_THREADS
+    status = tp_stream_wait_event(self->stream, event);
+    Py_END_ALLOW_THREADS
     if (status != TP_OK)
         return tppy_raise(status);
     Py_RETURN_NONE;
@@ -114,7 +119,10 @@ static PyObject *wait_on_stream(tppy_stream *self, PyObject *arg, const char *fu
     PyObject *hold;
     if (tppy_stream_arg(arg, false, function, &other, &hold) < 0)
         return NULL;
-    tp_status status = tp_stream_wait_stream(self->stream, other);
+    tp_status status;
+    Py_BEGIN_ALLOW_THREADS /* as in stream_wait_event */
+    status = tp_stream_wait_stream(self->stream, other);
+    Py_END_ALLOW_THREADS
     Py_XDECREF(hold);
     if (status != TP_OK)
         return tppy_raise(status);

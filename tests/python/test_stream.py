@@ -1,6 +1,8 @@
 """tpevent.Stream: creation, each method and attribute, equality and hash."""
 
 import gc
+import threading
+import time
 import unittest
 
 import tpevent
@@ -116,6 +118,35 @@ class StreamTests(unittest.TestCase):
             self.assertFalse(after.query())
             gate.open()
             after.synchronize()
+
+    def test_ten_thousand_waits_across_backends_never_block(self):
+        # Rule 17's window: a GPU stream waits on 10,000 CPU records, each released
+        # by a Python host function (which needs the GIL); no wait_event blocks, and
+        # the records are reached in order once the first host function lets go.
+        other = self.other_backend()
+        gpu_type = other if DEVICE_TYPE == "cpu" else DEVICE_TYPE
+        source, waiting = tpevent.Stream("cpu"), tpevent.Stream(gpu_type)
+        go, ran = threading.Event(), []
+        watchdog = threading.Timer(10.0, go.set)  # a blocked wait fails, not hangs
+        watchdog.start()
+        try:
+            source.launch_host_func(lambda: go.wait())
+            e, longest = tpevent.Event("cpu"), 0.0
+            for i in range(10000):
+                source.launch_host_func(lambda i=i: ran.append(i))
+                e.record(source)
+                start = time.monotonic()
+                waiting.wait_event(e)
+                longest = max(longest, time.monotonic() - start)
+            after = waiting.record_event()
+            self.assertFalse(after.query())
+            self.assertLess(longest, 3.0)
+            go.set()
+            after.synchronize()
+        finally:
+            watchdog.cancel()
+            go.set()
+        self.assertEqual(ran, list(range(10000)))
 
     def test_interprocess_event_across_backends_raises(self):
         other = self.other_backend()
