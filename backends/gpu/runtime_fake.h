@@ -99,7 +99,16 @@ rt_error fake_event_synchronize(rt_event event);
 rt_error fake_event_elapsed(float *ms, rt_event start, rt_event end);
 bool fake_wait_value_supported(void);
 
-static inline bool rt_stream_follows_current_device(rt_stream stream) { return stream == NULL; }
+/* CUDA's cudaStreamLegacy and cudaStreamPerThread handles, which torch and CuPy may
+ * hand over (__cuda_stream__): the fake resolves 1 to the current device's default
+ * stream and 2 to the calling thread's own stream of the current device. */
+#define FAKE_STREAM_LEGACY ((rt_stream)(uintptr_t)1)
+#define FAKE_STREAM_PER_THREAD ((rt_stream)(uintptr_t)2)
+
+static inline bool rt_stream_follows_current_device(rt_stream stream)
+{
+    return stream == NULL || stream == FAKE_STREAM_LEGACY || stream == FAKE_STREAM_PER_THREAD;
+}
 static inline void *rt_stream_public(rt_stream s) { return (void *)s; }
 static inline rt_stream rt_stream_from_public(void *h) { return (rt_stream)h; }
 static inline const char *rt_error_name(rt_error e) { return fake_error_name(e); }

@@ -6,6 +6,7 @@
 #include "support.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 static bool is_cpu(const char *device)
@@ -136,5 +137,55 @@ TEST(interop_default_stream_native_handle)
     CHECK_OK(tp_event_synchronize(event));
     CHECK_OK(tp_event_destroy(event));
     CHECK_OK(tp_stream_destroy(wrapper));
+    return 0;
+}
+
+/* What the thread that wraps the per-thread handle records there, from its own
+ * thread: its own per-thread stream, not held by the other thread's gate. */
+static void *record_on_per_thread_stream(void *arg)
+{
+    const char *device = arg;
+    tp_stream *mine = NULL;
+    CHECK_OK(tp_stream_from_native(&mine, device, (void *)(uintptr_t)2));
+    tp_event *event = new_event(device, TP_EVENT_DEFAULT);
+    CHECK_OK(tp_event_record(event, mine));
+    CHECK(event_done_within(event, EVENTUALLY_SECONDS));
+    CHECK_OK(tp_event_destroy(event));
+    CHECK_OK(tp_stream_destroy(mine));
+    return NULL;
+}
+
+/* CUDA's cudaStreamLegacy (1) and cudaStreamPerThread (2) handles, which
+ * __cuda_stream__ may hand over: each wraps the stream it names, in order, and
+ * the per-thread one is the calling thread's own. */
+TEST(interop_legacy_and_per_thread_stream_handles)
+{
+    if (strncmp(env->device, "cuda", 4) != 0) {
+        printf("skipped: %s: the legacy and per-thread stream handles are CUDA's\n", env->device);
+        return TEST_SKIP;
+    }
+    for (uintptr_t handle = 1; handle <= 2; handle++) {
+        tp_stream *wrapper = NULL;
+        CHECK_OK(tp_stream_from_native(&wrapper, env->device, (void *)handle));
+        void *native = NULL;
+        CHECK_OK(tp_stream_native(wrapper, &native));
+        CHECK(native == (void *)handle);
+        gate g;
+        gate_init(&g);
+        gate_launch(&g, wrapper);
+        tp_event *event = new_event(env->device, TP_EVENT_DEFAULT);
+        CHECK_OK(tp_event_record(event, wrapper));
+        CHECK(event_pending_for(event, 20));
+        if (handle == 2) {
+            pthread_t other;
+            CHECK(pthread_create(&other, NULL, record_on_per_thread_stream, (void *)env->device) == 0);
+            pthread_join(other, NULL);
+        }
+        gate_open(&g);
+        CHECK(event_done_within(event, EVENTUALLY_SECONDS));
+        CHECK_OK(tp_event_destroy(event));
+        CHECK_OK(tp_stream_destroy(wrapper));
+        gate_destroy(&g);
+    }
     return 0;
 }

@@ -316,10 +316,25 @@ static rt_stream stream_new(int device, int priority)
     return s;
 }
 
-/* NULL: the current device's default stream, made on first use. */
+/* The calling thread's per-thread default stream of each device (handle 2), made
+ * on first use and never destroyed (it stays on its device's list). */
+static _Thread_local rt_stream per_thread_streams[FAKE_MAX_DEVICES];
+
+static rt_stream per_thread_stream(void)
+{
+    rt_stream *slot = &per_thread_streams[current_device];
+    if (!*slot)
+        *slot = stream_new(current_device, 0);
+    return *slot;
+}
+
+/* NULL and the legacy handle (1): the current device's default stream, made on
+ * first use; the per-thread handle (2): the calling thread's own. */
 rt_stream fake_resolve(rt_stream s)
 {
-    if (s)
+    if (s == FAKE_STREAM_PER_THREAD)
+        return per_thread_stream();
+    if (s && s != FAKE_STREAM_LEGACY)
         return s;
     fake_device *d = &fake.devices[current_device];
     pthread_mutex_lock(&d->lock);
@@ -391,7 +406,7 @@ rt_error fake_stream_create(rt_stream *stream, int priority)
  * is kept, so that the fake can tell. */
 rt_error fake_stream_destroy(rt_stream s)
 {
-    if (!s)
+    if (rt_stream_follows_current_device(s))
         return FAKE_ERROR_INVALID_HANDLE;
     pthread_mutex_lock(&s->lock);
     bool twice = s->destroyed;
