@@ -265,10 +265,8 @@ static void ticket_give(hold_ticket *ticket)
 static void ticket_release(void *arg)
 {
     hold_ticket *ticket = arg;
-    gpu_hold_chain *chain = ticket->chain;
-    uint64_t seq = ticket->seq;
+    chain_release(ticket->chain, ticket->seq); /* first: the stream goes on as soon as it can */
     ticket_give(ticket);
-    chain_release(chain, seq);
 }
 
 /* ------------------------------------------------------------------ gates */
