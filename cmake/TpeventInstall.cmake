@@ -3,7 +3,7 @@
 #
 #   include/tpevent/tpevent.h
 #   include/tpevent/tpevent_diagnostics.h   the bench baseline; not part of the stable API
-#   lib/libtpevent.so.0.2.0 (+ .so.0.2, .so)   or lib/libtpevent.a with TPEVENT_STATIC
+#   lib/libtpevent.so.0.3.0 (+ .so.0.3, .so)   or lib/libtpevent.a with TPEVENT_STATIC
 #   lib/libtpevent-cuda.so, libtpevent-hip.so  next to the core, which looks there first
 #   lib/cmake/tpevent/                       tpeventConfig.cmake, version, targets
 #   lib/pkgconfig/tpevent.pc
@@ -103,8 +103,8 @@ install(EXPORT tpeventTargets
   FILE tpeventTargets.cmake
   DESTINATION "${TPEVENT_INSTALL_CMAKEDIR}")
 
-# While the major version is 0, a minor release may change the API: ask for 0.2 and
-# you get any 0.2.x, not 0.3. From 1.0 on, any later version of the same major will do.
+# While the major version is 0, a minor release may change the API: ask for 0.3 and
+# you get any 0.3.x, not 0.4. From 1.0 on, any later version of the same major will do.
 if(PROJECT_VERSION_MAJOR EQUAL 0)
   set(tpevent_version_compatibility SameMinorVersion)
 else()

@@ -378,6 +378,15 @@ struct tp_backend {
      */
     bool (*stream_waits_for_itself)(tp_stream *stream);
     bool (*event_waits_for_itself)(tp_event *event);
+
+    /*
+     * Rule 17's window (appended): how many holds, waits and host functions tpevent
+     * may queue on one of the device's streams before a submission could block its
+     * caller; stream_hold past it must not fill the runtime's queue (a GPU: the hold
+     * joins the stream's latest). INT64_MAX where the queue has no bound (the CPU).
+     * Optional (NULL: INT64_MAX).
+     */
+    tp_status (*stream_hold_window)(tp_stream *stream, int64_t *ops);
 };
 
 /*

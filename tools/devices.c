@@ -39,7 +39,9 @@ static const char devices_help[] =
     "  name              the device's name, as its runtime gives it\n"
     "and under each device, 'cross-backend waits:' and what holds a stream of the\n"
     "device that waits on a record of another backend (rule 14): stream memory\n"
-    "operations, or a fallback and why (TPEVENT_GPU_WAIT=host-fn forces it); and\n"
+    "operations, or a fallback and why (TPEVENT_GPU_WAIT=host-fn forces it);\n"
+    "'hold window:' how many holds and waits tpevent queues on one stream before\n"
+    "the next joins the latest instead (tp_stream_hold_window, rule 17); and\n"
     "'host clock:' the step of its event timer and the bound of its calibration\n"
     "against CLOCK_MONOTONIC (tp_device_clock, rule 13)\n"
     "\n"
@@ -67,6 +69,7 @@ typedef struct device_row {
     char wait[WAIT_SIZE]; /* tp_device_wait_mechanism; "" if it failed */
     tp_clock_info clock;  /* tp_device_clock */
     bool has_clock;
+    int64_t hold_window;         /* tp_stream_hold_window of its default stream; 0 if it failed */
     char error[TOOL_ERROR_SIZE]; /* why the resolution or the name is missing */
 } device_row;
 
@@ -102,6 +105,20 @@ static void gather_device(tp_device_type type, int index, device_row *row)
     if (tp_device_wait_mechanism(row->device, row->wait, sizeof row->wait) != TP_OK)
         snprintf(row->wait, sizeof row->wait, "- (%s)", tp_last_error());
     row->has_clock = tp_device_clock(row->device, &row->clock) == TP_OK;
+    tp_stream *stream = NULL;
+    if (tp_stream_default(row->device, &stream) != TP_OK || tp_stream_hold_window(stream, &row->hold_window) != TP_OK)
+        row->hold_window = 0;
+}
+
+/* Rule 17: how much tpevent queues on a held stream before it joins instead. */
+static void print_hold_window_line(const device_row *row)
+{
+    if (row->hold_window == INT64_MAX)
+        printf("%-8s hold window: unbounded (a stream's queue has no limit)\n", "");
+    else if (row->hold_window > 0)
+        printf("%-8s hold window: %lld operations per stream\n", "", (long long)row->hold_window);
+    else
+        printf("%-8s hold window: -\n", "");
 }
 
 /* Rule 13: what tp_event_timestamp's times stand on. */
@@ -134,6 +151,7 @@ static void print_device_row(const device_row *row)
     if (!row->measured) {
         printf("%-8s %16s  %s\n", row->device, "error", "-");
         printf("%-8s cross-backend waits: %s\n", "", row->wait);
+        print_hold_window_line(row);
         print_clock_line(row);
         return;
     }
@@ -147,6 +165,7 @@ static void print_device_row(const device_row *row)
         snprintf(name, sizeof name, "- (%s)", row->error);
     printf("%-8s %16s  %s\n", row->device, resolution, name);
     printf("%-8s cross-backend waits: %s\n", "", row->wait);
+    print_hold_window_line(row);
     print_clock_line(row);
 }
 
@@ -198,6 +217,10 @@ static bool print_json(const backend_row *backends, const device_row *devices, s
         else
             json_null(&doc, object, "timer_resolution_ns");
         json_string(&doc, object, "cross_backend_wait", row->wait);
+        if (row->hold_window > 0 && row->hold_window != INT64_MAX)
+            json_number(&doc, object, "hold_window", (double)row->hold_window);
+        else
+            json_null(&doc, object, "hold_window"); /* unbounded (the CPU), or unknown */
         if (row->has_clock) {
             json_number(&doc, object, "clock_resolution_ns", (double)row->clock.resolution_ns);
             json_number(&doc, object, "clock_error_ns", (double)row->clock.error_ns);

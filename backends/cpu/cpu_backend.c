@@ -104,6 +104,7 @@ static const tp_backend cpu_table = {
     .graph_destroy = tp_cpu_graph_destroy,
     .stream_waits_for_itself = tp_cpu_stream_waits_for_itself,
     .event_waits_for_itself = tp_cpu_event_waits_for_itself,
+    .stream_hold_window = NULL, /* INT64_MAX: a stream's FIFO has no bound */
 };
 
 tp_status tp_backend_entry_cpu(uint32_t core_abi, const tp_backend **out, char *reason, size_t reason_size)

@@ -65,7 +65,8 @@ typedef void gpu_fn(void *);
     GUARDED(snapshot_synchronize, snapshot_synchronize, gpu_snapshot_synchronize, const tp_snapshot *)                \
     UNGUARDED(snapshot_time, NULL) /* timestamps go by the event */                                                   \
     GUARDED(snapshot_notify, snapshot_notify, gpu_snapshot_notify, const tp_snapshot *, gpu_fn *, void *)             \
-    GUARDED(stream_hold, tp_event_wait, gpu_stream_hold, tp_stream *, gpu_fn **, void **)                             \
+    GUARDED(stream_hold, tp_stream_hold, gpu_stream_hold, tp_stream *, gpu_fn **, void **)                            \
+    UNGUARDED(stream_hold_window, gpu_stream_hold_window)                                                             \
     UNGUARDED(host_fn_may_block, false) /* stream_hold holds no thread (core/backend.h) */                            \
     GUARDED(wait_mechanism, tp_device_wait_mechanism, gpu_wait_mechanism, int, char *, size_t)                        \
     CAPTURED(event_timestamp, tp_event_timestamp, gpu_event_timestamp,                                                \

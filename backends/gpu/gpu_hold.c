@@ -93,9 +93,11 @@ static struct {
     .creation_lock = PTHREAD_MUTEX_INITIALIZER,
 };
 
-int64_t gpu_hold_window(void)
+tp_status gpu_stream_hold_window(tp_stream *stream, int64_t *ops)
 {
-    return RT_HOLD_WINDOW;
+    (void)stream;
+    *ops = RT_HOLD_WINDOW;
+    return TP_OK;
 }
 
 /* -------------------------------------------------------------- the mode */
@@ -154,11 +156,11 @@ static tp_status chain_make(gpu_stream *stream, int mode, gpu_hold_chain **out)
 {
     gpu_hold_chain *chain = calloc(1, sizeof *chain);
     if (!chain)
-        return gpu.host->fail(TP_ERR_OUT_OF_MEMORY, "tp_event_wait: out of memory");
+        return gpu.host->fail(TP_ERR_OUT_OF_MEMORY, "tp_stream_hold: out of memory");
     chain->device = stream->device;
     chain->on_counter = mode == HOLD_COUNTER;
     if (chain->on_counter) {
-        tp_status status = gpu_counter_take(stream->device, "tp_event_wait", &chain->counter);
+        tp_status status = gpu_counter_take(stream->device, "tp_stream_hold", &chain->counter);
         if (status != TP_OK) {
             free(chain);
             return status;
@@ -299,7 +301,7 @@ static tp_status queue_hold(gpu_stream *stream, gpu_hold_chain *chain, uint64_t 
     }
     hold_gate *gate = malloc(sizeof *gate);
     if (!gate)
-        return gpu.host->fail(TP_ERR_OUT_OF_MEMORY, "tp_event_wait: out of memory");
+        return gpu.host->fail(TP_ERR_OUT_OF_MEMORY, "tp_stream_hold: out of memory");
     *gate = (hold_gate){chain, seq};
     pthread_mutex_lock(&chain->lock);
     chain->refs++; /* the gate's */
@@ -318,7 +320,7 @@ static tp_status queue_hold(gpu_stream *stream, gpu_hold_chain *chain, uint64_t 
 static tp_status hold_stream(gpu_stream *stream, int mode, void (**release)(void *), void **arg)
 {
     if (mode == HOLD_GATE) {
-        tp_status status = gpu_counters_watch_exit("tp_event_wait");
+        tp_status status = gpu_counters_watch_exit("tp_stream_hold");
         if (status != TP_OK)
             return status;
     }
@@ -328,7 +330,7 @@ static tp_status hold_stream(gpu_stream *stream, int mode, void (**release)(void
         return status;
     hold_ticket *ticket = ticket_take();
     if (!ticket)
-        return gpu.host->fail(TP_ERR_OUT_OF_MEMORY, "tp_event_wait: out of memory");
+        return gpu.host->fail(TP_ERR_OUT_OF_MEMORY, "tp_stream_hold: out of memory");
     uint64_t seq;
     pthread_mutex_lock(&chain->lock);
     bool queue = chain_add_locked(chain, &seq);
@@ -359,8 +361,9 @@ tp_status gpu_stream_hold(tp_stream *base, void (**release)(void *), void **arg)
     tp_status status;
     if ((base->kind & TP_STREAM_BORROWED) && rt_stream_capturing(stream->native))
         status = gpu.host->fail(TP_ERR_UNSUPPORTED,
-                                "tp_event_wait: the %s:%d stream is being captured: a wait on another backend's record "
-                                "cannot be captured (it would wait for this record at every launch of the graph)",
+                                "tp_stream_hold: the %s:%d stream is being captured: a hold (what a wait on another "
+                                "backend's record holds the stream with) cannot be captured (it would hold the stream "
+                                "at every launch of the graph)",
                                 RT_BACKEND_NAME, stream->device->index);
     else
         status = hold_stream(stream, mode, release, arg);

@@ -324,9 +324,9 @@ bool gpu_host_fn_on_device(int device);
 /* ================================================================== gpu_hold.c */
 /* stream_hold (core/backend.h) and what tpevent devices says of it. */
 tp_status gpu_stream_hold(tp_stream *stream, void (**release)(void *), void **arg);
-/* How many holds tpevent keeps queued on one of the device's streams before the
- * next joins the latest instead (rule 17). */
-int64_t gpu_hold_window(void);
+/* stream_hold_window (core/backend.h): how many holds tpevent keeps queued on a
+ * stream before the next joins the latest instead (rule 17): RT_HOLD_WINDOW. */
+tp_status gpu_stream_hold_window(tp_stream *stream, int64_t *ops);
 /* The stream is being destroyed: its holds still pending stay until released,
  * then what they share is freed. No call on the stream follows. */
 void gpu_hold_stream_closed(gpu_stream *stream);

@@ -49,7 +49,7 @@ extern "C" {
 #endif
 
 #define TPEVENT_VERSION_MAJOR 0
-#define TPEVENT_VERSION_MINOR 2
+#define TPEVENT_VERSION_MINOR 3
 #define TPEVENT_VERSION_PATCH 0
 
 /* "0.2.0": the version of the library actually loaded, not of this header. */
@@ -302,6 +302,40 @@ TP_API tp_status tp_stream_priority(tp_stream *stream, int *priority);
 /* The device's stream priorities (NULL: current device), as cudaDeviceGetStreamPriorityRange
  * answers them: *greatest (runs first) <= *least. CPU: 0 and TP_CPU_PRIORITY_HIGHEST. */
 TP_API tp_status tp_stream_priority_range(const char *device, int *least, int *greatest);
+
+/* ------------------------------------------------------------------ hold */
+
+/* Rule 17. A hold: later work on a stream waits until it is released. */
+typedef struct tp_hold tp_hold;
+
+/*
+ * Work submitted to the stream after this call does not start until
+ * tp_hold_release(*out) or until timeout_ns have passed (the watchdog), whichever
+ * comes first: exactly one of the two lets it go. timeout_ns > 0; INT64_MAX: no
+ * watchdog; <= 0: TP_ERR_INVALID_ARGUMENT. The hold takes no host thread and, on a
+ * GPU, no SM (a stream memory operation on host memory; CPU: a gate in the worker's
+ * queue). Several holds on one stream: later work waits for all of them. Destroying a
+ * held stream is safe (rule 9). A capturing stream: TP_ERR_CAPTURING (a stream may
+ * begin a capture while held; the hold stays outside the graph). Holding a CUDA/HIP
+ * legacy default stream also holds every stream that synchronizes with it. Holds do
+ * not cross fork(): a child must not release its parent's.
+ * What fills a runtime queue behind a hold: tpevent's own waits, holds and host
+ * functions never block the caller (past tp_stream_hold_window they join the
+ * stream's latest); work submitted through the runtime itself (launches, records)
+ * can fill it, and then its caller blocks until the hold is released or its
+ * watchdog fires.
+ */
+TP_API tp_status tp_stream_hold(tp_stream *stream, int64_t timeout_ns, tp_hold **out);
+
+/* Lets the stream go and frees the hold: TP_OK, or TP_ERR_NOT_READY ("the hold ran
+ * out after N ms and released itself") when the watchdog came first. From any
+ * thread but one running work of the held stream; releasing twice is undefined. */
+TP_API tp_status tp_hold_release(tp_hold *hold);
+
+/* *ops: how many operations tpevent may queue on the stream behind a hold before a
+ * caller could block (rule 17): the device's documented window (CUDA 256, from the
+ * H200's ~1,020; HIP 256; CPU INT64_MAX: its queue has no bound). */
+TP_API tp_status tp_stream_hold_window(tp_stream *stream, int64_t *ops);
 
 /* ---------------------------------------------------------------- events */
 

@@ -273,6 +273,11 @@ int tppy_set_current_device(tp_device device);
 /* tpevent.Graph (rule 16), added to the module, and Stream.is_capturing(). */
 int tppy_graph_types_init(PyObject *module);
 
+/* --------------------------------------------------------------- hold.c */
+
+/* tpevent.Hold (rule 17), added to the module, and Stream.hold(). */
+int tppy_hold_types_init(PyObject *module);
+
 /* ----------------------------------------------------------- timeline.c */
 
 /* Adds _range_push, _range_pop, _trace_start and _trace_stop to the module. */

@@ -11,6 +11,7 @@ from ._tpevent import (
     Error as Error,
     Event as Event,
     Graph as Graph,
+    Hold as Hold,
     NotRecordedError as NotRecordedError,
     Stream as Stream,
     __version__ as __version__,

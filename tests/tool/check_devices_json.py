@@ -18,7 +18,7 @@ BACKEND_FIELDS = {"backend", "built", "built_in", "module_found", "loaded", "ava
                   "status", "reason", "module_path", "device_count", "runtime_version",
                   "driver_version"}
 DEVICE_FIELDS = {"device", "backend", "name", "timer_resolution_ns", "cross_backend_wait", "clock_resolution_ns",
-                 "clock_error_ns", "error"}
+                 "clock_error_ns", "error", "hold_window"}
 
 
 def table_rows(tool):
@@ -103,6 +103,10 @@ def check_device(index, device, backends):
     check(device["error"] is None, f"{where}: error {device['error']!r}")
     check(isinstance(device["cross_backend_wait"], str) and device["cross_backend_wait"],
           f"{where}: cross_backend_wait {device['cross_backend_wait']!r}")
+    # tp_stream_hold_window (rule 17): unbounded (null) on the CPU, a positive count on a GPU.
+    window = device["hold_window"]
+    check(window is None if device["backend"] == "cpu" else isinstance(window, int) and window > 0,
+          f"{where}: hold_window {window!r}")
     # tp_device_clock (rule 13): a positive step and a bound of at least 0 (the CPU's is 0).
     resolution, error = device["clock_resolution_ns"], device["clock_error_ns"]
     check(isinstance(resolution, (int, float)) and resolution > 0, f"{where}: clock_resolution_ns {resolution!r}")
