@@ -162,7 +162,11 @@ typedef struct gpu_stream {
      * host function; NULL before, and for good where the device cannot hold a
      * stream on host memory. */
     _Atomic(struct gpu_host_queue *) host_queue;
-    atomic_bool capture_check;             /* rule 16: look for a capture (gpu_graph.h) */
+    atomic_bool capture_check; /* rule 16: look for a capture (gpu_graph.h) */
+    /* Records and waits on it take gpu_event.c's direct paths, past every check:
+     * context_free and not capture_check, in one flag so that a hot path tests one
+     * byte of the stream (kept so by gpu_stream_set_capture_check, gpu_graph.h). */
+    atomic_bool direct;
     _Atomic(struct gpu_capture *) capture; /* the one it is in, begun by tpevent or joined */
     /* Its native handle was given out (stream_native): destroy pools the native
      * stream instead of destroying it (rule 19). */
@@ -225,11 +229,8 @@ typedef struct gpu_backend_state {
 
 extern gpu_backend_state gpu;
 
-/* Set by pthread_atfork's child handler in a child of the process that
- * initialized the driver: every entry of the tables fails then (gpu_backend.c). */
-extern atomic_bool gpu_in_forked_child;
-
-/* TP_ERR_BACKEND: the driver cannot be used in a child created by fork(). */
+/* TP_ERR_BACKEND: the driver cannot be used in a child created by fork() (what
+ * every entry that can reach the runtime answers there: gpu_backend.c). */
 tp_status gpu_forked_fail(const char *operation);
 
 /* "cudaEventRecord: cudaErrorIllegalAddress: an illegal memory access was encountered" */
@@ -429,6 +430,13 @@ tp_status gpu_plain_event_synchronize(tp_event *event);
 tp_status gpu_plain_stream_wait_event(tp_stream *stream, tp_event *event);
 /* Events with timing only, so never interprocess ones (rule 8). */
 tp_status gpu_event_elapsed(tp_event *start, tp_event *end, float *ms);
+/* The same calls' common case alone, for callers that tested it (gpu_graph.h's
+ * direct tests): the event (both) recorded, of one device; the stream direct. */
+tp_status gpu_direct_event_record(tp_event *event, tp_stream *stream);
+tp_status gpu_direct_event_query(tp_event *event, bool *done);
+tp_status gpu_direct_event_synchronize(tp_event *event);
+tp_status gpu_direct_stream_wait_event(tp_stream *stream, tp_event *event);
+tp_status gpu_direct_event_elapsed(tp_event *start, tp_event *end, float *ms);
 /* tp_event_native, for every kind; tp_event_from_native's wrapper of a native event
  * its caller owns (its `table`: the plain entries but for these record, destroy). */
 tp_status gpu_event_native_handle(tp_event *event, void **native);
