@@ -307,13 +307,11 @@ tp_status gpu_direct_event_elapsed(tp_event *start, tp_event *end, float *ms)
     return TP_LIKELY(e == RT_SUCCESS) ? TP_OK : elapsed_failed(e);
 }
 
-tp_status gpu_event_elapsed(tp_event *start_base, tp_event *end_base, float *ms)
+tp_status gpu_event_elapsed(tp_event *start, tp_event *end, float *ms)
 {
-    gpu_event *start = gpu_as_event(start_base), *end = gpu_as_event(end_base);
-    if (TP_LIKELY(!RT_ELAPSED_NEEDS_CONTEXT && ((int)gpu_event_recorded(start) & (int)gpu_event_recorded(end) &
-                                                (start->head.device.index == end->head.device.index))))
-        return gpu_direct_event_elapsed(start_base, end_base, ms);
-    return event_elapsed_checked(start, end, ms);
+    if (TP_LIKELY(gpu_elapsed_is_direct(start, end)))
+        return gpu_direct_event_elapsed(start, end, ms);
+    return event_elapsed_checked(gpu_as_event(start), gpu_as_event(end), ms);
 }
 
 /* ----------------------------------------------------------- interop */

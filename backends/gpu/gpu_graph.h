@@ -105,39 +105,6 @@ static inline void gpu_stream_set_capture_check(gpu_stream *stream, bool check)
     atomic_store_explicit(&stream->direct, stream->context_free && !check, memory_order_relaxed);
 }
 
-/*
- * The direct tests (gpu_entries.h, DIRECT): the common case of a hot call, from
- * flags its path loads anyway, true only where the capture tests above would be
- * false: a stream is `direct` only while capture_check is off, and an event whose
- * latest record was made inside a capture is not `recorded` (capture_record
- * clears it before the mark goes on; settle sets it only as the mark goes; in
- * between, record_outside's fresh native is the one it has). Where they hold,
- * gpu_event.c's direct entries run with no other test.
- */
-static inline bool gpu_record_is_direct(tp_event *event, tp_stream *stream)
-{
-    return gpu_event_recorded(gpu_as_event(event)) &
-           atomic_load_explicit(&gpu_as_stream(stream)->direct, memory_order_relaxed);
-}
-
-static inline bool gpu_wait_is_direct(tp_stream *stream, tp_event *event)
-{
-    return gpu_record_is_direct(event, stream);
-}
-
-static inline bool gpu_event_is_direct(tp_event *event)
-{
-    return gpu_event_recorded(gpu_as_event(event));
-}
-
-/* Both recorded, of one device, where the runtime needs no context for the call. */
-static inline bool gpu_elapsed_is_direct(tp_event *start, tp_event *end)
-{
-    return !RT_ELAPSED_NEEDS_CONTEXT &&
-           ((int)gpu_event_recorded(gpu_as_event(start)) & (int)gpu_event_recorded(gpu_as_event(end)) &
-            (start->device.index == end->device.index));
-}
-
 /* The capture layer's paths, taken where its test says a capture may be involved;
  * each ends in the entry below it where none is after all. Then the capture
  * entries. */
