@@ -47,20 +47,34 @@ TP_COLD static tp_status record_mismatch(const tp_event *event, const tp_stream 
                    tp_device_str(event->device, event_device), tp_device_str(stream->device, stream_device));
 }
 
-tp_status tp_event_record(tp_event *event, tp_stream *stream)
+/* tp_event_record with both arguments there: each path ends in a tail call. */
+static inline tp_status record_on(tp_event *event, tp_stream *stream)
 {
-    if (TP_UNLIKELY(!event))
-        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_event_record: event is NULL");
-    if (!stream) {
-        tp_status status = tp_stream_current_of(event->device, event->backend, &stream);
-        if (TP_UNLIKELY(status != TP_OK))
-            return status;
-    }
     if (TP_UNLIKELY(!same_device(event->device, stream->device)))
         return record_mismatch(event, stream);
     if (TP_UNLIKELY(tp_trace_on()))
         return tp_trace_record(event, stream); /* core/trace.c: marks a wait's flow start */
     return event->backend->event_record(event, stream);
+}
+
+/* The thread's current stream is looked up out of line, so that a record on a
+ * stream given keeps nothing across a call (no stack frame). */
+TP_NOINLINE static tp_status record_on_current(tp_event *event)
+{
+    tp_stream *stream;
+    tp_status status = tp_stream_current_of(event->device, event->backend, &stream);
+    if (TP_UNLIKELY(status != TP_OK))
+        return status;
+    return record_on(event, stream);
+}
+
+tp_status tp_event_record(tp_event *event, tp_stream *stream)
+{
+    if (TP_UNLIKELY(!event))
+        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_event_record: event is NULL");
+    if (!stream)
+        return record_on_current(event);
+    return record_on(event, stream);
 }
 
 tp_status tp_event_query(tp_event *event, bool *done)
@@ -77,18 +91,31 @@ tp_status tp_event_synchronize(tp_event *event)
     return event->backend->event_synchronize(event);
 }
 
+/* tp_event_wait with both arguments there: each path ends in a tail call. */
+static inline tp_status wait_on(tp_event *event, tp_stream *stream)
+{
+    if (TP_UNLIKELY(tp_trace_on()))
+        return tp_trace_wait(event, stream); /* core/trace.c: the wait, and its flow */
+    return tp_event_wait_on(event, stream);
+}
+
+/* As record_on_current, for a wait. */
+TP_NOINLINE static tp_status wait_on_current(tp_event *event)
+{
+    tp_stream *stream;
+    tp_status status = tp_stream_current_of(event->device, event->backend, &stream);
+    if (TP_UNLIKELY(status != TP_OK))
+        return status;
+    return wait_on(event, stream);
+}
+
 tp_status tp_event_wait(tp_event *event, tp_stream *stream)
 {
     if (TP_UNLIKELY(!event))
         return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_event_wait: event is NULL");
-    if (!stream) {
-        tp_status status = tp_stream_current_of(event->device, event->backend, &stream);
-        if (TP_UNLIKELY(status != TP_OK))
-            return status;
-    }
-    if (TP_UNLIKELY(tp_trace_on()))
-        return tp_trace_wait(event, stream); /* core/trace.c: the wait, and its flow */
-    return tp_event_wait_on(event, stream);
+    if (!stream)
+        return wait_on_current(event);
+    return wait_on(event, stream);
 }
 
 tp_status tp_event_device(tp_event *event, tp_device *out)

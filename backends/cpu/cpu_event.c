@@ -158,7 +158,7 @@ tp_status tp_cpu_event_destroy(tp_event *handle)
 
 /* Replaces the latest record; returns the version it got. `source` NULL: reached
  * already, at `now`. Drops the old source's reference (after unlocking). */
-static uint64_t replace_record(cpu_event *event, cpu_queue *source, uint64_t seq, uint64_t now, uint64_t tag)
+static inline uint64_t replace_record(cpu_event *event, cpu_queue *source, uint64_t seq, uint64_t now, uint64_t tag)
 {
     event_lock(event);
     cpu_queue *old = event->source;
@@ -236,23 +236,10 @@ uint64_t tp_cpu_event_replace_record(cpu_event *event, cpu_queue *source, uint64
     return replace_record(event, source, seq, now, tag);
 }
 
-tp_status tp_cpu_event_record(tp_event *handle, tp_stream *stream)
+/* A record on a stream with work pending, out of line: the record on an idle
+ * stream needs none of it. */
+TP_NOINLINE static tp_status record_on_busy_queue(cpu_event *event, cpu_queue *queue, uint64_t submitted, bool timing)
 {
-    cpu_event *event = (cpu_event *)handle;
-    cpu_queue *queue = ((cpu_stream *)stream)->queue;
-    if (TP_UNLIKELY(event->ops))
-        return event->ops->record(event, queue);
-    bool timing = (event->head.flags & TP_EVENT_TIMING) != 0;
-    uint64_t submitted = atomic_load_explicit(&queue->submitted, memory_order_acquire);
-
-    /* Idle: everything submitted so far is done, so the record is reached now, on
-     * this thread. (Work another thread submits meanwhile is not ordered before
-     * this record anyway: rule 12.) */
-    if (tp_cpu_queue_reached(queue, submitted)) {
-        replace_record(event, NULL, 0, timing ? tp_now_ns() : 0, 0);
-        return TP_OK;
-    }
-
     /* Busy, no timing: reached when the stream has done what it has now; no task
      * needed, since nobody will ask when. (Not on a stream inherited through
      * fork(), whose worker is not here to get there.) */
@@ -277,6 +264,23 @@ tp_status tp_cpu_event_record(tp_event *handle, tp_stream *stream)
     uint64_t version = replace_record(event, queue, seq, 0, 0);
     cpu_task task = {.run = record_task, .arg = event, .word.u64 = version};
     tp_cpu_queue_end_submit(queue, &task);
+    return TP_OK;
+}
+
+tp_status tp_cpu_event_record(tp_event *handle, tp_stream *stream)
+{
+    cpu_event *event = (cpu_event *)handle;
+    cpu_queue *queue = ((cpu_stream *)stream)->queue;
+    if (TP_UNLIKELY(event->ops))
+        return event->ops->record(event, queue);
+    bool timing = (event->head.flags & TP_EVENT_TIMING) != 0;
+    uint64_t submitted = atomic_load_explicit(&queue->submitted, memory_order_acquire);
+    if (TP_UNLIKELY(!tp_cpu_queue_reached(queue, submitted)))
+        return record_on_busy_queue(event, queue, submitted, timing);
+    /* Idle: everything submitted so far is done, so the record is reached now, on
+     * this thread. (Work another thread submits meanwhile is not ordered before
+     * this record anyway: rule 12.) */
+    replace_record(event, NULL, 0, timing ? tp_now_ns() : 0, 0);
     return TP_OK;
 }
 

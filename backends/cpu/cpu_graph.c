@@ -161,11 +161,10 @@ TP_COLD static tp_status refuse_interprocess(const char *operation)
 
 /* ------------------------------------------------ the entries a capture changes */
 
-tp_status tp_cpu_capture_event_record(tp_event *handle, tp_stream *stream)
+/* A record on a stream that may be capturing, out of line: the record on one that
+ * is not keeps nothing across a call. */
+TP_NOINLINE static tp_status record_in_capture(tp_event *handle, tp_stream *stream, cpu_queue *queue)
 {
-    cpu_queue *queue = queue_of(stream);
-    if (TP_LIKELY(capture_of(queue) == NULL))
-        return tp_cpu_event_record(handle, stream);
     cpu_event *event = (cpu_event *)handle;
     cpu_graph *graph;
     graph_branch *branch = locked_branch(queue, &graph);
@@ -183,6 +182,14 @@ tp_status tp_cpu_capture_event_record(tp_event *handle, tp_stream *stream)
     }
     pthread_mutex_unlock(&capture_lock);
     return TP_OK;
+}
+
+tp_status tp_cpu_capture_event_record(tp_event *handle, tp_stream *stream)
+{
+    cpu_queue *queue = queue_of(stream);
+    if (TP_UNLIKELY(capture_of(queue) != NULL))
+        return record_in_capture(handle, stream, queue);
+    return tp_cpu_event_record(handle, stream);
 }
 
 tp_status tp_cpu_capture_launch_host_fn(tp_stream *stream, void (*fn)(void *), void *arg)

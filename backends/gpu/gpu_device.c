@@ -68,6 +68,7 @@ tp_status gpu_device_open(gpu_device *device)
             atomic_init(&device->default_stream.host_queue, NULL);
             atomic_init(&device->default_stream.holds, NULL);
             atomic_init(&device->default_stream.capture_check, false);
+            atomic_init(&device->default_stream.direct, false);
             atomic_init(&device->default_stream.capture, NULL);
             atomic_init(&device->default_stream.handle_given_out, false);
             atomic_store_explicit(&device->open, true, memory_order_release);
@@ -92,19 +93,13 @@ bool gpu_lazy_start_is_harmless(void)
 /*
  * fork(). A child of a process that initialized the CUDA (or HIP) driver cannot
  * use it (the runtimes' documentation; their threads and contexts are not in the
- * child), and calls into it there fail late or hang. So the child's handler,
- * registered once the driver is initialized, marks the process, and every entry
- * of the backend's tables then fails at once with TP_ERR_BACKEND and the reason
- * (gpu_backend.c: a relaxed load per call). Only the CPU backend works in such a
- * child; a process started with exec (multiprocessing's spawn) may use the GPU.
+ * child), and calls into it there fail late or hang. So every entry of the
+ * backend's tables that can reach the runtime fails there at once with
+ * TP_ERR_BACKEND and the reason: the child's handler, registered once the driver
+ * is initialized, swaps those entries for ones that do (gpu_backend.c), so the
+ * calls' paths carry no test. Only the CPU backend works in such a child; a
+ * process started with exec (multiprocessing's spawn) may use the GPU.
  */
-atomic_bool gpu_in_forked_child;
-
-static void gpu_atfork_child(void)
-{
-    atomic_store_explicit(&gpu_in_forked_child, true, memory_order_relaxed);
-}
-
 TP_COLD tp_status gpu_forked_fail(const char *operation)
 {
     return gpu.host->fail(TP_ERR_BACKEND,
@@ -164,7 +159,6 @@ tp_status gpu_init(const tp_backend *table, const tp_backend *ipc_table, const t
     gpu.device_count = count;
     gpu.devices = devices;
     gpu.init_pid = (int32_t)getpid();
-    (void)pthread_atfork(NULL, NULL, gpu_atfork_child);
     return TP_OK;
 }
 

@@ -1,20 +1,26 @@
 /*
  * The GPU backend's entries, listed once: what each slot of its tables
- * (core/backend.h) calls. gpu_backend.c generates from this list the fork guards,
- * the capture layer in front of the entries a capture changes, and its three
- * tables, so a new entry is one line here and one call is followed from here:
+ * (core/backend.h) calls. gpu_backend.c generates from this list the capture layer
+ * in front of the entries a capture changes, its three tables, and the tables a
+ * child created by fork() uses instead, so a new entry is one line here and one
+ * call is followed from here:
  *
  *   GUARDED(slot, operation, function, parameter types...)
- *       an entry that can reach the runtime. Its guard fails it at once in a child
- *       created by fork() (gpu_device.c), naming the public call `operation`: one
- *       relaxed load and a branch, then a tail call of `function`.
+ *       an entry that can reach the runtime: `function` itself. In a child created
+ *       by fork() (gpu_device.c) the slot fails at once instead, naming the public
+ *       call `operation` (the child's tables: nothing on the call's path).
  *   CAPTURED(slot, operation, function, test, capture_path, parameter types...)
- *       a guarded entry that a capture changes (rule 16). After the fork guard,
- *       `test`, an expression of the arguments a1, a2, ... (one or two relaxed loads,
- *       gpu_graph.h), says whether a capture may be involved: if so, `capture_path`
- *       (gpu_graph.c) answers, which ends in `function` itself where none is after
- *       all (a wrapped stream nobody captures, a capture closed since); if not,
+ *       a guarded entry that a capture changes (rule 16). `test`, an expression of
+ *       the arguments a1, a2, ... (one or two relaxed loads, gpu_graph.h), says
+ *       whether a capture may be involved: if so, `capture_path` (gpu_graph.c)
+ *       answers, which ends in `function` itself where none is after all (a
+ *       wrapped stream nobody captures, a capture closed since); if not,
  *       `function` is tail-called.
+ *   DIRECT(slot, operation, function, test, capture_path, direct_test, direct, types...)
+ *       a captured entry on a hot path. `direct_test` (gpu_graph.h), one test of
+ *       the flags the call loads anyway, says that the common case holds, which
+ *       no capture is part of: then `direct` (gpu_event.c), the common case alone,
+ *       is tail-called; otherwise it goes on as CAPTURED.
  *   UNGUARDED(slot, value)
  *       a function that never reaches the runtime, or a constant.
  *
@@ -33,7 +39,7 @@
 typedef void gpu_fn(void *);
 
 /* clang-format off */
-#define GPU_SHARED_ENTRIES(GUARDED, CAPTURED, UNGUARDED)                                                              \
+#define GPU_SHARED_ENTRIES(GUARDED, CAPTURED, DIRECT, UNGUARDED)                                                      \
     UNGUARDED(abi_version, TP_BACKEND_ABI_VERSION)                                                                    \
     UNGUARDED(size, sizeof(tp_backend))                                                                               \
     UNGUARDED(name, RT_BACKEND_NAME)                                                                                  \
@@ -82,26 +88,28 @@ typedef void gpu_fn(void *);
     GUARDED(graph_destroy, tp_graph_destroy, gpu_graph_destroy, tp_graph *)                                           \
     UNGUARDED(stream_waits_for_itself, stream_waits_for_itself)                                                       \
     UNGUARDED(event_waits_for_itself, NULL) /* an event does not know its record's stream (the README) */             \
-    CAPTURED(event_elapsed, tp_event_elapsed_time, gpu_event_elapsed,                                                 \
-             gpu_event_capture_unsettled(a1) || gpu_event_capture_unsettled(a2), gpu_capture_event_elapsed,           \
-             tp_event *, tp_event *, float *)
+    DIRECT(event_elapsed, tp_event_elapsed_time, gpu_event_elapsed,                                                   \
+           gpu_event_capture_unsettled(a1) || gpu_event_capture_unsettled(a2), gpu_capture_event_elapsed,             \
+           gpu_elapsed_is_direct(a1, a2), gpu_direct_event_elapsed, tp_event *, tp_event *, float *)
 
-#define GPU_PLAIN_EVENT_ENTRIES(GUARDED, CAPTURED, UNGUARDED)                                                         \
-    CAPTURED(stream_wait_event, tp_event_wait, gpu_plain_stream_wait_event,                                           \
-             gpu_stream_capture_checked(a1) || gpu_event_capture_marked(a2), gpu_capture_wait_event,                  \
-             tp_stream *, tp_event *)                                                                                 \
+#define GPU_PLAIN_EVENT_ENTRIES(GUARDED, CAPTURED, DIRECT, UNGUARDED)                                                 \
+    DIRECT(stream_wait_event, tp_event_wait, gpu_plain_stream_wait_event,                                             \
+           gpu_stream_capture_checked(a1) || gpu_event_capture_marked(a2), gpu_capture_wait_event,                    \
+           gpu_wait_is_direct(a1, a2), gpu_direct_stream_wait_event, tp_stream *, tp_event *)                         \
     CAPTURED(event_destroy, tp_event_destroy, gpu_plain_event_destroy,                                                \
              gpu_event_capture_marked(a1), gpu_capture_event_destroy, tp_event *)                                     \
-    CAPTURED(event_record, tp_event_record, gpu_plain_event_record,                                                   \
-             gpu_stream_capture_checked(a2) || gpu_event_capture_marked(a1), gpu_capture_event_record,                \
-             tp_event *, tp_stream *)                                                                                 \
-    CAPTURED(event_query, tp_event_query, gpu_plain_event_query,                                                      \
-             gpu_event_capture_unsettled(a1), gpu_capture_event_query, tp_event *, bool *)                            \
-    CAPTURED(event_synchronize, tp_event_synchronize, gpu_plain_event_synchronize,                                    \
-             gpu_event_capture_unsettled(a1), gpu_capture_event_synchronize, tp_event *)                              \
+    DIRECT(event_record, tp_event_record, gpu_plain_event_record,                                                     \
+           gpu_stream_capture_checked(a2) || gpu_event_capture_marked(a1), gpu_capture_event_record,                  \
+           gpu_record_is_direct(a1, a2), gpu_direct_event_record, tp_event *, tp_stream *)                            \
+    DIRECT(event_query, tp_event_query, gpu_plain_event_query,                                                        \
+           gpu_event_capture_unsettled(a1), gpu_capture_event_query,                                                  \
+           gpu_event_is_direct(a1), gpu_direct_event_query, tp_event *, bool *)                                       \
+    DIRECT(event_synchronize, tp_event_synchronize, gpu_plain_event_synchronize,                                      \
+           gpu_event_capture_unsettled(a1), gpu_capture_event_synchronize,                                            \
+           gpu_event_is_direct(a1), gpu_direct_event_synchronize, tp_event *)                                         \
     UNGUARDED(event_ipc_export, NULL) /* the core lets only interprocess events export */
 
-#define GPU_IPC_EVENT_ENTRIES(GUARDED, CAPTURED, UNGUARDED)                                                           \
+#define GPU_IPC_EVENT_ENTRIES(GUARDED, CAPTURED, DIRECT, UNGUARDED)                                                   \
     CAPTURED(stream_wait_event, tp_event_wait, gpu_ipc_stream_wait_event,                                             \
              gpu_stream_capture_checked(a1), gpu_capture_ipc_wait_event, tp_stream *, tp_event *)                     \
     GUARDED(event_destroy, tp_event_destroy, gpu_ipc_event_destroy, tp_event *)                                       \
@@ -111,17 +119,19 @@ typedef void gpu_fn(void *);
     GUARDED(event_synchronize, tp_event_synchronize, gpu_ipc_event_synchronize, tp_event *)                           \
     GUARDED(event_ipc_export, tp_event_ipc_handle, gpu_event_ipc_export, tp_event *, unsigned char *, size_t *)
 
-#define GPU_WRAPPED_EVENT_ENTRIES(GUARDED, CAPTURED, UNGUARDED)                                                       \
-    CAPTURED(stream_wait_event, tp_event_wait, gpu_plain_stream_wait_event,                                           \
-             gpu_stream_capture_checked(a1) || gpu_event_capture_marked(a2), gpu_capture_wait_event,                  \
-             tp_stream *, tp_event *)                                                                                 \
+#define GPU_WRAPPED_EVENT_ENTRIES(GUARDED, CAPTURED, DIRECT, UNGUARDED)                                               \
+    DIRECT(stream_wait_event, tp_event_wait, gpu_plain_stream_wait_event,                                             \
+           gpu_stream_capture_checked(a1) || gpu_event_capture_marked(a2), gpu_capture_wait_event,                    \
+           gpu_wait_is_direct(a1, a2), gpu_direct_stream_wait_event, tp_stream *, tp_event *)                         \
     GUARDED(event_destroy, tp_event_destroy, gpu_wrapped_event_destroy, tp_event *)                                   \
     /* a wrapper's record goes on the caller's own native event, never marked as captured */                         \
     GUARDED(event_record, tp_event_record, gpu_wrapped_event_record, tp_event *, tp_stream *)                         \
-    CAPTURED(event_query, tp_event_query, gpu_plain_event_query,                                                      \
-             gpu_event_capture_unsettled(a1), gpu_capture_event_query, tp_event *, bool *)                            \
-    CAPTURED(event_synchronize, tp_event_synchronize, gpu_plain_event_synchronize,                                    \
-             gpu_event_capture_unsettled(a1), gpu_capture_event_synchronize, tp_event *)                              \
+    DIRECT(event_query, tp_event_query, gpu_plain_event_query,                                                        \
+           gpu_event_capture_unsettled(a1), gpu_capture_event_query,                                                  \
+           gpu_event_is_direct(a1), gpu_direct_event_query, tp_event *, bool *)                                       \
+    DIRECT(event_synchronize, tp_event_synchronize, gpu_plain_event_synchronize,                                      \
+           gpu_event_capture_unsettled(a1), gpu_capture_event_synchronize,                                            \
+           gpu_event_is_direct(a1), gpu_direct_event_synchronize, tp_event *)                                         \
     UNGUARDED(event_ipc_export, NULL) /* the core lets only interprocess events export */
 /* clang-format on */
 

@@ -168,31 +168,33 @@ TP_NOINLINE static tp_status event_record_slow(gpu_event *event, gpu_stream *str
     }
 }
 
-/* The common case in one branch (the record is ~250 ns, the budget 3% of it):
- * recorded before, on a stream that needs no guard. */
+/* The common case (the record is ~250 ns, the budget 3% of it): recorded before,
+ * on a stream that needs no guard. */
+tp_status gpu_direct_event_record(tp_event *base, tp_stream *stream_base)
+{
+    gpu_event *event = gpu_as_event(base);
+    gpu_stream *stream = gpu_as_stream(stream_base);
+    rt_event native = gpu_event_native(event);
+    if (TP_UNLIKELY(record_would_overlap(native)))
+        return event_record_slow(event, stream);
+    rt_error e = rt_event_record(native, stream->native);
+    return TP_LIKELY(e == RT_SUCCESS) ? TP_OK : gpu_fail_call(RT_CALL("EventRecord"), e);
+}
+
 tp_status gpu_plain_event_record(tp_event *base, tp_stream *stream_base)
 {
     gpu_event *event = gpu_as_event(base);
     gpu_stream *stream = gpu_as_stream(stream_base);
-    if (TP_LIKELY(gpu_event_recorded(event) & stream->context_free)) {
-        rt_event native = gpu_event_native(event);
-        if (TP_LIKELY(!record_would_overlap(native))) {
-            rt_error e = rt_event_record(native, stream->native);
-            return TP_LIKELY(e == RT_SUCCESS) ? TP_OK : gpu_fail_call(RT_CALL("EventRecord"), e);
-        }
-    }
+    if (TP_LIKELY(gpu_event_recorded(event) & stream->context_free))
+        return gpu_direct_event_record(base, stream_base);
     return event_record_slow(event, stream);
 }
 
 /* ------------------------------------------------------ query, synchronize */
 
-tp_status gpu_plain_event_query(tp_event *base, bool *done)
+tp_status gpu_direct_event_query(tp_event *base, bool *done)
 {
     gpu_event *event = gpu_as_event(base);
-    if (!gpu_event_recorded(event)) {
-        *done = true; /* rule 4 */
-        return TP_OK;
-    }
     rt_guard guard;
     rt_error e = gpu_guard_enter_if(RT_QUERY_NEEDS_CONTEXT, &guard, gpu_event_device(event)->context, RT_NEED_CONTEXT);
     if (TP_UNLIKELY(e != RT_SUCCESS))
@@ -206,11 +208,18 @@ tp_status gpu_plain_event_query(tp_event *base, bool *done)
     return gpu_fail_call(RT_CALL("EventQuery"), e);
 }
 
-tp_status gpu_plain_event_synchronize(tp_event *base)
+tp_status gpu_plain_event_query(tp_event *base, bool *done)
+{
+    if (!gpu_event_recorded(gpu_as_event(base))) {
+        *done = true; /* rule 4 */
+        return TP_OK;
+    }
+    return gpu_direct_event_query(base, done);
+}
+
+tp_status gpu_direct_event_synchronize(tp_event *base)
 {
     gpu_event *event = gpu_as_event(base);
-    if (!gpu_event_recorded(event))
-        return TP_OK; /* rule 5 */
     rt_guard guard;
     rt_error e = gpu_guard_enter_if(RT_SYNCHRONIZE_NEEDS_CONTEXT, &guard, gpu_event_device(event)->context,
                                     RT_NEED_CONTEXT);
@@ -219,6 +228,13 @@ tp_status gpu_plain_event_synchronize(tp_event *base)
     e = rt_event_synchronize(gpu_event_native(event));
     rt_guard_leave(&guard);
     return TP_LIKELY(e == RT_SUCCESS) ? TP_OK : gpu_fail_call(RT_CALL("EventSynchronize"), e);
+}
+
+tp_status gpu_plain_event_synchronize(tp_event *base)
+{
+    if (!gpu_event_recorded(gpu_as_event(base)))
+        return TP_OK; /* rule 5 */
+    return gpu_direct_event_synchronize(base);
 }
 
 /* ------------------------------------------------------------------ wait */
@@ -238,15 +254,19 @@ TP_NOINLINE static tp_status stream_wait_event_slow(gpu_stream *stream, gpu_even
     return TP_LIKELY(e == RT_SUCCESS) ? TP_OK : gpu_fail_call(RT_CALL("StreamWaitEvent"), e);
 }
 
-/* The common case in one branch: recorded, on a stream that needs no guard. */
+/* The common case: recorded, on a stream that needs no guard. */
+tp_status gpu_direct_stream_wait_event(tp_stream *stream_base, tp_event *event_base)
+{
+    rt_error e = rt_stream_wait_event(gpu_as_stream(stream_base)->native, gpu_event_native(gpu_as_event(event_base)));
+    return TP_LIKELY(e == RT_SUCCESS) ? TP_OK : gpu_fail_call(RT_CALL("StreamWaitEvent"), e);
+}
+
 tp_status gpu_plain_stream_wait_event(tp_stream *stream_base, tp_event *event_base)
 {
     gpu_event *event = gpu_as_event(event_base);
     gpu_stream *stream = gpu_as_stream(stream_base);
-    if (TP_LIKELY(gpu_event_recorded(event) & stream->context_free)) {
-        rt_error e = rt_stream_wait_event(stream->native, gpu_event_native(event));
-        return TP_LIKELY(e == RT_SUCCESS) ? TP_OK : gpu_fail_call(RT_CALL("StreamWaitEvent"), e);
-    }
+    if (TP_LIKELY(gpu_event_recorded(event) & stream->context_free))
+        return gpu_direct_stream_wait_event(stream_base, event_base);
     return stream_wait_event_slow(stream, event);
 }
 
@@ -281,15 +301,17 @@ TP_COLD static tp_status event_elapsed_checked(gpu_event *start, gpu_event *end,
 /* The common case in as few instructions as it takes (the call is ~100 ns, the
  * budget 3% of it): both recorded, one device, no guard needed; then a failure of
  * the call needs nothing but its error, so nothing is kept across it. */
-tp_status gpu_event_elapsed(tp_event *start_base, tp_event *end_base, float *ms)
+tp_status gpu_direct_event_elapsed(tp_event *start, tp_event *end, float *ms)
 {
-    gpu_event *start = gpu_as_event(start_base), *end = gpu_as_event(end_base);
-    if (TP_LIKELY(!RT_ELAPSED_NEEDS_CONTEXT && ((int)gpu_event_recorded(start) & (int)gpu_event_recorded(end) &
-                                                (start->head.device.index == end->head.device.index)))) {
-        rt_error e = rt_event_elapsed(ms, gpu_event_native(start), gpu_event_native(end));
-        return TP_LIKELY(e == RT_SUCCESS) ? TP_OK : elapsed_failed(e);
-    }
-    return event_elapsed_checked(start, end, ms);
+    rt_error e = rt_event_elapsed(ms, gpu_event_native(gpu_as_event(start)), gpu_event_native(gpu_as_event(end)));
+    return TP_LIKELY(e == RT_SUCCESS) ? TP_OK : elapsed_failed(e);
+}
+
+tp_status gpu_event_elapsed(tp_event *start, tp_event *end, float *ms)
+{
+    if (TP_LIKELY(gpu_elapsed_is_direct(start, end)))
+        return gpu_direct_event_elapsed(start, end, ms);
+    return event_elapsed_checked(gpu_as_event(start), gpu_as_event(end), ms);
 }
 
 /* ----------------------------------------------------------- interop */

@@ -183,7 +183,7 @@ void gpu_capture_enter(gpu_stream *stream, gpu_capture *token)
     atomic_fetch_add_explicit(&token->refs, 1, memory_order_relaxed);
     gpu_capture *old = atomic_exchange_explicit(&stream->capture, token, memory_order_acq_rel);
     gpu_capture_token_unref(old);
-    atomic_store_explicit(&stream->capture_check, true, memory_order_relaxed);
+    gpu_stream_set_capture_check(stream, true);
 }
 
 static tp_status capture_record(gpu_event *event, gpu_stream *stream, gpu_capture *token)

@@ -97,6 +97,14 @@ static inline bool gpu_event_capture_unsettled(tp_event *event)
     return atomic_load_explicit(&gpu_as_event(event)->capture, memory_order_acquire) != NULL;
 }
 
+/* Whether to look for a capture on the stream, set at the edges of tpevent's
+ * captures; the stream's `direct` goes with it (off while capture_check is on). */
+static inline void gpu_stream_set_capture_check(gpu_stream *stream, bool check)
+{
+    atomic_store_explicit(&stream->capture_check, check, memory_order_relaxed);
+    atomic_store_explicit(&stream->direct, stream->context_free && !check, memory_order_relaxed);
+}
+
 /* The capture layer's paths, taken where its test says a capture may be involved;
  * each ends in the entry below it where none is after all. Then the capture
  * entries. */

@@ -102,8 +102,7 @@ static void close_capture(gpu_capture *token)
         if (!stream)
             continue;
         gpu_capture *held = atomic_exchange_explicit(&stream->capture, NULL, memory_order_acq_rel);
-        atomic_store_explicit(&stream->capture_check, (stream->head.kind & TP_STREAM_BORROWED) != 0,
-                              memory_order_relaxed);
+        gpu_stream_set_capture_check(stream, (stream->head.kind & TP_STREAM_BORROWED) != 0);
         gpu_capture_token_unref(held);
     }
     atomic_store_explicit(&token->open, false, memory_order_release);

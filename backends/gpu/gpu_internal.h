@@ -166,7 +166,11 @@ typedef struct gpu_stream {
     /* Its holds pending on the native stream and their window (gpu_hold.c), made at
      * its first hold; NULL before. */
     _Atomic(struct gpu_hold_chain *) holds;
-    atomic_bool capture_check;             /* rule 16: look for a capture (gpu_graph.h) */
+    atomic_bool capture_check; /* rule 16: look for a capture (gpu_graph.h) */
+    /* Records and waits on it take gpu_event.c's direct paths, past every check:
+     * context_free and not capture_check, in one flag so that a hot path tests one
+     * byte of the stream (kept so by gpu_stream_set_capture_check, gpu_graph.h). */
+    atomic_bool direct;
     _Atomic(struct gpu_capture *) capture; /* the one it is in, begun by tpevent or joined */
     /* Its native handle was given out (stream_native): destroy pools the native
      * stream instead of destroying it (rule 19). */
@@ -229,11 +233,8 @@ typedef struct gpu_backend_state {
 
 extern gpu_backend_state gpu;
 
-/* Set by pthread_atfork's child handler in a child of the process that
- * initialized the driver: every entry of the tables fails then (gpu_backend.c). */
-extern atomic_bool gpu_in_forked_child;
-
-/* TP_ERR_BACKEND: the driver cannot be used in a child created by fork(). */
+/* TP_ERR_BACKEND: the driver cannot be used in a child created by fork() (what
+ * every entry that can reach the runtime answers there: gpu_backend.c). */
 tp_status gpu_forked_fail(const char *operation);
 
 /* "cudaEventRecord: cudaErrorIllegalAddress: an illegal memory access was encountered" */
@@ -439,6 +440,47 @@ tp_status gpu_plain_event_synchronize(tp_event *event);
 tp_status gpu_plain_stream_wait_event(tp_stream *stream, tp_event *event);
 /* Events with timing only, so never interprocess ones (rule 8). */
 tp_status gpu_event_elapsed(tp_event *start, tp_event *end, float *ms);
+/* The same calls' common case alone, for callers that tested it (gpu_graph.h's
+ * direct tests): the event (both) recorded, of one device; the stream direct. */
+tp_status gpu_direct_event_record(tp_event *event, tp_stream *stream);
+tp_status gpu_direct_event_query(tp_event *event, bool *done);
+tp_status gpu_direct_event_synchronize(tp_event *event);
+tp_status gpu_direct_stream_wait_event(tp_stream *stream, tp_event *event);
+tp_status gpu_direct_event_elapsed(tp_event *start, tp_event *end, float *ms);
+
+/*
+ * The direct tests (gpu_entries.h, DIRECT): the common case of a hot call, from
+ * flags its path loads anyway, true only where gpu_graph.h's capture tests would
+ * be false: a stream is `direct` only while capture_check is off, and an event
+ * whose latest record was made inside a capture is not `recorded` (gpu_graph.c:
+ * capture_record clears it before the mark goes on; settle sets it only as the
+ * mark goes; in between, record_outside's fresh native is the one it has). Where
+ * they hold, the direct entries above run with no other test.
+ */
+static inline bool gpu_record_is_direct(tp_event *event, tp_stream *stream)
+{
+    return gpu_event_recorded(gpu_as_event(event)) &
+           atomic_load_explicit(&gpu_as_stream(stream)->direct, memory_order_relaxed);
+}
+
+static inline bool gpu_wait_is_direct(tp_stream *stream, tp_event *event)
+{
+    return gpu_record_is_direct(event, stream);
+}
+
+static inline bool gpu_event_is_direct(tp_event *event)
+{
+    return gpu_event_recorded(gpu_as_event(event));
+}
+
+/* Both recorded, of one device, where the runtime needs no context for the call. */
+static inline bool gpu_elapsed_is_direct(tp_event *start, tp_event *end)
+{
+    return !RT_ELAPSED_NEEDS_CONTEXT &&
+           ((int)gpu_event_recorded(gpu_as_event(start)) & (int)gpu_event_recorded(gpu_as_event(end)) &
+            (start->device.index == end->device.index));
+}
+
 /* tp_event_native, for every kind; tp_event_from_native's wrapper of a native event
  * its caller owns (its `table`: the plain entries but for these record, destroy). */
 tp_status gpu_event_native_handle(tp_event *event, void **native);

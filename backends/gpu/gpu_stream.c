@@ -47,6 +47,7 @@ static gpu_stream *stream_wrap(gpu_device *device, rt_stream native, int priorit
     atomic_init(&stream->holds, NULL);
     /* A wrapped stream may be captured by its owner at any time (rule 16). */
     atomic_init(&stream->capture_check, (kind & TP_STREAM_BORROWED) != 0);
+    atomic_init(&stream->direct, stream->context_free && !(kind & TP_STREAM_BORROWED));
     atomic_init(&stream->capture, NULL);
     atomic_init(&stream->handle_given_out, false);
     return stream;
