@@ -30,17 +30,46 @@ typedef struct span {
     bool written;
 } span;
 
-static void put_string(FILE *f, const char *s)
+/* The length of the well-formed UTF-8 sequence at s (RFC 3629: no overlongs, no
+ * surrogates, nothing past U+10FFFF); 0 if there is none. */
+static int utf8_length(const unsigned char *s)
+{
+    int n = s[0] < 0x80                    ? 1
+            : s[0] >= 0xc2 && s[0] <= 0xdf ? 2
+            : s[0] >= 0xe0 && s[0] <= 0xef ? 3
+            : s[0] >= 0xf0 && s[0] <= 0xf4 ? 4
+                                           : 0;
+    unsigned char low = 0x80, high = 0xbf; /* the second byte's range */
+    if (s[0] == 0xe0)
+        low = 0xa0;
+    else if (s[0] == 0xed)
+        high = 0x9f;
+    else if (s[0] == 0xf0)
+        low = 0x90;
+    else if (s[0] == 0xf4)
+        high = 0x8f;
+    for (int i = 1; i < n; i++)
+        if (s[i] < (i == 1 ? low : 0x80) || s[i] > (i == 1 ? high : 0xbf))
+            return 0;
+    return n;
+}
+
+/* A JSON string. JSON is UTF-8: a byte that does not start a well-formed sequence
+ * (a name in Latin-1, a cut multi-byte character) is written as U+FFFD. */
+static void put_string(FILE *f, const char *text)
 {
     fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20 || c == 0x7f)
-            fprintf(f, "\\u%04x", c);
+    for (const unsigned char *s = (const unsigned char *)text; *s;) {
+        int n = utf8_length(s);
+        if (n == 0)
+            fputs("\\ufffd", f), n = 1;
+        else if (*s == '"' || *s == '\\')
+            fprintf(f, "\\%c", *s);
+        else if (*s < 0x20 || *s == 0x7f)
+            fprintf(f, "\\u%04x", *s);
         else
-            fputc(c, f);
+            fwrite(s, 1, (size_t)n, f);
+        s += n;
     }
     fputc('"', f);
 }
