@@ -20,6 +20,7 @@
  * come after its end (two devices' clocks, within their error_ns) starts at its end.
  */
 #include "core/trace.h"
+#include "common/clock.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -84,23 +85,37 @@ static void put_us(FILE *f, int64_t ns)
     fprintf(f, "%" PRId64 ".%03d", ns / 1000, (int)(ns % 1000));
 }
 
-/* The trace's own events, never NULL: synchronized through their table. */
-static tp_status reached_time(tp_event *event, int64_t *ns)
+/* Waits for the trace's own event (never NULL) until the deadline at most. The
+ * core's timed wait also refuses at once a wait from a host function on the
+ * record's stream that the record comes after (rule 15). */
+static tp_status reached(tp_event *event, uint64_t deadline_ns)
 {
-    tp_status status = event->backend->event_synchronize(event);
+    uint64_t now = tp_now_ns();
+    tp_status status = tp_event_synchronize_for(event, now < deadline_ns ? (int64_t)(deadline_ns - now) : 0);
+    if (status == TP_ERR_NOT_READY)
+        status = tp_fail(TP_ERR_NOT_READY,
+                         "tp_trace_stop: a record of the trace was not reached within the time allowed "
+                         "(TPEVENT_TRACE_STOP_TIMEOUT_MS; is a host function holding its stream?): the trace is "
+                         "dropped");
+    return status;
+}
+
+static tp_status reached_time(tp_event *event, uint64_t deadline_ns, int64_t *ns)
+{
+    tp_status status = reached(event, deadline_ns);
     return status == TP_OK ? tp_event_timestamp(event, ns) : status;
 }
 
 /* The range's span on its device, moved inside its parent and after its previous
  * sibling (both computed before it: they were pushed earlier). */
-static tp_status range_span(const trace_state *t, size_t i, span *spans, int64_t *adjusted)
+static tp_status range_span(const trace_state *t, size_t i, uint64_t deadline_ns, span *spans, int64_t *adjusted)
 {
     const trace_range *r = &t->ranges[i];
     int64_t start = 0;
     float ms = 0;
-    tp_status status = reached_time(r->start, &start);
+    tp_status status = reached_time(r->start, deadline_ns, &start);
     if (status == TP_OK)
-        status = r->end->backend->event_synchronize(r->end);
+        status = reached(r->end, deadline_ns);
     if (status == TP_OK)
         status = tp_event_elapsed_time(r->start, r->end, &ms);
     if (status != TP_OK)
@@ -171,14 +186,14 @@ static void put_metadata(FILE *f, const trace_state *t, const int *pids, const b
     }
 }
 
-static tp_status put_flows(FILE *f, const trace_state *t, const int *pids)
+static tp_status put_flows(FILE *f, const trace_state *t, const int *pids, uint64_t deadline_ns)
 {
     for (size_t i = 0; i < t->flow_count; i++) {
         const trace_mark *from = &t->marks[t->flows[i].from], *to = &t->marks[t->flows[i].to];
         int64_t from_ns = 0, to_ns = 0;
-        tp_status status = reached_time(from->event, &from_ns);
+        tp_status status = reached_time(from->event, deadline_ns, &from_ns);
         if (status == TP_OK)
-            status = reached_time(to->event, &to_ns);
+            status = reached_time(to->event, deadline_ns, &to_ns);
         if (status != TP_OK)
             return status;
         put_head(f, "s", pids[from->track], from->track, from_ns < to_ns ? from_ns : to_ns);
@@ -189,7 +204,7 @@ static tp_status put_flows(FILE *f, const trace_state *t, const int *pids)
     return TP_OK;
 }
 
-tp_status tp_trace_write_json(const trace_state *t, FILE *f)
+tp_status tp_trace_write_json(const trace_state *t, FILE *f, uint64_t deadline_ns)
 {
     size_t n = t->track_count;
     span *spans = calloc(t->range_count + 1, sizeof *spans);
@@ -217,9 +232,10 @@ tp_status tp_trace_write_json(const trace_state *t, FILE *f)
         used[t->marks[t->flows[i].from].track] = used[t->marks[t->flows[i].to].track] = true;
 
     fprintf(f,
-            "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"clock\":\"CLOCK_MONOTONIC\",\"writer\":\"tpevent %s\"},"
+            "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"clock\":\"CLOCK_MONOTONIC\",\"writer\":\"tpevent %s\","
+            "\"max_ranges\":%zu,\"dropped_ranges\":%zu,\"dropped_marks\":%zu},"
             "\n\"traceEvents\":[\n{\"ph\":\"M\",\"name\":\"tpevent\",\"pid\":0,\"tid\":0,\"args\":{}}",
-            tp_version_string());
+            tp_version_string(), t->max_ranges, t->dropped_ranges, t->dropped_marks);
     put_metadata(f, t, pids, used);
     tp_status status = TP_OK;
     for (size_t i = 0; i < t->range_count && status == TP_OK; i++) {
@@ -227,7 +243,7 @@ tp_status tp_trace_write_json(const trace_state *t, FILE *f)
         int64_t adjusted = 0;
         if (!r->start || !r->end)
             continue; /* inside a capture, or open when its stream was destroyed */
-        status = range_span(t, i, spans, &adjusted);
+        status = range_span(t, i, deadline_ns, spans, &adjusted);
         if (status != TP_OK)
             break;
         put_head(f, "X", pids[r->track], r->track, spans[i].start);
@@ -241,7 +257,7 @@ tp_status tp_trace_write_json(const trace_state *t, FILE *f)
         fprintf(f, "}}");
     }
     if (status == TP_OK)
-        status = put_flows(f, t, pids);
+        status = put_flows(f, t, pids, deadline_ns);
     fprintf(f, "\n]}\n");
     free(spans), free(pids), free(used);
     return status;
