@@ -176,6 +176,12 @@ TP_API tp_status tp_current_device(tp_device *out);
 /* Blocks until all work on all streams of the device is done. NULL: current device. */
 TP_API tp_status tp_device_synchronize(const char *device);
 
+/* As tp_device_synchronize, for at most timeout_ns (>= 0): TP_ERR_NOT_READY when
+ * the time runs out, and nothing else changes (the work goes on). The wait runs on
+ * a helper thread of tpevent's, one per device at a time, which finishes the
+ * device-wide wait on its own after a caller's time ran out. */
+TP_API tp_status tp_device_synchronize_for(const char *device, int64_t timeout_ns);
+
 /* A device's clock as tp_event_timestamp sees it (rule 13). */
 typedef struct tp_clock_info {
     int64_t resolution_ns; /* the step of the device's timer */
