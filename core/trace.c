@@ -25,7 +25,7 @@
  * size leaves behind what a small one would; a trace no larger than that allocates
  * nothing on push, pop, record or wait after the first. While running, a trace
  * holds at most max_ranges ranges and as many marks (TPEVENT_TRACE_MAX_RANGES,
- * default 2^20: about 300 MB on the CPU backend): past that, new ranges and new
+ * default 2^20: about 340 MB on the CPU backend): past that, new ranges and new
  * marks are not taken (their pops still match), and the file counts them
  * (otherData: dropped_ranges, dropped_marks).
  *
@@ -39,6 +39,9 @@
 
 #include <errno.h>
 #include <pthread.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -446,9 +449,10 @@ static void recycle(void)
 /* What a trace larger than tp_trace_start's room made, given back (after
  * recycle): arrays above that room freed (start makes them again), pooled events
  * above what that room's ranges and marks use destroyed. */
-static void release_excess(void)
+static bool release_excess(void)
 {
     trace_state *t = &trace.t;
+    bool large = t->range_cap > KEEP_RANGES || t->mark_cap > KEEP_MARKS;
     if (t->range_cap > KEEP_RANGES)
         free(t->ranges), t->ranges = NULL, t->range_cap = 0;
     if (t->mark_cap > KEEP_MARKS)
@@ -472,6 +476,7 @@ static void release_excess(void)
             if (tp_array_resize(&pool->items, cap, sizeof *pool->items))
                 pool->cap = (uint32_t)cap;
         }
+    return large;
 }
 
 static void reserve_pools(void)
@@ -553,9 +558,15 @@ TP_API tp_status tp_trace_stop(const char *path)
     pthread_mutex_lock(&trace.lock);
     reserve_pools();
     recycle();
-    release_excess();
+    bool released = release_excess();
     trace.state = IDLE;
     pthread_mutex_unlock(&trace.lock);
+#ifdef __GLIBC__
+    /* The events freed are small blocks all over the heap, which glibc keeps
+     * mapped: a trace's worth of them goes back to the system here. */
+    if (released)
+        (void)malloc_trim(0);
+#endif
     return status;
 }
 
