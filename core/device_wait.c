@@ -55,8 +55,10 @@ static void *helper_main(void *arg)
     pthread_mutex_lock(&waiters.lock);
     while (w->started < w->wanted) {
         uint64_t generation = ++w->started;
+        const tp_backend *backend = w->backend;
+        int index = w->index;
         pthread_mutex_unlock(&waiters.lock);
-        tp_status status = w->backend->device_synchronize(w->index);
+        tp_status status = backend->device_synchronize(index);
         pthread_mutex_lock(&waiters.lock);
         w->finished = generation;
         w->status = status;
