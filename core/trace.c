@@ -29,9 +29,7 @@
  * marks are not taken (their pops still match), and the file counts them
  * (otherData: dropped_ranges, dropped_marks).
  *
- * fork(): a child does not inherit a running trace. Its handler leaves the child
- * with no trace and the lock made anew; if another thread held the lock at the
- * fork, the tables it may have been changing are abandoned, not used.
+ * fork(): a child does not inherit a running trace (forget_trace_after_fork).
  */
 #include "core/trace.h"
 #include "common/array.h"
@@ -499,8 +497,8 @@ static void reserve_pools(void)
         }
 }
 
-/* Rule 15: an end record on a stream whose host function is the caller would come
- * after the caller, and the write would wait for it forever. */
+/* Rule 15: a track with a range open on a stream whose host function is the caller:
+ * the range's end record would come after the caller, which would wait for it. */
 static const trace_track *track_behind_caller(void)
 {
     for (size_t i = 0; i < trace.t.track_count; i++) {
@@ -511,16 +509,6 @@ static const trace_track *track_behind_caller(void)
             return track;
     }
     return NULL;
-}
-
-TP_COLD static tp_status refuse_stop_behind_caller(const trace_track *track)
-{
-    char text[TP_DEVICE_STRING_MAX];
-    return tp_fail(TP_ERR_INVALID_ARGUMENT,
-                   "tp_trace_stop: called from a host function on a stream of %s with %u range(s) open, whose end "
-                   "records would come after this call and never be reached while it waits: stop the trace from "
-                   "another thread, or pop them first (the trace goes on)",
-                   tp_device_str(track->device, text), (unsigned)track->depth);
 }
 
 TP_API tp_status tp_trace_stop(const char *path)
@@ -536,7 +524,12 @@ TP_API tp_status tp_trace_stop(const char *path)
     }
     const trace_track *behind = track_behind_caller();
     if (behind) {
-        tp_status refused = refuse_stop_behind_caller(behind);
+        char text[TP_DEVICE_STRING_MAX];
+        tp_status refused = tp_fail(TP_ERR_INVALID_ARGUMENT,
+                                    "tp_trace_stop: called from a host function on a stream of %s with %u range(s) "
+                                    "open, whose end records would come after this call and never be reached while "
+                                    "it waits: stop the trace from another thread (the trace goes on)",
+                                    tp_device_str(behind->device, text), (unsigned)behind->depth);
         pthread_mutex_unlock(&trace.lock);
         return refused;
     }

@@ -68,7 +68,8 @@ static bool parse_device_count(const char *text, int *count)
  * any process. A query of a record pending on an inherited queue (the idle
  * paths are left alone, for speed) answers "not reached": it never blocks. The
  * events' spinlocks are all taken before the fork and given back after it on
- * both sides (cpu_event.c), and the capture lock is made anew in the child. Not
+ * both sides (cpu_event.c's handlers), and the capture lock is made anew in the
+ * child (cpu_graph.c's). Not
  * covered: interprocess events held across fork() (the child would pass for its
  * parent: cpu_ipc.c).
  */
@@ -76,8 +77,6 @@ _Atomic unsigned tp_cpu_fork_generation;
 
 static void cpu_atfork_child(void)
 {
-    tp_cpu_events_fork_child();
-    tp_cpu_graph_fork_child();
     atomic_fetch_add_explicit(&tp_cpu_fork_generation, 1, memory_order_relaxed);
     for (int i = 0; i < cpu.device_count; i++) {
         cpu_device *device = &cpu.devices[i];
@@ -115,8 +114,7 @@ tp_status tp_cpu_module_init(const tp_host *host, const tp_backend *table, char 
     tp_cpu_table_pointer = table;
     cpu.device_count = count;
     static atomic_bool atfork_registered;
-    if (!atomic_exchange(&atfork_registered, true) &&
-        pthread_atfork(tp_cpu_events_fork_prepare, tp_cpu_events_fork_parent, cpu_atfork_child) != 0) {
+    if (!atomic_exchange(&atfork_registered, true) && pthread_atfork(NULL, NULL, cpu_atfork_child) != 0) {
         atomic_store(&atfork_registered, false);
         snprintf(reason, reason_size, "pthread_atfork: out of memory");
         return TP_ERR_BACKEND_UNAVAILABLE;

@@ -71,14 +71,14 @@ static void live_events_remove(cpu_event *event)
     pthread_mutex_unlock(&live_events.lock);
 }
 
-void tp_cpu_events_fork_prepare(void)
+static void events_fork_prepare(void)
 {
     pthread_mutex_lock(&live_events.lock);
     for (cpu_event *event = live_events.first; event; event = event->next_live)
         event_lock(event);
 }
 
-void tp_cpu_events_fork_parent(void)
+static void events_fork_parent(void)
 {
     for (cpu_event *event = live_events.first; event; event = event->next_live)
         event_unlock(event);
@@ -86,11 +86,16 @@ void tp_cpu_events_fork_parent(void)
 }
 
 /* The forking thread took them all: it is the child's only thread. */
-void tp_cpu_events_fork_child(void)
+static void events_fork_child(void)
 {
     for (cpu_event *event = live_events.first; event; event = event->next_live)
         event_unlock(event);
     (void)pthread_mutex_init(&live_events.lock, NULL);
+}
+
+__attribute__((constructor)) static void register_events_fork_handlers(void)
+{
+    (void)pthread_atfork(events_fork_prepare, events_fork_parent, events_fork_child);
 }
 
 void tp_cpu_event_ref(cpu_event *event)

@@ -322,15 +322,6 @@ struct cpu_event_ops {
 /* An event's head, ops and one reference; the rest must be zero (calloc). */
 void tp_cpu_event_init(cpu_event *event, int device, unsigned flags, const cpu_event_ops *ops);
 
-/* pthread_atfork's handlers for the events' spinlocks (cpu_event.c): prepare takes
- * every live event's spinlock, so that none is held half-way through an update at
- * the fork; parent and child give them back. */
-void tp_cpu_events_fork_prepare(void);
-void tp_cpu_events_fork_parent(void);
-void tp_cpu_events_fork_child(void);
-
-/* The child's handler for cpu_graph.c's capture lock: made anew. */
-void tp_cpu_graph_fork_child(void);
 void tp_cpu_event_ref(cpu_event *event);
 void tp_cpu_event_unref(cpu_event *event);
 
