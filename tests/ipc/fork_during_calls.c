@@ -127,7 +127,7 @@ TEST(cpu_fork_while_threads_trace)
 TEST(cpu_fork_while_threads_record_one_event)
 {
     busy_threads b = {.device = env->device, .shared = new_event(env->device, 0)};
-    fork_while_busy(&b, 300, 1.0);
+    fork_while_busy(&b, 300, 0.6);
     CHECK_OK(tp_event_destroy(b.shared));
     return 0;
 }
