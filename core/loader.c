@@ -31,6 +31,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -272,9 +273,37 @@ static bool probe_survives(const char *path, tp_device_type type, char *reason, 
     return true;
 }
 
+/* dlopen opens whatever the path names: a FIFO blocks it until a writer comes
+ * (forever), a character device reads without end. Only a regular file (through
+ * links, as dlopen follows them) is let through; what is swapped in between this
+ * look and dlopen was put there by whoever owns the folder, who could have put a
+ * module there as well. */
+static const char *not_a_regular_file(const char *path, char *cause, size_t cause_size)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        snprintf(cause, cause_size, "cannot be looked at: %s", strerror(errno));
+        return cause;
+    }
+    if (S_ISREG(st.st_mode))
+        return NULL;
+    const char *what = S_ISDIR(st.st_mode)    ? "a directory"
+                       : S_ISFIFO(st.st_mode) ? "a FIFO"
+                       : S_ISCHR(st.st_mode)  ? "a character device"
+                       : S_ISBLK(st.st_mode)  ? "a block device"
+                       : S_ISSOCK(st.st_mode) ? "a socket"
+                                              : "not a file";
+    snprintf(cause, cause_size, "not a regular file (%s): not loaded", what);
+    return cause;
+}
+
 tp_status tp_module_load(const char *path, tp_device_type type, const tp_backend **out, void **dl_handle, char *reason,
                          size_t reason_size)
 {
+    char cause_of_file[256];
+    const char *refused = not_a_regular_file(path, cause_of_file, sizeof cause_of_file);
+    if (refused)
+        return unavailable(reason, reason_size, path, refused);
     char cause_of_probe[512];
     if (probe_requested() && !probe_survives(path, type, cause_of_probe, sizeof cause_of_probe))
         return unavailable(reason, reason_size, path, cause_of_probe);

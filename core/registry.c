@@ -43,6 +43,7 @@ static backend_slot slots[TP_DEVICE_TYPE_COUNT] = {
 };
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static int type_loading = -1; /* under registry_lock: the slot start_slot is starting */
 
 static tp_status start_builtin(backend_slot *slot, tp_device_type type)
 {
@@ -104,9 +105,33 @@ static void start_slot(backend_slot *slot, tp_device_type type)
 TP_COLD static void start_slot_once(backend_slot *slot, tp_device_type type)
 {
     pthread_mutex_lock(&registry_lock);
-    if (atomic_load_explicit(&slot->state, memory_order_relaxed) == SLOT_UNTRIED)
+    if (atomic_load_explicit(&slot->state, memory_order_relaxed) == SLOT_UNTRIED) {
+        type_loading = (int)type;
         start_slot(slot, type);
+        type_loading = -1;
+    }
     pthread_mutex_unlock(&registry_lock);
+}
+
+/* fork(): a backend that another thread was loading at that moment (the lock held,
+ * its module's init half done, perhaps inside its runtime) is unavailable in the
+ * child, with the reason, rather than started again there or waited for forever. */
+static void forget_load_in_progress_after_fork(void)
+{
+    if (pthread_mutex_trylock(&registry_lock) != 0 && type_loading >= 0) {
+        backend_slot *slot = &slots[type_loading];
+        snprintf(slot->reason, sizeof slot->reason,
+                 "%s: another thread was loading this backend when the process forked: not usable in this child",
+                 tp_device_type_name((tp_device_type)type_loading));
+        atomic_store_explicit(&slot->state, SLOT_UNAVAILABLE, memory_order_release);
+    }
+    (void)pthread_mutex_init(&registry_lock, NULL);
+    type_loading = -1;
+}
+
+__attribute__((constructor)) static void register_registry_fork_handler(void)
+{
+    (void)pthread_atfork(NULL, NULL, forget_load_in_progress_after_fork);
 }
 
 static inline backend_slot *started_slot(tp_device_type type)

@@ -18,17 +18,28 @@
  * most the events recorded plus the waits.
  *
  * Memory: pooled events (TP_EVENT_TIMING, per device) are made when a stream first
- * appears in a trace (8 at a time) or when the pool runs dry, and are kept for the
- * next trace; the arrays of ranges, marks, flows and tracks, the names and the
- * event table keep their size from one trace to the next. A trace no larger than
- * an earlier one (ranges, marks, distinct streams, bytes of names) allocates
- * nothing on push, pop, record or wait; a larger one grows them by doubling.
+ * appears in a trace (8 at a time) or when the pool runs dry; the arrays of
+ * ranges, marks, flows and tracks, the names and the event table grow by doubling.
+ * At stop, what is above the room tp_trace_start reserves (KEEP_RANGES ranges and
+ * their events, KEEP_MARKS marks and flows) is given back, so that a trace of any
+ * size leaves behind what a small one would; a trace no larger than that allocates
+ * nothing on push, pop, record or wait after the first. While running, a trace
+ * holds at most max_ranges ranges and as many marks (TPEVENT_TRACE_MAX_RANGES,
+ * default 2^20: about 340 MB on the CPU backend): past that, new ranges and new
+ * marks are not taken (their pops still match), and the file counts them
+ * (otherData: dropped_ranges, dropped_marks).
+ *
+ * fork(): a child does not inherit a running trace (forget_trace_after_fork).
  */
 #include "core/trace.h"
 #include "common/array.h"
+#include "common/env.h"
 
 #include <errno.h>
 #include <pthread.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +49,11 @@ __attribute__((visibility("hidden"))) atomic_bool tp_trace_running_flag;
 enum { IDLE, RUNNING, WRITING };
 
 #define POOL_PREFILL 8u
+#define KEEP_RANGES 1024u
+#define KEEP_MARKS 256u
+#define KEEP_NAMES 4096u
+#define MAX_RANGES_DEFAULT ((size_t)1 << 20)
+#define TRACE_DROPPED (TRACE_NONE - 1) /* on a track's stack: a range pushed past the cap */
 
 typedef struct event_pool {
     tp_event **items;
@@ -178,6 +194,10 @@ static bool capturing(tp_stream *stream)
  * start or the stream captures now (then the range is left out). */
 static tp_status range_end(trace_track *track)
 {
+    if (track->stack[track->depth - 1] == TRACE_DROPPED) {
+        track->depth--;
+        return TP_OK;
+    }
     trace_range *range = &trace.t.ranges[track->stack[track->depth - 1]];
     tp_event *end = NULL;
     if (range->start && !capturing(track->stream)) {
@@ -218,6 +238,15 @@ TP_COLD static tp_status range_push_traced(tp_stream *stream, const char *name)
     if ((status = track_of(stream, &index)) != TP_OK)
         goto out;
     trace_track *track = &trace.t.tracks[index];
+    if (trace.t.range_count >= trace.t.max_ranges) {
+        if (!track_reserve(track)) {
+            status = out_of_memory("tp_range_push");
+            goto out;
+        }
+        trace.t.dropped_ranges++;
+        track->stack[track->depth++] = TRACE_DROPPED; /* for its pop */
+        goto out;
+    }
     if (!track_reserve(track) ||
         !tp_array_grow(&trace.t.ranges, &trace.t.range_cap, trace.t.range_count + 1, sizeof *trace.t.ranges) ||
         !trace_intern(&trace.names, &trace.t, name, &name_at)) {
@@ -282,6 +311,10 @@ TP_API tp_status tp_range_pop(tp_stream *stream)
  * flow refers to yet, recorded again; else a new one. */
 static tp_status mark_record(tp_stream *stream, uint32_t track, uint32_t *mark, bool in_flow)
 {
+    if (trace.t.mark_count >= trace.t.max_ranges) {
+        trace.t.dropped_marks++;
+        return TP_ERR_NOT_READY; /* the trace's loss only: counted, no message */
+    }
     if (!tp_array_grow(&trace.t.marks, &trace.t.mark_cap, trace.t.mark_count + 1, sizeof *trace.t.marks))
         return out_of_memory("tp_trace");
     tp_event *event = NULL;
@@ -363,6 +396,13 @@ tp_status tp_trace_destroy_stream(tp_stream *stream)
 
 /* ---------------------------------------------------------- start, stop */
 
+static size_t max_ranges(void)
+{
+    const char *text = tp_env("TPEVENT_TRACE_MAX_RANGES");
+    long long n = text ? strtoll(text, NULL, 10) : 0;
+    return n > 0 && (unsigned long long)n < TRACE_DROPPED ? (size_t)n : MAX_RANGES_DEFAULT;
+}
+
 TP_API tp_status tp_trace_start(void)
 {
     pthread_mutex_lock(&trace.lock);
@@ -370,13 +410,15 @@ TP_API tp_status tp_trace_start(void)
     if (trace.state != IDLE) {
         status = tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_trace_start: a trace is %s already (one at a time)",
                          trace.state == RUNNING ? "running" : "being written by tp_trace_stop");
-    } else if (!tp_array_grow(&trace.t.ranges, &trace.t.range_cap, 1024, sizeof *trace.t.ranges) ||
-               !tp_array_grow(&trace.t.marks, &trace.t.mark_cap, 256, sizeof *trace.t.marks) ||
-               !tp_array_grow(&trace.t.flows, &trace.t.flow_cap, 256, sizeof *trace.t.flows) ||
-               !tp_array_grow(&trace.t.names, &trace.t.names_cap, 4096, 1) || !trace_map_reserve(&trace.map) ||
+    } else if (!tp_array_grow(&trace.t.ranges, &trace.t.range_cap, KEEP_RANGES, sizeof *trace.t.ranges) ||
+               !tp_array_grow(&trace.t.marks, &trace.t.mark_cap, KEEP_MARKS, sizeof *trace.t.marks) ||
+               !tp_array_grow(&trace.t.flows, &trace.t.flow_cap, KEEP_MARKS, sizeof *trace.t.flows) ||
+               !tp_array_grow(&trace.t.names, &trace.t.names_cap, KEEP_NAMES, 1) || !trace_map_reserve(&trace.map) ||
                !trace_names_ready(&trace.names, &trace.t)) {
         status = out_of_memory("tp_trace_start");
     } else {
+        trace.t.max_ranges = max_ranges();
+        trace.t.dropped_ranges = trace.t.dropped_marks = 0;
         trace.state = RUNNING;
         atomic_store_explicit(&tp_trace_running_flag, true, memory_order_relaxed);
     }
@@ -402,6 +444,39 @@ static void recycle(void)
     trace_names_clear(&trace.names);
 }
 
+/* What a trace larger than tp_trace_start's room made, given back (after
+ * recycle): arrays above that room freed (start makes them again), pooled events
+ * above what that room's ranges and marks use destroyed. */
+static bool release_excess(void)
+{
+    trace_state *t = &trace.t;
+    bool large = t->range_cap > KEEP_RANGES || t->mark_cap > KEEP_MARKS;
+    if (t->range_cap > KEEP_RANGES)
+        free(t->ranges), t->ranges = NULL, t->range_cap = 0;
+    if (t->mark_cap > KEEP_MARKS)
+        free(t->marks), t->marks = NULL, t->mark_cap = 0;
+    if (t->flow_cap > KEEP_MARKS)
+        free(t->flows), t->flows = NULL, t->flow_cap = 0;
+    if (t->names_cap > KEEP_NAMES)
+        free(t->names), t->names = NULL, t->names_cap = 0;
+    trace_map_release(&trace.map, KEEP_MARKS * 4);
+    trace_names_release(&trace.names, KEEP_NAMES / 4);
+    for (int type = 0; type < TP_DEVICE_TYPE_COUNT; type++)
+        for (int index = 0; index < TP_MAX_DEVICES; index++) {
+            event_pool *pool = &trace.pools[type][index];
+            if (pool->cap <= 2 * KEEP_RANGES + KEEP_MARKS)
+                continue;
+            while (pool->count > 2 * KEEP_RANGES + KEEP_MARKS) {
+                tp_event *event = pool->items[--pool->count];
+                (void)event->backend->event_destroy(event);
+            }
+            size_t cap = 2 * KEEP_RANGES + KEEP_MARKS;
+            if (tp_array_resize(&pool->items, cap, sizeof *pool->items))
+                pool->cap = (uint32_t)cap;
+        }
+    return large;
+}
+
 static void reserve_pools(void)
 {
     const trace_state *t = &trace.t;
@@ -422,6 +497,20 @@ static void reserve_pools(void)
         }
 }
 
+/* Rule 15: a track with a range open on a stream whose host function is the caller:
+ * the range's end record would come after the caller, which would wait for it. */
+static const trace_track *track_behind_caller(void)
+{
+    for (size_t i = 0; i < trace.t.track_count; i++) {
+        const trace_track *track = &trace.t.tracks[i];
+        tp_stream *stream = track->stream;
+        if (stream && track->depth && stream->backend->stream_waits_for_itself &&
+            stream->backend->stream_waits_for_itself(stream))
+            return track;
+    }
+    return NULL;
+}
+
 TP_API tp_status tp_trace_stop(const char *path)
 {
     if (!path)
@@ -432,6 +521,17 @@ TP_API tp_status tp_trace_stop(const char *path)
         pthread_mutex_unlock(&trace.lock);
         return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_trace_stop: no trace is running%s",
                        state == WRITING ? " (another thread's tp_trace_stop is writing it)" : "");
+    }
+    const trace_track *behind = track_behind_caller();
+    if (behind) {
+        char text[TP_DEVICE_STRING_MAX];
+        tp_status refused = tp_fail(TP_ERR_INVALID_ARGUMENT,
+                                    "tp_trace_stop: called from a host function on a stream of %s with %u range(s) "
+                                    "open, whose end records would come after this call and never be reached while "
+                                    "it waits: stop the trace from another thread (the trace goes on)",
+                                    tp_device_str(behind->device, text), (unsigned)behind->depth);
+        pthread_mutex_unlock(&trace.lock);
+        return refused;
     }
     /* Ranges still open end here, on streams that still exist. The flag is cleared
      * after that, with release: a stream destroyed meanwhile either still sees the
@@ -447,28 +547,54 @@ TP_API tp_status tp_trace_stop(const char *path)
     trace.state = WRITING; /* from here on nobody else touches trace.t */
     pthread_mutex_unlock(&trace.lock);
 
-    tp_status status;
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        int error = errno;
-        status = tp_fail(TP_ERR_INVALID_ARGUMENT,
-                         "tp_trace_stop: cannot write the trace to \"%s\": %s (the "
-                         "trace is stopped and its records dropped)",
-                         path, strerror(error));
-    } else {
-        status = tp_trace_write_json(&trace.t, f);
-        int failed = ferror(f);
-        int error = errno;
-        if (fclose(f) != 0 || failed) {
-            if (status == TP_OK)
-                status = tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_trace_stop: writing the trace to \"%s\" failed: %s", path,
-                                 strerror(failed ? error : errno));
-        }
-    }
+    tp_status status = tp_trace_write_file(&trace.t, path);
     pthread_mutex_lock(&trace.lock);
     reserve_pools();
     recycle();
+    bool released = release_excess();
     trace.state = IDLE;
     pthread_mutex_unlock(&trace.lock);
+#ifdef __GLIBC__
+    /* The events freed are small blocks all over the heap, which glibc keeps
+     * mapped: a trace's worth of them goes back to the system here. */
+    if (released)
+        (void)malloc_trim(0);
+#endif
     return status;
+}
+
+/* --------------------------------------------------------------- fork */
+
+/* The child's only thread is the one that forked. A lock another thread held at
+ * that moment stays held for good, over tables it may have been changing: those
+ * are left as they are (reachable from `abandoned`, never used again). */
+static void forget_trace_after_fork(void)
+{
+    static struct {
+        trace_state t;
+        trace_event_map map;
+        trace_name_index names;
+        event_pool pools[TP_DEVICE_TYPE_COUNT][TP_MAX_DEVICES];
+    } abandoned;
+    if (pthread_mutex_trylock(&trace.lock) != 0) {
+        abandoned.t = trace.t, abandoned.map = trace.map, abandoned.names = trace.names;
+        memcpy(abandoned.pools, trace.pools, sizeof trace.pools);
+        trace.t = (trace_state){0};
+        trace.map = (trace_event_map){0};
+        trace.names = (trace_name_index){0};
+        memset(trace.pools, 0, sizeof trace.pools);
+    } else {
+        trace.t.range_count = trace.t.mark_count = trace.t.flow_count = trace.t.track_count = 0;
+        trace.t.names_len = 0;
+        trace_map_clear(&trace.map);
+        trace_names_clear(&trace.names);
+    }
+    (void)pthread_mutex_init(&trace.lock, NULL);
+    trace.state = IDLE;
+    atomic_store_explicit(&tp_trace_running_flag, false, memory_order_relaxed);
+}
+
+__attribute__((constructor)) static void register_trace_fork_handler(void)
+{
+    (void)pthread_atfork(NULL, NULL, forget_trace_after_fork);
 }

@@ -57,6 +57,8 @@ typedef struct trace_state {
     char *names;
     size_t range_count, range_cap, mark_count, mark_cap, flow_count, flow_cap;
     size_t track_count, track_cap, names_len, names_cap;
+    size_t max_ranges;                    /* the cap (core/trace.c), for ranges and for marks */
+    size_t dropped_ranges, dropped_marks; /* past the cap: not recorded, counted in the file */
 } trace_state;
 
 /* ------------------------------------------------ trace_tables.c */
@@ -79,6 +81,8 @@ bool trace_map_reserve(trace_event_map *map);
 /* After trace_map_reserve: an entry for an event not in the map. */
 trace_map_entry *trace_map_insert(trace_event_map *map, tp_event *event);
 void trace_map_clear(trace_event_map *map);
+/* Frees the table if it has more than `keep` entries (the next reserve makes it). */
+void trace_map_release(trace_event_map *map, size_t keep);
 
 /* Interned range names: offsets into trace_state.names. */
 typedef struct trace_name_index {
@@ -89,9 +93,15 @@ typedef struct trace_name_index {
 bool trace_names_ready(trace_name_index *index, const trace_state *t);
 bool trace_intern(trace_name_index *index, trace_state *t, const char *name, uint32_t *offset);
 void trace_names_clear(trace_name_index *index);
+/* Frees the index if it has more than `keep` slots (trace_names_ready makes it). */
+void trace_names_release(trace_name_index *index, size_t keep);
 
-/* Waits for every record of the trace and writes it to `f` (trace_json.c).
- * TP_OK, or the failure of a record (with its message). Does not close f. */
-tp_status tp_trace_write_json(const trace_state *trace, FILE *f);
+/* Waits for every record of the trace, until deadline_ns (CLOCK_MONOTONIC) at
+ * most, and writes it to `f` (trace_json.c). TP_OK, or the failure of a record
+ * (with its message). Does not close f. */
+tp_status tp_trace_write_json(const trace_state *trace, FILE *f, uint64_t deadline_ns);
+
+/* Writes the trace to a new file and renames it onto `path` (trace_file.c). */
+tp_status tp_trace_write_file(const trace_state *trace, const char *path);
 
 #endif /* TPEVENT_CORE_TRACE_H */

@@ -20,6 +20,7 @@
  * come after its end (two devices' clocks, within their error_ns) starts at its end.
  */
 #include "core/trace.h"
+#include "common/clock.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -30,17 +31,46 @@ typedef struct span {
     bool written;
 } span;
 
-static void put_string(FILE *f, const char *s)
+/* The length of the well-formed UTF-8 sequence at s (RFC 3629: no overlongs, no
+ * surrogates, nothing past U+10FFFF); 0 if there is none. */
+static int utf8_length(const unsigned char *s)
+{
+    int n = s[0] < 0x80                    ? 1
+            : s[0] >= 0xc2 && s[0] <= 0xdf ? 2
+            : s[0] >= 0xe0 && s[0] <= 0xef ? 3
+            : s[0] >= 0xf0 && s[0] <= 0xf4 ? 4
+                                           : 0;
+    unsigned char low = 0x80, high = 0xbf; /* the second byte's range */
+    if (s[0] == 0xe0)
+        low = 0xa0;
+    else if (s[0] == 0xed)
+        high = 0x9f;
+    else if (s[0] == 0xf0)
+        low = 0x90;
+    else if (s[0] == 0xf4)
+        high = 0x8f;
+    for (int i = 1; i < n; i++)
+        if (s[i] < (i == 1 ? low : 0x80) || s[i] > (i == 1 ? high : 0xbf))
+            return 0;
+    return n;
+}
+
+/* A JSON string. JSON is UTF-8: a byte that does not start a well-formed sequence
+ * (a name in Latin-1, a cut multi-byte character) is written as U+FFFD. */
+static void put_string(FILE *f, const char *text)
 {
     fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20 || c == 0x7f)
-            fprintf(f, "\\u%04x", c);
+    for (const unsigned char *s = (const unsigned char *)text; *s;) {
+        int n = utf8_length(s);
+        if (n == 0)
+            fputs("\\ufffd", f), n = 1;
+        else if (*s == '"' || *s == '\\')
+            fprintf(f, "\\%c", *s);
+        else if (*s < 0x20 || *s == 0x7f)
+            fprintf(f, "\\u%04x", *s);
         else
-            fputc(c, f);
+            fwrite(s, 1, (size_t)n, f);
+        s += n;
     }
     fputc('"', f);
 }
@@ -55,23 +85,37 @@ static void put_us(FILE *f, int64_t ns)
     fprintf(f, "%" PRId64 ".%03d", ns / 1000, (int)(ns % 1000));
 }
 
-/* The trace's own events, never NULL: synchronized through their table. */
-static tp_status reached_time(tp_event *event, int64_t *ns)
+/* Waits for the trace's own event (never NULL) until the deadline at most. The
+ * core's timed wait also refuses at once a wait from a host function on the
+ * record's stream that the record comes after (rule 15). */
+static tp_status reached(tp_event *event, uint64_t deadline_ns)
 {
-    tp_status status = event->backend->event_synchronize(event);
+    uint64_t now = tp_now_ns();
+    tp_status status = tp_event_synchronize_for(event, now < deadline_ns ? (int64_t)(deadline_ns - now) : 0);
+    if (status == TP_ERR_NOT_READY)
+        status = tp_fail(TP_ERR_NOT_READY,
+                         "tp_trace_stop: a record of the trace was not reached within the time allowed "
+                         "(TPEVENT_TRACE_STOP_TIMEOUT_MS; is a host function holding its stream?): the trace is "
+                         "dropped");
+    return status;
+}
+
+static tp_status reached_time(tp_event *event, uint64_t deadline_ns, int64_t *ns)
+{
+    tp_status status = reached(event, deadline_ns);
     return status == TP_OK ? tp_event_timestamp(event, ns) : status;
 }
 
 /* The range's span on its device, moved inside its parent and after its previous
  * sibling (both computed before it: they were pushed earlier). */
-static tp_status range_span(const trace_state *t, size_t i, span *spans, int64_t *adjusted)
+static tp_status range_span(const trace_state *t, size_t i, uint64_t deadline_ns, span *spans, int64_t *adjusted)
 {
     const trace_range *r = &t->ranges[i];
     int64_t start = 0;
     float ms = 0;
-    tp_status status = reached_time(r->start, &start);
+    tp_status status = reached_time(r->start, deadline_ns, &start);
     if (status == TP_OK)
-        status = r->end->backend->event_synchronize(r->end);
+        status = reached(r->end, deadline_ns);
     if (status == TP_OK)
         status = tp_event_elapsed_time(r->start, r->end, &ms);
     if (status != TP_OK)
@@ -142,14 +186,14 @@ static void put_metadata(FILE *f, const trace_state *t, const int *pids, const b
     }
 }
 
-static tp_status put_flows(FILE *f, const trace_state *t, const int *pids)
+static tp_status put_flows(FILE *f, const trace_state *t, const int *pids, uint64_t deadline_ns)
 {
     for (size_t i = 0; i < t->flow_count; i++) {
         const trace_mark *from = &t->marks[t->flows[i].from], *to = &t->marks[t->flows[i].to];
         int64_t from_ns = 0, to_ns = 0;
-        tp_status status = reached_time(from->event, &from_ns);
+        tp_status status = reached_time(from->event, deadline_ns, &from_ns);
         if (status == TP_OK)
-            status = reached_time(to->event, &to_ns);
+            status = reached_time(to->event, deadline_ns, &to_ns);
         if (status != TP_OK)
             return status;
         put_head(f, "s", pids[from->track], from->track, from_ns < to_ns ? from_ns : to_ns);
@@ -160,7 +204,7 @@ static tp_status put_flows(FILE *f, const trace_state *t, const int *pids)
     return TP_OK;
 }
 
-tp_status tp_trace_write_json(const trace_state *t, FILE *f)
+tp_status tp_trace_write_json(const trace_state *t, FILE *f, uint64_t deadline_ns)
 {
     size_t n = t->track_count;
     span *spans = calloc(t->range_count + 1, sizeof *spans);
@@ -188,9 +232,10 @@ tp_status tp_trace_write_json(const trace_state *t, FILE *f)
         used[t->marks[t->flows[i].from].track] = used[t->marks[t->flows[i].to].track] = true;
 
     fprintf(f,
-            "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"clock\":\"CLOCK_MONOTONIC\",\"writer\":\"tpevent %s\"},"
+            "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"clock\":\"CLOCK_MONOTONIC\",\"writer\":\"tpevent %s\","
+            "\"max_ranges\":%zu,\"dropped_ranges\":%zu,\"dropped_marks\":%zu},"
             "\n\"traceEvents\":[\n{\"ph\":\"M\",\"name\":\"tpevent\",\"pid\":0,\"tid\":0,\"args\":{}}",
-            tp_version_string());
+            tp_version_string(), t->max_ranges, t->dropped_ranges, t->dropped_marks);
     put_metadata(f, t, pids, used);
     tp_status status = TP_OK;
     for (size_t i = 0; i < t->range_count && status == TP_OK; i++) {
@@ -198,7 +243,7 @@ tp_status tp_trace_write_json(const trace_state *t, FILE *f)
         int64_t adjusted = 0;
         if (!r->start || !r->end)
             continue; /* inside a capture, or open when its stream was destroyed */
-        status = range_span(t, i, spans, &adjusted);
+        status = range_span(t, i, deadline_ns, spans, &adjusted);
         if (status != TP_OK)
             break;
         put_head(f, "X", pids[r->track], r->track, spans[i].start);
@@ -212,7 +257,7 @@ tp_status tp_trace_write_json(const trace_state *t, FILE *f)
         fprintf(f, "}}");
     }
     if (status == TP_OK)
-        status = put_flows(f, t, pids);
+        status = put_flows(f, t, pids, deadline_ns);
     fprintf(f, "\n]}\n");
     free(spans), free(pids), free(used);
     return status;

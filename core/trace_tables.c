@@ -80,6 +80,14 @@ void trace_map_clear(trace_event_map *map)
     map->used = 0;
 }
 
+void trace_map_release(trace_event_map *map, size_t keep)
+{
+    if (map->cap <= keep)
+        return;
+    free(map->entries);
+    *map = (trace_event_map){0};
+}
+
 /* ----------------------------------------------------------------- names */
 
 static uint64_t hash_name(const char *name, size_t *length)
@@ -144,4 +152,12 @@ void trace_names_clear(trace_name_index *index)
     if (index->cap)
         memset(index->table, 0, index->cap * sizeof *index->table);
     index->used = 0;
+}
+
+void trace_names_release(trace_name_index *index, size_t keep)
+{
+    if (index->cap <= keep)
+        return;
+    free(index->table);
+    *index = (trace_name_index){0};
 }

@@ -45,6 +45,23 @@ static struct {
     blocking_wait *free;
 } waits = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
+/* fork(): the list's lock is held for a few stores; taken around the fork so that
+ * the child never finds it held by a thread it does not have. */
+static void waits_lock(void)
+{
+    pthread_mutex_lock(&waits.lock);
+}
+
+static void waits_unlock(void)
+{
+    pthread_mutex_unlock(&waits.lock);
+}
+
+__attribute__((constructor)) static void register_waits_fork_handlers(void)
+{
+    (void)pthread_atfork(waits_lock, waits_unlock, waits_unlock);
+}
+
 static blocking_wait *wait_get(void)
 {
     pthread_mutex_lock(&waits.lock);

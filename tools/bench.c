@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <tpevent/tpevent.h>
@@ -103,6 +104,36 @@ static bool parse_iterations(const char *text, size_t *iterations)
     return true;
 }
 
+/* Why tp_trace_stop could not write `path` at the end of the run, found before
+ * the run: its folder missing, not a folder or not writable, or the path a folder.
+ * NULL when it looks writable. */
+static const char *trace_path_problem(const char *path, char *why, size_t why_size)
+{
+    const char *slash = strrchr(path, '/');
+    char folder[4096];
+    if (!slash)
+        snprintf(folder, sizeof folder, ".");
+    else
+        snprintf(folder, sizeof folder, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+    struct stat st;
+    const char *problem = NULL;
+    if (stat(folder, &st) != 0)
+        problem = errno == ENOENT ? "does not exist" : strerror(errno);
+    else if (!S_ISDIR(st.st_mode))
+        problem = "is not a folder";
+    else if (access(folder, W_OK | X_OK) != 0)
+        problem = strerror(errno);
+    if (problem) {
+        snprintf(why, why_size, "cannot write '%s': its folder '%s' %s", path, folder, problem);
+        return why;
+    }
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        snprintf(why, why_size, "cannot write '%s': it is a folder", path);
+        return why;
+    }
+    return NULL;
+}
+
 /* Returns TOOL_EXIT_OK, or the exit code of a usage error already reported. */
 static int parse_bench_options(int argc, char **argv, bench_options *options, bool *help)
 {
@@ -144,6 +175,9 @@ static int parse_bench_options(int argc, char **argv, bench_options *options, bo
     }
     if (optind < argc)
         return tool_usage_error("bench", bench_usage, "unexpected argument '%s'", argv[optind]);
+    char why[4200];
+    if (options->trace && trace_path_problem(options->trace, why, sizeof why))
+        return tool_usage_error("bench", bench_usage, "--trace: %s", why);
     return TOOL_EXIT_OK;
 }
 

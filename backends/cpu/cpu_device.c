@@ -66,9 +66,12 @@ static bool parse_device_count(const char *text, int *count)
  * emptied (the inherited queues are on none), and each device gets a fresh
  * default stream on first use. Streams and events the child creates work as in
  * any process. A query of a record pending on an inherited queue (the idle
- * paths are left alone, for speed) answers "not reached": it never blocks. Not covered: an event's spinlock held by another thread at the
- * instant of fork() (a few stores long), and interprocess events held across
- * fork() (the child would pass for its parent: cpu_ipc.c).
+ * paths are left alone, for speed) answers "not reached": it never blocks. The
+ * events' spinlocks are all taken before the fork and given back after it on
+ * both sides (cpu_event.c's handlers), and the capture lock is made anew in the
+ * child (cpu_graph.c's). Not
+ * covered: interprocess events held across fork() (the child would pass for its
+ * parent: cpu_ipc.c).
  */
 _Atomic unsigned tp_cpu_fork_generation;
 

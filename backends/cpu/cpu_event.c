@@ -35,6 +35,69 @@ static void event_unlock(cpu_event *event)
     atomic_store_explicit(&event->locked, false, memory_order_release);
 }
 
+/*
+ * fork(): a spinlock that another thread held at the instant of fork() would be
+ * held for good in the child. Every live event is on one list, so that the
+ * prepare handler can take every event's spinlock (each is held for a few stores:
+ * it waits that long at most) and the handlers after the fork give them back. The
+ * list costs a create and a destroy one uncontended mutex round each; records and
+ * queries never touch it.
+ */
+static struct {
+    pthread_mutex_t lock;
+    cpu_event *first;
+} live_events = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static void live_events_add(cpu_event *event)
+{
+    pthread_mutex_lock(&live_events.lock);
+    event->prev_live = NULL;
+    event->next_live = live_events.first;
+    if (live_events.first)
+        live_events.first->prev_live = event;
+    live_events.first = event;
+    pthread_mutex_unlock(&live_events.lock);
+}
+
+static void live_events_remove(cpu_event *event)
+{
+    pthread_mutex_lock(&live_events.lock);
+    if (event->prev_live)
+        event->prev_live->next_live = event->next_live;
+    else
+        live_events.first = event->next_live;
+    if (event->next_live)
+        event->next_live->prev_live = event->prev_live;
+    pthread_mutex_unlock(&live_events.lock);
+}
+
+static void events_fork_prepare(void)
+{
+    pthread_mutex_lock(&live_events.lock);
+    for (cpu_event *event = live_events.first; event; event = event->next_live)
+        event_lock(event);
+}
+
+static void events_fork_parent(void)
+{
+    for (cpu_event *event = live_events.first; event; event = event->next_live)
+        event_unlock(event);
+    pthread_mutex_unlock(&live_events.lock);
+}
+
+/* The forking thread took them all: it is the child's only thread. */
+static void events_fork_child(void)
+{
+    for (cpu_event *event = live_events.first; event; event = event->next_live)
+        event_unlock(event);
+    (void)pthread_mutex_init(&live_events.lock, NULL);
+}
+
+__attribute__((constructor)) static void register_events_fork_handlers(void)
+{
+    (void)pthread_atfork(events_fork_prepare, events_fork_parent, events_fork_child);
+}
+
 void tp_cpu_event_ref(cpu_event *event)
 {
     atomic_fetch_add_explicit(&event->refs, 1, memory_order_relaxed);
@@ -50,6 +113,7 @@ void tp_cpu_event_unref(cpu_event *event)
 {
     if (atomic_fetch_sub_explicit(&event->refs, 1, memory_order_acq_rel) != 1)
         return;
+    live_events_remove(event);
     if (event->source)
         tp_cpu_queue_unref(event->source);
     cpu_capture *token = atomic_load_explicit(&event->capture, memory_order_relaxed);
@@ -136,6 +200,7 @@ void tp_cpu_event_init(cpu_event *event, int device, unsigned flags, const cpu_e
     event->ops = ops;
     atomic_init(&event->refs, 1);
     atomic_init(&event->locked, false);
+    live_events_add(event);
 }
 
 tp_status tp_cpu_event_create(int device, unsigned flags, tp_event **out)

@@ -75,6 +75,18 @@ struct cpu_graph {
 
 static pthread_mutex_t capture_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* A thread that held it at the fork does not exist in the child: made anew (the
+ * captures it guarded are on inherited streams, which fail at once there). */
+static void capture_lock_fork_child(void)
+{
+    (void)pthread_mutex_init(&capture_lock, NULL);
+}
+
+__attribute__((constructor)) static void register_capture_lock_fork_handler(void)
+{
+    (void)pthread_atfork(NULL, NULL, capture_lock_fork_child);
+}
+
 static cpu_queue *queue_of(tp_stream *stream)
 {
     return ((cpu_stream *)stream)->queue;

@@ -197,6 +197,9 @@ struct cpu_event {
     _Atomic(cpu_capture *) capture;
     cpu_queue *capture_queue;
     uint64_t capture_pos;
+
+    /* Under cpu_event.c's list lock: the list of every live event, for fork(). */
+    cpu_event *prev_live, *next_live;
 };
 
 struct cpu_device {
@@ -318,6 +321,7 @@ struct cpu_event_ops {
 
 /* An event's head, ops and one reference; the rest must be zero (calloc). */
 void tp_cpu_event_init(cpu_event *event, int device, unsigned flags, const cpu_event_ops *ops);
+
 void tp_cpu_event_ref(cpu_event *event);
 void tp_cpu_event_unref(cpu_event *event);
 

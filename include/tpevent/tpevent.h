@@ -176,6 +176,12 @@ TP_API tp_status tp_current_device(tp_device *out);
 /* Blocks until all work on all streams of the device is done. NULL: current device. */
 TP_API tp_status tp_device_synchronize(const char *device);
 
+/* As tp_device_synchronize, for at most timeout_ns (>= 0): TP_ERR_NOT_READY when
+ * the time runs out, and nothing else changes (the work goes on). The wait runs on
+ * a helper thread of tpevent's, one per device at a time, which finishes the
+ * device-wide wait on its own after a caller's time ran out. */
+TP_API tp_status tp_device_synchronize_for(const char *device, int64_t timeout_ns);
+
 /* A device's clock as tp_event_timestamp sees it (rule 13). */
 typedef struct tp_clock_info {
     int64_t resolution_ns; /* the step of the device's timer */
@@ -536,6 +542,14 @@ TP_API tp_status tp_range_pop(tp_stream *stream);
  * TP_ERR_INVALID_ARGUMENT with the path and the system's reason; the trace is
  * stopped all the same and its records dropped. No trace running:
  * TP_ERR_INVALID_ARGUMENT. NULL path: TP_ERR_INVALID_ARGUMENT, and the trace goes on.
+ * Called from a host function on a stream with a range open: TP_ERR_INVALID_ARGUMENT
+ * at once, and the trace goes on (the range's end would come after the caller). The
+ * records are waited for TPEVENT_TRACE_STOP_TIMEOUT_MS in all (default 10 s); one not
+ * reached by then is TP_ERR_NOT_READY, and the trace is dropped. The file is written
+ * next to `path` and renamed onto it: a symbolic link at `path` is replaced, not
+ * followed. Bytes of a name that are not UTF-8 are written as \ufffd. A trace holds at
+ * most TPEVENT_TRACE_MAX_RANGES ranges (default 2^20); later ones are dropped and
+ * counted in the file. A child of fork() starts with no trace.
  */
 TP_API tp_status tp_trace_start(void);
 TP_API tp_status tp_trace_stop(const char *path);

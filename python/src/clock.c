@@ -38,27 +38,20 @@ const char tppy_event_timestamp_doc[] =
     ">>> t0 <= e.timestamp() <= time.monotonic_ns()\n"
     "True\n";
 
-/* The C call answers TP_ERR_NOT_READY for a record not reached yet; from Python
- * it waits, as elapsed_time() does, so that the two answer the same errors. */
-static tp_status wait_then_timestamp(tp_event *event, int64_t *ns)
-{
-    tp_status status;
-    Py_BEGIN_ALLOW_THREADS
-    status = tp_event_synchronize(event);
-    if (status == TP_OK)
-        status = tp_event_timestamp(event, ns);
-    Py_END_ALLOW_THREADS
-    return status;
-}
-
 PyObject *tppy_event_timestamp(PyObject *self, PyObject *unused)
 {
     (void)unused;
     tp_event *event = ((tppy_event *)self)->event;
     int64_t ns;
     tp_status status = tp_event_timestamp(event, &ns);
-    if (status == TP_ERR_NOT_READY)
-        status = wait_then_timestamp(event, &ns);
+    /* The C call answers TP_ERR_NOT_READY for a record not reached yet; from Python
+     * it waits (interruptibly), as elapsed_time() does, so that the two answer the
+     * same errors. */
+    if (status == TP_ERR_NOT_READY) {
+        if (tppy_wait_reached(event) < 0)
+            return NULL;
+        status = tp_event_timestamp(event, &ns);
+    }
     if (status != TP_OK)
         return tppy_raise(status);
     return PyLong_FromLongLong((long long)ns);

@@ -330,21 +330,6 @@ PyDoc_STRVAR(event_elapsed_time_doc,
              ">>> e2_cuda = s_cuda.record_event()\n"
              ">>> ms = e1_cuda.elapsed_time(e2_cuda)\n");
 
-/* The C call answers TP_ERR_NOT_READY for a record not reached yet; from Python,
- * waiting for it is what the seed's (TensorPlay's) examples expect. */
-static tp_status wait_then_time(tp_event *start, tp_event *end, float *ms)
-{
-    tp_status status;
-    Py_BEGIN_ALLOW_THREADS
-    status = tp_event_synchronize(start);
-    if (status == TP_OK)
-        status = tp_event_synchronize(end);
-    if (status == TP_OK)
-        status = tp_event_elapsed_time(start, end, ms);
-    Py_END_ALLOW_THREADS
-    return status;
-}
-
 static PyObject *event_elapsed_time(tppy_event *self, PyObject *end_event)
 {
     tp_event *end;
@@ -352,8 +337,13 @@ static PyObject *event_elapsed_time(tppy_event *self, PyObject *end_event)
         return NULL;
     float ms;
     tp_status status = tp_event_elapsed_time(self->event, end, &ms);
-    if (status == TP_ERR_NOT_READY)
-        status = wait_then_time(self->event, end, &ms);
+    /* The C call answers TP_ERR_NOT_READY for a record not reached yet; from Python,
+     * waiting for it (interruptibly) is what the seed's (TensorPlay's) examples expect. */
+    if (status == TP_ERR_NOT_READY) {
+        if (tppy_wait_reached(self->event) < 0 || tppy_wait_reached(end) < 0)
+            return NULL;
+        status = tp_event_elapsed_time(self->event, end, &ms);
+    }
     if (status != TP_OK)
         return tppy_raise(status);
     return PyFloat_FromDouble(ms);

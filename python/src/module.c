@@ -144,7 +144,8 @@ PyDoc_STRVAR(synchronize_doc,
              "--\n"
              "\n"
              "Wait for all work on all streams of a device to complete. Other Python\n"
-             "threads run meanwhile: the GIL is released.\n"
+             "threads run meanwhile: the GIL is released. The wait runs in slices of\n"
+             "about 50 ms; between them signal handlers run, so Ctrl-C interrupts it.\n"
              "\n"
              "Parameters:\n"
              "    device (str or int, optional): the device; if not given, the current\n"
@@ -157,13 +158,7 @@ static PyObject *module_synchronize(PyObject *module, PyObject *const *args, Py_
     const char *device_str;
     if (optional_device_arg(module, args, nargs, kwnames, "synchronize", &scratch, &device_str) < 0)
         return NULL;
-    tp_status status;
-    Py_BEGIN_ALLOW_THREADS
-    status = tp_device_synchronize(device_str);
-    Py_END_ALLOW_THREADS
-    if (status != TP_OK)
-        return tppy_raise(status);
-    Py_RETURN_NONE;
+    return tppy_wait_device(device_str);
 }
 
 PyDoc_STRVAR(set_device_doc,

@@ -60,16 +60,11 @@ static PyObject *trace_stop(PyObject *module, PyObject *arg)
     PyObject *bytes = NULL;
     if (!PyUnicode_FSConverter(arg, &bytes))
         return NULL;
-    tp_status status;
     /* Waits for the trace's records: without the GIL, so that host functions
-     * written in Python can still run. */
-    Py_BEGIN_ALLOW_THREADS
-    status = tp_trace_stop(PyBytes_AS_STRING(bytes));
-    Py_END_ALLOW_THREADS
+     * written in Python can still run, and interruptibly. */
+    PyObject *result = tppy_trace_stop_interruptible(PyBytes_AS_STRING(bytes));
     Py_DECREF(bytes);
-    if (status != TP_OK)
-        return tppy_raise(status);
-    Py_RETURN_NONE;
+    return result;
 }
 
 static PyMethodDef timeline_functions[] = {

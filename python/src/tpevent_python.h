@@ -181,6 +181,19 @@ PyObject *tppy_wait(tp_status (*wait)(void *object, int64_t timeout_ns), void *o
 PyObject *tppy_synchronize_method(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
                                   tp_status (*wait)(void *object, int64_t timeout_ns), void *object, const char *what);
 
+/* ------------------------------------------------------- interruptible.c */
+
+/* Waits for the event's latest record in tppy_wait's slices: 0, or -1 with an
+ * exception (KeyboardInterrupt on Ctrl-C, or the wait's error). */
+int tppy_wait_reached(tp_event *event);
+
+/* tpevent.synchronize's wait, in slices of tp_device_synchronize_for. */
+PyObject *tppy_wait_device(const char *device);
+
+/* tp_trace_stop on a thread of its own, waited for in slices: None, the stop's
+ * error, or KeyboardInterrupt at once (the stop then ends in the background). */
+PyObject *tppy_trace_stop_interruptible(const char *path);
+
 /* ------------------------------------------------------------- stream.c */
 
 int tppy_stream_types_init(PyObject *module, PyObject *namespaces[TP_DEVICE_TYPE_COUNT]);

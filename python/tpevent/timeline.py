@@ -30,17 +30,23 @@ class TraceError(Exception):
     """A trace that cannot be read or drawn; the message says why, for the user."""
 
 
+def _refuse_constant(name):
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
 def read_json(path):
+    # Bytes that are not UTF-8 (names written by tpevent before 0.3, or by another
+    # writer) are drawn as U+FFFD rather than refused: the rest of the trace is good.
     try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return json.load(f, parse_constant=_refuse_constant)
     except OSError as error:
         raise TraceError(f"cannot read {path}: {error.strerror or error}") from None
-    except UnicodeDecodeError:
-        raise TraceError(f"cannot read {path}: not UTF-8 text") from None
     except json.JSONDecodeError as error:
         raise TraceError(f"cannot read {path}: invalid JSON: {error.msg} at line {error.lineno} "
                          f"column {error.colno}") from None
+    except (ValueError, RecursionError) as error:
+        raise TraceError(f"cannot read {path}: invalid JSON: {error}") from None
 
 
 def load(path):
@@ -110,7 +116,7 @@ def render(processes, threads, slices, flows):
         sx, w = x(s["ts"]), max(s["dur"] / span * plot, 0.5)
         sy = top[key] + d * ROW_LEVEL + 1
         name = escape(s.get("name", ""))
-        color = COLORS[sum(s.get("name", "").encode()) % len(COLORS)]  # one color per name
+        color = COLORS[sum(s.get("name", "").encode("utf-8", "replace")) % len(COLORS)]  # one color per name
         out.append(f'<g><title>{name}: {s["dur"]:.3f} us at {s["ts"] - t0:.3f} us</title>'
                    f'<rect class="slice" x="{sx:.2f}" y="{sy}" width="{w:.2f}" height="{ROW_LEVEL - 2}" '
                    f'fill="{color}"/>')
@@ -154,11 +160,11 @@ def main(argv=None):
         processes, threads, slices, flows = load(args.trace)
         try:
             svg = render(processes, threads, slices, flows)
-        except (KeyError, TypeError, ValueError) as error:
+        except (KeyError, TypeError, ValueError, AttributeError, ArithmeticError) as error:
             raise TraceError(f"cannot draw {args.trace}: a slice or flow lacks a field or has a bad value "
                              f"({type(error).__name__}: {error})") from None
         try:
-            with open(output, "w", encoding="utf-8") as f:
+            with open(output, "w", encoding="utf-8", errors="replace") as f:  # lone surrogates
                 f.write(svg)
         except OSError as error:
             raise TraceError(f"cannot write {output}: {error.strerror or error}") from None

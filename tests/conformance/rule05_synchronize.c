@@ -200,6 +200,29 @@ TEST(rule05_blocking_synchronize_for_times_out_and_record_completes)
     return 0;
 }
 
+/* The device-wide timed wait: the time runs out on a gated stream of the device,
+ * the work goes on, and a later wait sees it done. */
+TEST(rule05_device_synchronize_for_times_out_and_work_completes)
+{
+    gate g;
+    gate_init(&g);
+    tp_stream *stream = new_stream(env->device);
+    gate_launch(&g, stream);
+    double before = monotonic_seconds();
+    CHECK_STATUS(tp_device_synchronize_for(env->device, 20 * 1000000LL), TP_ERR_NOT_READY);
+    CHECK(monotonic_seconds() - before >= 0.019);
+    CHECK_ERROR_MENTIONS("time ran out");
+    CHECK(gate_passed(&g) == 0);
+    gate_opener opener;
+    gate_open_later(&opener, &g, 20);
+    CHECK_OK(tp_device_synchronize_for(env->device, (int64_t)(EVENTUALLY_SECONDS * 1e9)));
+    CHECK(gate_passed(&g) == 1);
+    gate_opener_join(&opener);
+    CHECK_OK(tp_stream_destroy(stream));
+    gate_destroy(&g);
+    return 0;
+}
+
 TEST(rule05_synchronize_for_reached_or_never_recorded_returns_at_once)
 {
     tp_stream *stream = new_stream(env->device);

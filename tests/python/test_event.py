@@ -3,6 +3,7 @@
 import inspect
 import os
 import signal
+import tempfile
 import threading
 import time
 import unittest
@@ -363,6 +364,51 @@ class TimedSynchronizeTests(unittest.TestCase):
                     self.assertFalse(e.query())  # still pending, still usable
             self.assertTrue(e.query())
             e.synchronize(timeout=10)
+
+    def interrupted_within_a_second(self, wait):
+        killer = threading.Timer(0.1, os.kill, (os.getpid(), signal.SIGINT))
+        start = time.monotonic()
+        killer.start()
+        try:
+            with self.assertRaises(KeyboardInterrupt):
+                wait()
+        finally:
+            killer.join()
+        self.assertLess(time.monotonic() - start, 1.1)
+
+    def test_sigint_interrupts_every_wait_for_a_record(self):
+        # Issue 31 item 4: elapsed_time, timestamp, tpevent.synchronize(device) and
+        # the exit of tpevent.trace() wait for records that a gate holds back.
+        s = tpevent.Stream(DEVICE_TYPE)
+        start, end = tpevent.Event(DEVICE_TYPE, enable_timing=True), tpevent.Event(DEVICE_TYPE, enable_timing=True)
+        start.record(s)
+        path = os.path.join(tempfile.mkdtemp(), "interrupted.json")
+        with Gate(s):
+            end.record(s)
+            self.interrupted_within_a_second(lambda: start.elapsed_time(end))
+            self.interrupted_within_a_second(end.timestamp)
+            self.interrupted_within_a_second(lambda: tpevent.synchronize(s.device))
+
+            def traced():
+                with tpevent.trace(path):
+                    with tpevent.range("held", stream=s):
+                        pass
+
+            self.interrupted_within_a_second(traced)
+            self.assertFalse(end.query())
+        self.assertGreaterEqual(start.elapsed_time(end), 0.0)
+        # The interrupted stop ends in the background once the gate is open; then
+        # the next trace starts.
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                tpevent.trace_start()
+                break
+            except ValueError:
+                self.assertLess(time.monotonic(), deadline)
+                time.sleep(0.01)
+        tpevent.trace_stop(path)
+        self.assertTrue(os.path.exists(path))
 
 
 class NamespaceEventTests(unittest.TestCase):

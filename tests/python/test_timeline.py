@@ -129,6 +129,25 @@ class TimelineToolTests(unittest.TestCase):
         self.check_refused(self.tool(self.write("empty.json", "[]"), "-o", "no/such/folder.svg"),
                            "cannot write no/such/folder.svg: No such file or directory")
 
+    def test_names_not_utf8_are_drawn(self):
+        trace = ('{"traceEvents":[{"ph":"M","name":"thread_name","pid":1,"tid":1,"args":{"name":"s"}},'
+                 '{"ph":"X","pid":1,"tid":1,"ts":1,"dur":2,"name":"NAME","args":{}}]}')
+        for name, raw in (("latin1.json", trace.replace("NAME", "caf\xe9").encode("latin-1")),
+                          ("surrogate.json", trace.replace("NAME", "\\ud800").encode())):
+            with open(os.path.join(self.dir, name), "wb") as f:
+                f.write(raw)
+            done = self.tool(name)
+            self.assertEqual(done.returncode, 0, done.stderr)
+            self.assertIn("1 slices", done.stdout)
+
+    def test_hostile_values_are_refused(self):
+        trace = ('{"traceEvents":[{"ph":"X","pid":1,"tid":1,"ts":1,"dur":DUR,"name":NAME,"args":{}}]}')
+        for name, text in (("huge.json", trace.replace("DUR", "1" + "0" * 400).replace("NAME", '"a"')),
+                           ("nan.json", trace.replace("DUR", "NaN").replace("NAME", '"a"')),
+                           ("name.json", trace.replace("DUR", "1").replace("NAME", "5")),
+                           ("deep.json", "[" * 100000 + "]" * 100000)):
+            self.check_refused(self.tool(self.write(name, text)), "cannot ", exact=False)
+
     def test_a_trace_is_drawn(self):
         with tpevent.trace(os.path.join(self.dir, "run.json")):
             with tpevent.range("step", stream=tpevent.Stream(device="cpu")):

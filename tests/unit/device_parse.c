@@ -216,6 +216,11 @@ TEST(bad_device_string_refused_by_device_synchronize)
 {
     CHECK_STATUS(tp_device_synchronize("cpu:+1"), TP_ERR_INVALID_DEVICE);
     CHECK_ERROR_MENTIONS("\"cpu:+1\"");
+    CHECK_STATUS(tp_device_synchronize_for("cpu:+1", 0), TP_ERR_INVALID_DEVICE);
+    CHECK_ERROR_MENTIONS("\"cpu:+1\"");
+    CHECK_STATUS(tp_device_synchronize_for("cpu:0", -1), TP_ERR_INVALID_ARGUMENT);
+    CHECK_ERROR_MENTIONS("negative");
+    CHECK_OK(tp_device_synchronize_for("cpu:0", INT64_MAX)); /* idle: at once; INT64_MAX is forever */
     return 0;
 }
 

@@ -1,0 +1,291 @@
+/*
+ * tp_trace_stop against what round three's red team did to it (issue 31), one
+ * check per run, each fast:
+ *
+ *   trace_hardening stop_in_host_fn DEV DIR   a stop from a host function on a stream
+ *       with a range open is refused at once, and the trace goes on (item 2)
+ *   trace_hardening stop_timeout DEV DIR      a record held back by a host function
+ *       fails the stop after TPEVENT_TRACE_STOP_TIMEOUT_MS, leaves no file, and the
+ *       next trace works (item 8)
+ *   trace_hardening symlink DIR               a symbolic link at the path is replaced,
+ *       its target left alone (item 7)
+ *   trace_hardening memory DIR                a large trace gives its memory back at
+ *       stop (item 9; glibc's mallinfo2, where the allocator is glibc's)
+ *   trace_hardening max_ranges DIR            TPEVENT_TRACE_MAX_RANGES=4: the ranges
+ *       past the cap are dropped, their pops still match, the file counts them (item 9)
+ *   trace_hardening names DIR                 names that are not UTF-8 (Latin-1, a cut
+ *       sequence, a surrogate, an overlong) are written with \ufffd per bad byte (item 3)
+ */
+#define _GNU_SOURCE
+
+#include <tpevent/tpevent.h>
+
+#include <dirent.h>
+#include <malloc.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CHECK(expr)                                                                                               \
+    do {                                                                                                          \
+        if (!(expr)) {                                                                                            \
+            fprintf(stderr, "%s:%d: FAILED: %s\n  last error: %s\n", __FILE__, __LINE__, #expr, tp_last_error()); \
+            exit(1);                                                                                              \
+        }                                                                                                         \
+    } while (0)
+#define CHECK_OK(call) CHECK((call) == TP_OK)
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static char *path_in(const char *dir, const char *name)
+{
+    static char paths[4][4096];
+    static int next;
+    char *path = paths[next++ % 4];
+    snprintf(path, sizeof paths[0], "%s/%s", dir, name);
+    return path;
+}
+
+static void one_range(tp_stream *s, const char *name)
+{
+    CHECK_OK(tp_range_push(s, name));
+    CHECK_OK(tp_range_pop(s));
+}
+
+/* ------------------------------------------------------------- item 2 */
+
+typedef struct stop_call {
+    const char *path;
+    tp_status status;
+    char message[512];
+} stop_call;
+
+static void stop_from_host_fn(void *arg)
+{
+    stop_call *call = arg;
+    call->status = tp_trace_stop(call->path);
+    snprintf(call->message, sizeof call->message, "%s", tp_last_error());
+}
+
+static int stop_in_host_fn(const char *dev, const char *dir)
+{
+    tp_stream *s;
+    CHECK_OK(tp_stream_create(&s, dev, 0));
+    stop_call call = {.path = path_in(dir, "stop_in_host_fn.json")};
+    unlink(call.path);
+    CHECK_OK(tp_trace_start());
+    CHECK_OK(tp_range_push(s, "open"));
+    CHECK_OK(tp_stream_launch_host_fn(s, stop_from_host_fn, &call));
+    CHECK_OK(tp_stream_synchronize(s)); /* before: never returned on a GPU stream */
+    printf("stop from the host function: %s: %s\n", tp_status_name(call.status), call.message);
+    CHECK(call.status == TP_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(call.message, "host function"));
+    CHECK(tp_trace_start() == TP_ERR_INVALID_ARGUMENT); /* still running */
+    CHECK_OK(tp_range_pop(s));
+    CHECK_OK(tp_trace_stop(call.path));
+    CHECK(access(call.path, F_OK) == 0);
+    CHECK_OK(tp_stream_destroy(s));
+    return 0;
+}
+
+/* ------------------------------------------------------------- item 8 */
+
+static void hold_until_released(void *arg)
+{
+    atomic_bool *released = arg;
+    struct timespec ms = {0, 1000000};
+    while (!atomic_load(released))
+        nanosleep(&ms, NULL);
+}
+
+static int no_temporary_files(const char *dir)
+{
+    DIR *d = opendir(dir);
+    CHECK(d);
+    int found = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        found += strstr(e->d_name, "stop_timeout.json.") != NULL;
+    closedir(d);
+    return found == 0;
+}
+
+static int stop_timeout(const char *dev, const char *dir)
+{
+    CHECK(setenv("TPEVENT_TRACE_STOP_TIMEOUT_MS", "100", 1) == 0);
+    tp_stream *s;
+    CHECK_OK(tp_stream_create(&s, dev, 0));
+    const char *path = path_in(dir, "stop_timeout.json");
+    unlink(path);
+    atomic_bool released = false;
+    CHECK_OK(tp_trace_start());
+    CHECK_OK(tp_range_push(s, "held"));
+    CHECK_OK(tp_stream_launch_host_fn(s, hold_until_released, &released));
+    CHECK_OK(tp_range_pop(s));
+    double start = now_s();
+    tp_status status = tp_trace_stop(path);
+    double took = now_s() - start;
+    printf("stop behind a held stream: %s after %.3f s: %s\n", tp_status_name(status), took, tp_last_error());
+    CHECK(status == TP_ERR_NOT_READY);
+    CHECK(strstr(tp_last_error(), "TPEVENT_TRACE_STOP_TIMEOUT_MS"));
+    CHECK(took >= 0.09 && took < 5.0);
+    CHECK(access(path, F_OK) != 0 && no_temporary_files(dir));
+    atomic_store(&released, true);
+    CHECK_OK(tp_stream_synchronize(s));
+    CHECK_OK(tp_trace_start()); /* usable again */
+    one_range(s, "after");
+    CHECK_OK(tp_trace_stop(path));
+    CHECK(access(path, F_OK) == 0);
+    CHECK_OK(tp_stream_destroy(s));
+    return 0;
+}
+
+/* ------------------------------------------------------------- item 7 */
+
+static int symlink_at_path(const char *dir)
+{
+    const char *target = path_in(dir, "symlink_target.txt"), *link = path_in(dir, "symlink_trace.json");
+    const char *dangling = path_in(dir, "dangling_trace.json"), *would_create = path_in(dir, "dangling_target.txt");
+    unlink(link), unlink(dangling), unlink(would_create);
+    FILE *f = fopen(target, "w");
+    CHECK(f && fputs("keep\n", f) >= 0 && fclose(f) == 0);
+    CHECK(symlink(target, link) == 0);
+    CHECK(symlink(would_create, dangling) == 0);
+    tp_stream *s;
+    CHECK_OK(tp_stream_create(&s, "cpu:0", 0));
+    for (int i = 0; i < 2; i++) {
+        CHECK_OK(tp_trace_start());
+        one_range(s, "linked");
+        CHECK_OK(tp_trace_stop(i ? dangling : link));
+    }
+    char text[16] = "";
+    f = fopen(target, "r");
+    CHECK(f && fgets(text, sizeof text, f));
+    fclose(f);
+    CHECK(strcmp(text, "keep\n") == 0);
+    CHECK(access(would_create, F_OK) != 0);
+    struct stat st;
+    CHECK(lstat(link, &st) == 0 && S_ISREG(st.st_mode));
+    CHECK(lstat(dangling, &st) == 0 && S_ISREG(st.st_mode));
+    CHECK_OK(tp_stream_destroy(s));
+    return 0;
+}
+
+/* ------------------------------------------------------------- item 9 */
+
+static int memory_given_back(const char *dir)
+{
+    tp_stream *s;
+    CHECK_OK(tp_stream_create(&s, "cpu:0", 0));
+    const char *path = path_in(dir, "memory.json");
+    CHECK_OK(tp_trace_start()); /* a small trace first: what every trace keeps */
+    one_range(s, "small");
+    CHECK_OK(tp_trace_stop(path));
+    size_t before = mallinfo2().uordblks;
+    CHECK_OK(tp_trace_start());
+    for (int i = 0; i < 20000; i++)
+        one_range(s, "large");
+    size_t during = mallinfo2().uordblks;
+    CHECK_OK(tp_trace_stop(path));
+    size_t after = mallinfo2().uordblks;
+    printf("heap in use: %zu before, %zu during, %zu after a trace of 20000 ranges\n", before, during, after);
+    CHECK(after < before + (1u << 20));
+    CHECK_OK(tp_stream_destroy(s));
+    return 0;
+}
+
+/* ------------------------------------------------------ items 3 and 9 */
+
+static char *read_file(const char *path)
+{
+    static char buffer[1 << 16];
+    FILE *f = fopen(path, "r");
+    CHECK(f);
+    size_t n = fread(buffer, 1, sizeof buffer - 1, f);
+    fclose(f);
+    buffer[n] = '\0';
+    return buffer;
+}
+
+static int count_of(const char *text, const char *what)
+{
+    int n = 0;
+    for (const char *at = text; (at = strstr(at, what)); at += strlen(what))
+        n++;
+    return n;
+}
+
+static int max_ranges(const char *dir)
+{
+    tp_stream *s;
+    CHECK_OK(tp_stream_create(&s, "cpu:0", 0));
+    const char *path = path_in(dir, "max_ranges.json");
+    CHECK(setenv("TPEVENT_TRACE_MAX_RANGES", "4", 1) == 0);
+    CHECK_OK(tp_trace_start());
+    CHECK_OK(tp_range_push(s, "outer"));
+    for (int i = 0; i < 5; i++) /* 3 fit, 2 are dropped */
+        one_range(s, "inner");
+    CHECK_OK(tp_range_pop(s)); /* outer's own pop, not a dropped one's */
+    one_range(s, "dropped");
+    CHECK(tp_range_pop(s) == TP_ERR_INVALID_ARGUMENT); /* nothing open */
+    CHECK_OK(tp_trace_stop(path));
+    const char *text = read_file(path);
+    CHECK(strstr(text, "\"max_ranges\":4,\"dropped_ranges\":3,"));
+    CHECK(count_of(text, "\"ph\":\"X\"") == 4 && count_of(text, "\"name\":\"inner\"") == 3);
+    CHECK(count_of(text, "\"name\":\"dropped\"") == 0);
+    CHECK_OK(tp_stream_destroy(s));
+    return 0;
+}
+
+static int names(const char *dir)
+{
+    tp_stream *s;
+    CHECK_OK(tp_stream_create(&s, "cpu:0", 0));
+    const char *path = path_in(dir, "names.json");
+    const char *bad[] = {"latin1-caf\xe9", "cut-\xc3", "surrogate-\xed\xa0\x80", "overlong-\xc0\xaf", "ok-caf\xc3\xa9"};
+    const char *written[] = {"\"latin1-caf\\ufffd\"", "\"cut-\\ufffd\"", "\"surrogate-\\ufffd\\ufffd\\ufffd\"",
+                             "\"overlong-\\ufffd\\ufffd\"", "\"ok-caf\xc3\xa9\""};
+    CHECK_OK(tp_trace_start());
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        one_range(s, bad[i]);
+    CHECK_OK(tp_trace_stop(path));
+    const char *text = read_file(path);
+    for (size_t i = 0; i < sizeof written / sizeof *written; i++)
+        if (!strstr(text, written[i])) {
+            fprintf(stderr, "%s not in %s\n", written[i], path);
+            return 1;
+        }
+    CHECK_OK(tp_stream_destroy(s));
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if (argc == 4 && strcmp(argv[1], "stop_in_host_fn") == 0)
+        return stop_in_host_fn(argv[2], argv[3]);
+    if (argc == 4 && strcmp(argv[1], "stop_timeout") == 0)
+        return stop_timeout(argv[2], argv[3]);
+    if (argc == 3 && strcmp(argv[1], "symlink") == 0)
+        return symlink_at_path(argv[2]);
+    if (argc == 3 && strcmp(argv[1], "memory") == 0)
+        return memory_given_back(argv[2]);
+    if (argc == 3 && strcmp(argv[1], "max_ranges") == 0)
+        return max_ranges(argv[2]);
+    if (argc == 3 && strcmp(argv[1], "names") == 0)
+        return names(argv[2]);
+    fprintf(stderr,
+            "usage: %s stop_in_host_fn DEV DIR | stop_timeout DEV DIR | symlink DIR | memory DIR | max_ranges DIR | "
+            "names DIR\n",
+            argv[0]);
+    return 2;
+}
