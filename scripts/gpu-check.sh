@@ -12,6 +12,7 @@
 #        TEST_JOBS  tests run at once (default 8: timing tests share the GPUs)
 #        BENCH_ARGS  extra arguments for tpevent_bench_cuda
 #        CROSS_WAIT_SECONDS  how long the cross-backend wait benchmark samples (default 30)
+#        HOLD_BENCH_ARGS  arguments for tpevent_bench_hold (default: 64 launches, 200 rounds)
 #        TIMESTAMP_BENCH_ARGS  arguments for tpevent_bench_timestamp_cuda (default:
 #                 its short defaults, 200 records over 2 s and 10 s of drift; the
 #                 issue's run: "--records 1000 --seconds 60 --drift-seconds 180")
@@ -55,7 +56,7 @@ if ! cmake --build "$build" -j "$jobs" >"$build_log" 2>&1; then
   grep -E 'error' "$build_log" | head -20
   build_note="BUILD INCOMPLETE: some targets failed (see $build_log)"
   if ! cmake --build "$build" -j "$jobs" --target tpevent tpevent_cuda tpevent_bench_cuda \
-         tpevent_bench_timestamp tpevent_bench_timestamp_cuda tpevent_bench_cross_wait tpevent_conformance tpevent_gpu_test_cuda >>"$build_log" 2>&1; then
+         tpevent_bench_timestamp tpevent_bench_timestamp_cuda tpevent_bench_cross_wait tpevent_bench_hold tpevent_conformance tpevent_gpu_test_cuda >>"$build_log" 2>&1; then
     echo "gpu-check: the CUDA backend, its tests or its benchmark do not build"
     exit 1
   fi
@@ -87,6 +88,13 @@ cross_wait_log="$out/gpu-check-cross-wait-bench.log"
 step "cross-backend wait benchmark ($cross_wait_log)"
 timeout 200 "$build/bin/tpevent_bench_cross_wait" --max-seconds "${CROSS_WAIT_SECONDS:-30}" >"$cross_wait_log" 2>&1
 echo "exit status $?" >>"$cross_wait_log"
+
+# Rule 17's number: events around 64 empty launches queued behind a hold, against
+# the same unheld and the GPU's own cadence (the kernels' %globaltimer log).
+hold_log="$out/gpu-check-hold-bench.log"
+step "hold benchmark ($hold_log)"
+timeout 120 "$build/bin/tpevent_bench_hold" ${HOLD_BENCH_ARGS:-} >"$hold_log" 2>&1
+echo "exit status $?" >>"$hold_log"
 
 # The tool's view (cpu and cuda side by side) and the Python binding against
 # torch.cuda.Event and cupy.cuda.Event, in the same quiet window.
@@ -156,6 +164,9 @@ group_line() { # label, name pattern
   echo
   echo "cross-backend wait benchmark:"
   cat "$cross_wait_log"
+  echo
+  echo "hold benchmark:"
+  cat "$hold_log"
   echo
   echo "tpevent bench:"
   cat "$tool_bench_log"
