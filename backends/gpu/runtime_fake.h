@@ -109,7 +109,8 @@ static inline bool rt_stream_follows_current_device(rt_stream stream)
 {
     return stream == NULL || stream == FAKE_STREAM_LEGACY || stream == FAKE_STREAM_PER_THREAD;
 }
-static inline void *rt_stream_public(rt_stream s) { return (void *)s; }
+/* As CUDA's: the legacy handle is given out as 0 (NULL), as torch and CuPy name it. */
+static inline void *rt_stream_public(rt_stream s) { return s == FAKE_STREAM_LEGACY ? NULL : (void *)s; }
 static inline rt_stream rt_stream_from_public(void *h) { return (rt_stream)h; }
 static inline const char *rt_error_name(rt_error e) { return fake_error_name(e); }
 static inline const char *rt_error_string(rt_error e) { return fake_error_name(e); }

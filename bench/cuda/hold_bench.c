@@ -46,6 +46,10 @@ static const char stamp_ptx[] =
 /* The driver API, from libcuda.so.1 at run time: a machine without a driver builds
  * and skips (exit 77), as the rest of the suite does. */
 static struct {
+    CUresult (*init)(unsigned);
+    CUresult (*device_get)(CUdevice *, int);
+    CUresult (*primary_ctx_retain)(CUcontext *, CUdevice);
+    CUresult (*ctx_set_current)(CUcontext);
     CUresult (*module_load_data)(CUmodule *, const void *);
     CUresult (*module_get_function)(CUfunction *, CUmodule, const char *);
     CUresult (*module_unload)(CUmodule);
@@ -62,6 +66,10 @@ static bool driver_load(void)
     void *library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!library)
         return false;
+    *(void **)&cu.init = dlsym(library, "cuInit");
+    *(void **)&cu.device_get = dlsym(library, "cuDeviceGet");
+    *(void **)&cu.primary_ctx_retain = dlsym(library, "cuDevicePrimaryCtxRetain");
+    *(void **)&cu.ctx_set_current = dlsym(library, "cuCtxSetCurrent");
     *(void **)&cu.module_load_data = dlsym(library, "cuModuleLoadData");
     *(void **)&cu.module_get_function = dlsym(library, "cuModuleGetFunction");
     *(void **)&cu.module_unload = dlsym(library, "cuModuleUnload");
@@ -70,8 +78,9 @@ static bool driver_load(void)
     *(void **)&cu.memcpy_dtoh = dlsym(library, "cuMemcpyDtoH_v2");
     *(void **)&cu.launch_kernel = dlsym(library, "cuLaunchKernel");
     *(void **)&cu.get_error_name = dlsym(library, "cuGetErrorName");
-    return cu.module_load_data && cu.module_get_function && cu.module_unload && cu.mem_alloc && cu.mem_free &&
-           cu.memcpy_dtoh && cu.launch_kernel && cu.get_error_name;
+    return cu.init && cu.device_get && cu.primary_ctx_retain && cu.ctx_set_current && cu.module_load_data &&
+           cu.module_get_function && cu.module_unload && cu.mem_alloc && cu.mem_free && cu.memcpy_dtoh &&
+           cu.launch_kernel && cu.get_error_name;
 }
 
 typedef struct side {
@@ -173,7 +182,15 @@ int main(int argc, char **argv)
         printf("skipped: %s: %s\n", device, tp_last_error());
         return 77;
     }
-    /* tpevent made the device's primary context current on this thread. */
+    /* The device's primary context, the one tpevent's streams are of, current here
+     * for the driver calls below. */
+    CUdevice cu_device;
+    CUcontext context;
+    const char *colon = strchr(device, ':');
+    check_cu(cu.init(0), "cuInit");
+    check_cu(cu.device_get(&cu_device, colon ? atoi(colon + 1) : 0), "cuDeviceGet");
+    check_cu(cu.primary_ctx_retain(&context, cu_device), "cuDevicePrimaryCtxRetain");
+    check_cu(cu.ctx_set_current(context), "cuCtxSetCurrent");
     CUmodule module;
     CUfunction stamp;
     CUdeviceptr log;

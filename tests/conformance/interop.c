@@ -169,7 +169,7 @@ TEST(interop_legacy_and_per_thread_stream_handles)
         CHECK_OK(tp_stream_from_native(&wrapper, env->device, (void *)handle));
         void *native = NULL;
         CHECK_OK(tp_stream_native(wrapper, &native));
-        CHECK(native == (void *)handle);
+        CHECK(native == (handle == 1 ? NULL : (void *)handle)); /* legacy: 0, as torch names it */
         gate g;
         gate_init(&g);
         gate_launch(&g, wrapper);
