@@ -271,6 +271,11 @@ static int names(const char *dir)
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
+    tp_stream *probe = NULL;
+    if (argc == 4 && tp_stream_default(argv[2], &probe) != TP_OK) {
+        printf("skipped: %s: %s\n", argv[2], tp_last_error()); /* a GPU not usable here */
+        return 77;
+    }
     if (argc == 4 && strcmp(argv[1], "stop_in_host_fn") == 0)
         return stop_in_host_fn(argv[2], argv[3]);
     if (argc == 4 && strcmp(argv[1], "stop_timeout") == 0)
