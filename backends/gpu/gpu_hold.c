@@ -231,15 +231,17 @@ static void chain_release(gpu_hold_chain *chain, uint64_t seq)
     uint64_t passed = chain->passed;
     while (passed < chain->queued && chain->releases_left[(passed + 1) % RT_HOLD_WINDOW] == 0)
         passed++;
-    bool moved = passed != chain->passed;
-    chain->passed = passed;
-    if (moved && !chain->on_counter)
-        pthread_cond_broadcast(&chain->passed_changed);
+    if (passed != chain->passed) {
+        chain->passed = passed;
+        /* Under the lock: once it is left, the chain (and its counter, which a next
+         * owner would go on from) may be gone. */
+        if (chain->on_counter)
+            gpu_counter_raise(chain->counter.host, chain->base + passed);
+        else
+            pthread_cond_broadcast(&chain->passed_changed);
+    }
     bool last = chain_unref_locked(chain);
     pthread_mutex_unlock(&chain->lock);
-    /* Outside the lock: raised, never lowered, so two releases racing here agree. */
-    if (moved && chain->on_counter)
-        gpu_counter_raise(chain->counter.host, chain->base + passed);
     if (last)
         chain_free(chain);
 }
