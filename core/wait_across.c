@@ -28,6 +28,7 @@
  */
 #include "core/internal.h"
 
+#include "common/free_list.h"
 #include "common/spin.h"
 
 #include <pthread.h>
@@ -40,10 +41,7 @@ typedef struct blocking_wait {
     tp_snapshot snapshot;       /* the record waited for; released by the task */
 } blocking_wait;
 
-static struct {
-    pthread_mutex_t lock;
-    blocking_wait *free;
-} waits = {.lock = PTHREAD_MUTEX_INITIALIZER};
+static tp_free_list waits = TP_FREE_LIST_INIT; /* of blocking_wait */
 
 /* fork(): the list's lock is held for a few stores; taken around the fork so that
  * the child never finds it held by a thread it does not have. */
@@ -64,21 +62,12 @@ __attribute__((constructor)) static void register_waits_fork_handlers(void)
 
 static blocking_wait *wait_get(void)
 {
-    pthread_mutex_lock(&waits.lock);
-    blocking_wait *w = waits.free;
-    if (w)
-        waits.free = w->next;
-    pthread_mutex_unlock(&waits.lock);
-    return w ? w : malloc(sizeof *w);
+    return tp_free_list_take(&waits, sizeof(blocking_wait));
 }
 
-/* Kept for the next wait, never freed: at most as many as were ever pending at once. */
 static void wait_put(blocking_wait *w)
 {
-    pthread_mutex_lock(&waits.lock);
-    w->next = waits.free;
-    waits.free = w;
-    pthread_mutex_unlock(&waits.lock);
+    tp_free_list_give(&waits, w);
 }
 
 static bool snapshot_reached(const void *arg)

@@ -44,6 +44,7 @@
  */
 #include "backends/gpu/gpu_internal.h"
 #include "common/env.h"
+#include "common/free_list.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,11 +86,10 @@ typedef struct hold_gate {
 static struct {
     _Atomic int mode[TP_MAX_DEVICES];           /* HOLD_*, decided at first need */
     const char *_Atomic reason[TP_MAX_DEVICES]; /* why HOLD_GATE */
-    pthread_mutex_t free_lock;
-    hold_ticket *free;
-    pthread_mutex_t creation_lock; /* racing first holds on a stream agree on one chain */
+    tp_free_list free;                          /* of hold_ticket */
+    pthread_mutex_t creation_lock;              /* racing first holds on a stream agree on one chain */
 } holds = {
-    .free_lock = PTHREAD_MUTEX_INITIALIZER,
+    .free = TP_FREE_LIST_INIT,
     .creation_lock = PTHREAD_MUTEX_INITIALIZER,
 };
 
@@ -250,20 +250,12 @@ static void chain_release(gpu_hold_chain *chain, uint64_t seq)
 
 static hold_ticket *ticket_take(void)
 {
-    pthread_mutex_lock(&holds.free_lock);
-    hold_ticket *ticket = holds.free;
-    if (ticket)
-        holds.free = ticket->next;
-    pthread_mutex_unlock(&holds.free_lock);
-    return ticket ? ticket : malloc(sizeof *ticket);
+    return tp_free_list_take(&holds.free, sizeof(hold_ticket));
 }
 
 static void ticket_give(hold_ticket *ticket)
 {
-    pthread_mutex_lock(&holds.free_lock);
-    ticket->next = holds.free;
-    holds.free = ticket;
-    pthread_mutex_unlock(&holds.free_lock);
+    tp_free_list_give(&holds.free, ticket);
 }
 
 static void ticket_release(void *arg)
