@@ -459,8 +459,6 @@ tp_status gpu_direct_event_elapsed(tp_event *start, tp_event *end, float *ms);
  */
 static inline bool gpu_record_is_direct(tp_event *event, tp_stream *stream)
 {
-    /* One test of both, no branch between the loads (the ints keep clang's
-     * -Wbitwise-instead-of-logical quiet). */
     return (int)gpu_event_recorded(gpu_as_event(event)) &
            (int)atomic_load_explicit(&gpu_as_stream(stream)->direct, memory_order_relaxed);
 }
