@@ -62,10 +62,9 @@ struct gpu_hold_chain {
     gpu_counter counter;
     uint64_t base; /* the counter's value when taken */
     /* Under lock. */
-    uint64_t queued; /* holds queued on the stream: hold k waits for base + k */
-    uint64_t passed; /* holds 1..passed were let go (the counter is raised to base + passed) */
-    unsigned refs;   /* the stream's (until closed), one per release and gate to come */
-    bool closed;
+    uint64_t queued;                        /* holds queued on the stream: hold k waits for base + k */
+    uint64_t passed;                        /* holds 1..passed were let go (the counter is raised to base + passed) */
+    unsigned refs;                          /* the stream's (until closed), one per release and gate to come */
     uint32_t releases_left[RT_HOLD_WINDOW]; /* of hold k, at k % RT_HOLD_WINDOW, while queued > k > passed */
 };
 
@@ -199,7 +198,6 @@ void gpu_hold_stream_closed(gpu_stream *stream)
     if (!chain)
         return;
     pthread_mutex_lock(&chain->lock);
-    chain->closed = true;
     bool last = chain_unref_locked(chain);
     pthread_mutex_unlock(&chain->lock);
     if (last)

@@ -198,3 +198,29 @@ TEST(rule19_new_stream_has_no_work_of_a_destroyed_one)
     gate_destroy(&g);
     return 0;
 }
+
+/* Rule 17 with rule 19: a pooled native stream that is still held (tp_stream_hold,
+ * not released) is not taken by a later stream; once released and idle, it is. */
+TEST(rule19_held_pooled_native_stream_is_reused_only_once_released)
+{
+    REQUIRE_NATIVE_STREAMS(env, rt);
+    const char *d = env->device;
+    int least = 0, greatest = 0;
+    CHECK_OK(tp_stream_priority_range(d, &least, &greatest));
+    tp_stream *first = new_stream_of_priority(d, least);
+    void *pooled = native_of(first);
+    tp_hold *hold = NULL;
+    CHECK_OK(tp_stream_hold(first, INT64_MAX, &hold));
+    CHECK_OK(tp_stream_destroy(first));
+
+    tp_stream *while_held = new_stream_of_priority(d, least);
+    CHECK(native_of(while_held) != pooled);
+    CHECK_OK(tp_hold_release(hold));
+    native_synchronize(d, pooled);
+    tp_stream *later = new_stream_of_priority(d, least);
+    CHECK(native_of(later) == pooled);
+    record_works(&rt, pooled);
+    CHECK_OK(tp_stream_destroy(later));
+    CHECK_OK(tp_stream_destroy(while_held));
+    return 0;
+}
