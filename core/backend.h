@@ -387,6 +387,15 @@ struct tp_backend {
      * Optional (NULL: INT64_MAX).
      */
     tp_status (*stream_hold_window)(tp_stream *stream, int64_t *ops);
+
+    /*
+     * Rule 18's cold calls (appended): queues on the stream work that evicts the
+     * device's last-level cache (writes a buffer at least its size, sized from the
+     * device and kept by it), so that the stream's next work finds the cache cold.
+     * Later work of the stream runs after it. Optional (NULL: tp_measure with
+     * TP_MEASURE_COLD is TP_ERR_UNSUPPORTED).
+     */
+    tp_status (*stream_flush_cache)(tp_stream *stream);
 };
 
 /*

@@ -105,6 +105,7 @@ static const tp_backend cpu_table = {
     .stream_waits_for_itself = tp_cpu_stream_waits_for_itself,
     .event_waits_for_itself = tp_cpu_event_waits_for_itself,
     .stream_hold_window = NULL, /* INT64_MAX: a stream's FIFO has no bound */
+    .stream_flush_cache = tp_cpu_stream_flush_cache,
 };
 
 tp_status tp_backend_entry_cpu(uint32_t core_abi, const tp_backend **out, char *reason, size_t reason_size)

@@ -208,6 +208,8 @@ struct cpu_device {
     cpu_queue *queues; /* every queue with a handle or a running worker */
     size_t queue_count;
     _Atomic(cpu_queue *) default_queue; /* created on first use */
+    /* tp_measure's cold calls read it (cpu_flush.c); made at the first, then kept. */
+    _Atomic(struct cpu_flush_buffer *) flush_buffer;
 };
 
 /* ------------------------------------------------------------- cpu_device.c */
@@ -466,6 +468,12 @@ tp_status tp_cpu_snapshot_notify(const tp_snapshot *snapshot, void (*fn)(void *)
  * released; and what tpevent devices says of the CPU's cross-backend waits. */
 tp_status tp_cpu_stream_hold(tp_stream *stream, void (**release)(void *), void **arg);
 tp_status tp_cpu_wait_mechanism(int device, char *buf, size_t size);
+
+/* ------------------------------------------------------------- cpu_flush.c */
+
+/* stream_flush_cache (core/backend.h): a task that reads a buffer twice the largest
+ * cache's size. */
+tp_status tp_cpu_stream_flush_cache(tp_stream *stream);
 
 /* ------------------------------------------------------------ cpu_stream.c */
 

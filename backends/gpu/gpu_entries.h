@@ -86,6 +86,7 @@ typedef void gpu_fn(void *);
     GUARDED(stream_is_capturing, tp_stream_is_capturing, gpu_stream_is_capturing, tp_stream *, bool *)                \
     GUARDED(graph_launch, tp_graph_launch, gpu_graph_launch, tp_graph *, tp_stream *)                                 \
     GUARDED(graph_destroy, tp_graph_destroy, gpu_graph_destroy, tp_graph *)                                           \
+    GUARDED(stream_flush_cache, tp_measure, gpu_stream_flush_cache, tp_stream *)                                       \
     UNGUARDED(stream_waits_for_itself, stream_waits_for_itself)                                                       \
     UNGUARDED(event_waits_for_itself, NULL) /* an event does not know its record's stream (the README) */             \
     DIRECT(event_elapsed, tp_event_elapsed_time, gpu_event_elapsed,                                                   \

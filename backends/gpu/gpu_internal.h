@@ -218,6 +218,8 @@ typedef struct gpu_device {
     unsigned snapshot_stream_next;
     /* The clock's anchors (gpu_clock.c), made on first need. */
     _Atomic(gpu_clock *) clock;
+    /* tp_measure's cold calls fill it (gpu_flush.c); made at the first, then kept. */
+    _Atomic(struct gpu_flush_buffer *) flush_buffer;
 } gpu_device;
 
 /* The backend's state: set by init, read-only afterwards (the devices' own fields
@@ -325,13 +327,15 @@ bool gpu_host_fn_on_device(int device);
 /* ================================================================== gpu_hold.c */
 /* stream_hold (core/backend.h) and what tpevent devices says of it. */
 tp_status gpu_stream_hold(tp_stream *stream, void (**release)(void *), void **arg);
-/* stream_hold_window (core/backend.h): how many holds tpevent keeps queued on a
- * stream before the next joins the latest instead (rule 17): RT_HOLD_WINDOW. */
+/* stream_hold_window: holds kept queued on a stream before the next joins the latest
+ * (rule 17): RT_HOLD_WINDOW. */
 tp_status gpu_stream_hold_window(tp_stream *stream, int64_t *ops);
 /* The stream is being destroyed: its holds still pending stay until released,
  * then what they share is freed. No call on the stream follows. */
 void gpu_hold_stream_closed(gpu_stream *stream);
 tp_status gpu_wait_mechanism(int device, char *buf, size_t size);
+/* gpu_flush.c: stream_flush_cache (core/backend.h). */
+tp_status gpu_stream_flush_cache(tp_stream *stream);
 
 /* ================================================================ gpu_stream.c */
 static inline gpu_stream *gpu_as_stream(tp_stream *stream)
@@ -565,9 +569,8 @@ tp_status gpu_import_acquire(gpu_device *device, const gpu_ipc_payload *p, const
                              gpu_import **out);
 void gpu_import_release(gpu_device *device, gpu_import *import);
 
-/* Whether the process that exported an imported event still runs; once it is
- * known gone it stays gone. The throttled form looks at /proc at most once a
- * TP_LIVENESS_PERIOD_NS (query may be called in a loop). */
+/* Whether an import's exporter still runs (once gone, gone); the throttled form looks
+ * at /proc at most once a TP_LIVENESS_PERIOD_NS (query may be called in a loop). */
 bool gpu_import_exporter_alive(gpu_import *import);
 bool gpu_import_exporter_alive_throttled(gpu_import *import);
 
@@ -586,8 +589,7 @@ tp_status gpu_event_ipc_export(tp_event *event, unsigned char *payload, size_t *
 tp_status gpu_event_ipc_import(int device, const unsigned char *payload, size_t length, tp_event **out);
 
 /* ============================================================== gpu_snapshot.c */
-/* The snapshot entries (core/backend.h), for events of both kinds: a pending
- * record is marked by a pooled native event (`object`). */
+/* Snapshot entries, both kinds of event: a pooled native event (`object`) marks a record. */
 tp_status gpu_snapshot_take(tp_event *event, tp_snapshot *out);
 void gpu_snapshot_release(tp_snapshot *snapshot);
 tp_status gpu_snapshot_query(const tp_snapshot *snapshot, bool *reached);

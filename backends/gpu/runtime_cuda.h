@@ -459,6 +459,20 @@ static inline rt_error rt_host_device_pointer(rt_device_ptr *device, void *host)
 }
 static inline rt_error rt_host_free(void *host) { return cudaFreeHost(host); }
 
+/* tp_measure's cold calls (gpu_flush.c): the last-level cache's size, a device buffer
+ * and a fill of it queued on a stream. The buffer needs the device current. */
+#define RT_FLUSH_CALLS "cudaDeviceGetAttribute(cudaDevAttrL2CacheSize), cudaMalloc"
+#define RT_MEMSET_CALL "cudaMemsetAsync"
+static inline rt_error rt_device_cache_bytes(int device, int *bytes)
+{
+    return cudaDeviceGetAttribute(bytes, cudaDevAttrL2CacheSize, device);
+}
+static inline rt_error rt_device_alloc(void **memory, size_t size) { return cudaMalloc(memory, size); }
+static inline rt_error rt_memset_async(void *memory, int value, size_t size, rt_stream s)
+{
+    return cudaMemsetAsync(memory, value, size, s);
+}
+
 /*
  * Whether streams of the device can wait on a 64-bit value in mapped host memory;
  * if not, *why says what is missing. Seen on the H200 (CUDA 13): supported. The

@@ -265,6 +265,24 @@ static inline rt_error rt_host_device_pointer(rt_device_ptr *device, void *host)
 }
 rt_error fake_host_free(void *host);
 static inline rt_error rt_host_free(void *host) { return fake_host_free(host); }
+
+/* tp_measure's cold calls (gpu_flush.c): the fake device's "cache" is 1 MiB, its memory
+ * the host's, and a fill a queued memset. */
+#define RT_FLUSH_CALLS "fakeDeviceCacheBytes, fakeAlloc"
+#define RT_MEMSET_CALL "fakeMemsetAsync"
+#define FAKE_CACHE_BYTES (1 << 20)
+static inline rt_error rt_device_cache_bytes(int device, int *bytes)
+{
+    (void)device;
+    *bytes = FAKE_CACHE_BYTES;
+    return RT_SUCCESS;
+}
+static inline rt_error rt_device_alloc(void **memory, size_t size) { return fake_host_alloc(memory, size); }
+rt_error fake_memset_async(void *memory, int value, size_t size, rt_stream s);
+static inline rt_error rt_memset_async(void *memory, int value, size_t size, rt_stream s)
+{
+    return fake_memset_async(memory, value, size, s);
+}
 static inline bool rt_stream_wait_value_supported(int device, const char **why)
 {
     (void)device;

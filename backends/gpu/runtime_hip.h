@@ -324,6 +324,19 @@ static inline rt_error rt_host_device_pointer(rt_device_ptr *device, void *host)
 }
 static inline rt_error rt_host_free(void *host) { return hipHostFree(host); }
 
+/* tp_measure's cold calls (gpu_flush.c), as runtime_cuda.h's. */
+#define RT_FLUSH_CALLS "hipDeviceGetAttribute(hipDeviceAttributeL2CacheSize), hipMalloc"
+#define RT_MEMSET_CALL "hipMemsetAsync"
+static inline rt_error rt_device_cache_bytes(int device, int *bytes)
+{
+    return hipDeviceGetAttribute(bytes, hipDeviceAttributeL2CacheSize, device);
+}
+static inline rt_error rt_device_alloc(void **memory, size_t size) { return hipMalloc(memory, size); }
+static inline rt_error rt_memset_async(void *memory, int value, size_t size, rt_stream s)
+{
+    return hipMemsetAsync(memory, value, size, s);
+}
+
 static inline bool rt_stream_wait_value_supported(int device, const char **why)
 {
     int value = 0;

@@ -26,8 +26,9 @@
  * The semantic rules every backend honours are numbered as in DESIGN.md and quoted
  * where they apply.
  *
- * This header is the whole stable API. <tpevent/tpevent_diagnostics.h> holds what
- * only the tpevent tool's benchmark uses (tp_native_sample), outside of it.
+ * This header, with <tpevent/measure.h> that it includes at its end (tp_measure), is
+ * the whole stable API. <tpevent/tpevent_diagnostics.h> holds what only the tpevent
+ * tool's benchmark uses (tp_native_sample), outside of it.
  */
 #ifndef TPEVENT_TPEVENT_H
 #define TPEVENT_TPEVENT_H
@@ -578,5 +579,7 @@ TP_API tp_status tp_event_from_ipc_handle(tp_event **out, const char *device, co
 #ifdef __cplusplus
 }
 #endif
+
+#include <tpevent/measure.h> /* tp_measure (rule 18) */
 
 #endif /* TPEVENT_TPEVENT_H */

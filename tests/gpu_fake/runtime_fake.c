@@ -17,6 +17,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -261,6 +262,9 @@ static void run_op(rt_stream s, fake_op *op)
         atomic_store(&s->in_wait_value, false);
         break;
     }
+    case OP_MEMSET:
+        memset(op->arg, (int)op->value, op->size);
+        break;
     }
     free(op);
 }
@@ -523,6 +527,20 @@ rt_error fake_stream_wait_value64(rt_stream s, uintptr_t counter, uint64_t value
         return FAKE_ERROR_OUT_OF_MEMORY;
     op->counter = (_Atomic uint64_t *)counter;
     op->value = value;
+    return fake_push(s, op);
+}
+
+/* The device's memory is the host's: a fill is a memset in stream order. */
+rt_error fake_memset_async(void *memory, int value, size_t size, rt_stream s)
+{
+    if (fake_stream_is_capturing(s))
+        return FAKE_ERROR_NOT_SUPPORTED; /* not modelled inside a capture */
+    fake_op *op = fake_op_new(OP_MEMSET);
+    if (!op)
+        return FAKE_ERROR_OUT_OF_MEMORY;
+    op->arg = memory;
+    op->value = (uint64_t)(unsigned char)value;
+    op->size = size;
     return fake_push(s, op);
 }
 

@@ -15,7 +15,7 @@ typedef struct fake_record {
     _Atomic uint64_t time_ns;
 } fake_record;
 
-enum { OP_RECORD, OP_WAIT_EVENT, OP_HOST_FN, OP_WAIT_VALUE };
+enum { OP_RECORD, OP_WAIT_EVENT, OP_HOST_FN, OP_WAIT_VALUE, OP_MEMSET };
 
 typedef struct fake_op {
     struct fake_op *next;
@@ -24,7 +24,8 @@ typedef struct fake_op {
     void (*fn)(void *);
     void *arg;
     _Atomic uint64_t *counter;
-    uint64_t value;
+    uint64_t value; /* OP_WAIT_VALUE's; OP_MEMSET's byte */
+    size_t size;    /* OP_MEMSET's, at arg */
 } fake_op;
 
 /* Stream memory waits a stream takes before a submission blocks (see push). */

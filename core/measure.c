@@ -1,0 +1,456 @@
+/*
+ * tp_measure (rule 18): the user's work timed as the device sees it, built on the
+ * public hold (core/hold.c), timing events and ranges; no backend entry of its own but
+ * the cache flush of cold measurements.
+ *
+ * A stretch is what runs under one hold: hot, a timing record, `batch` calls, a timing
+ * record (one sample, the interval over the batch divided by it); cold, `batch` times a
+ * flush, a record, one call, a record (one sample per call). The hold is released once
+ * the stretch is queued, so its watchdog times the host's submission, not the device's
+ * work: it runs out only when fn synchronizes the stream, blocks, or fills its queue.
+ * Such a stretch is dropped, its samples never seen, and every later one is unheld.
+ *
+ * The order of a call: the arguments, the warm-up (one call, unheld and untimed, so that
+ * first-call costs such as a JIT compile are not held), the calibration (one held call,
+ * untimed: its device time sets the batch), then stretches until the samples converge
+ * or max_time passes.
+ */
+#include "core/internal.h"
+#include "core/measure_samples.h"
+
+#include "common/clock.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A hold's watchdog: at least this, else 10 stretches' expected length (rule 18). */
+static const int64_t watchdog_min_ns = 100 * 1000 * 1000;
+/* A hot sample lasts at least this, and at least this many steps of the device's timer,
+ * so that the timer's step is far below max_noise's default of 0.5 %. */
+static const double sample_min_ns = 200 * 1000;
+static const double sample_min_timer_steps = 2000;
+/* What tpevent itself queues under one hold besides fn's work (the hold, the range's
+ * marks, the timing records and, while a trace runs, their marks), kept out of the
+ * window the batch may fill; a cold call adds a flush and two records. */
+static const int64_t own_ops_per_hold = 8;
+static const int64_t own_ops_per_cold_call = 4;
+/* The host's time to submit one stretch stays below this (a fifth of the watchdog's
+ * least), so that slow submission alone never makes a hold run out. */
+static const double stretch_host_max_ns = 20 * 1000 * 1000;
+/* The batch on a stream with an unbounded window (the CPU). */
+static const int64_t batch_max = 1 << 16;
+/* Device time this many times below the host's time in fn: the work runs in fn. */
+static const double host_bound_ratio = 10.0;
+
+typedef struct measure_run {
+    tp_stream *stream;
+    tp_work_fn fn;
+    void *arg;
+    tp_measure_options options;
+    char device[TP_DEVICE_STRING_MAX];
+    bool cold;
+    bool holding;       /* false with TP_MEASURE_NO_HOLD, or once a hold ran out */
+    int64_t started_ns; /* CLOCK_MONOTONIC at the call */
+    int64_t window;     /* tp_stream_hold_window */
+    int64_t batch;
+    double stretch_host_ns; /* the last stretch's host time: its watchdog's scale */
+    int64_t watchdog_ns;    /* the last hold's */
+    tp_event **events;      /* pairs: [2i] before call i (cold) or the batch (hot), [2i + 1] after */
+    int64_t pairs;
+    measure_samples samples;
+    int64_t calls, timed_ns;
+    double cpu_ns; /* in fn, over the timed calls */
+    char note[TP_MEASURE_NOTE_MAX];
+} measure_run;
+
+/* ------------------------------------------------------------- options */
+
+static tp_status measure_options_read(const tp_measure_options *given, tp_measure_options *out)
+{
+    tp_measure_options_init(out);
+    if (!given)
+        return TP_OK;
+    if (given->size < sizeof given->size)
+        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_measure: options->size is %zu: set it with tp_measure_options_init",
+                       given->size);
+    memcpy(out, given, given->size < sizeof *out ? given->size : sizeof *out);
+    out->size = sizeof *out;
+    if (out->min_time_ns < 0)
+        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_measure: min_time_ns is %" PRId64 ": it must be >= 0",
+                       out->min_time_ns);
+    if (out->max_time_ns <= 0)
+        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_measure: max_time_ns is %" PRId64 ": it must be > 0",
+                       out->max_time_ns);
+    if (!(out->max_noise >= 0.0)) /* NaN too */
+        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_measure: max_noise is %g: it must be >= 0", out->max_noise);
+    if (out->min_samples < 1)
+        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_measure: min_samples is %" PRId64 ": it must be >= 1",
+                       out->min_samples);
+    if (out->batch < 0)
+        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_measure: batch is %" PRId64 ": it must be >= 0 (0: chosen)",
+                       out->batch);
+    if (out->flags & ~(unsigned)TP_MEASURE_FLAGS_ALL)
+        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_measure: unknown flag bits 0x%x",
+                       out->flags & ~(unsigned)TP_MEASURE_FLAGS_ALL);
+    if (!out->samples_ns && out->samples_capacity > 0)
+        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_measure: samples_ns is NULL with samples_capacity %zu",
+                       out->samples_capacity);
+    return TP_OK;
+}
+
+tp_status tp_measure_options_init(tp_measure_options *options)
+{
+    if (!options)
+        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_measure_options_init: options is NULL");
+    *options = (tp_measure_options){
+        .size = sizeof *options,
+        .min_time_ns = 500 * 1000 * 1000,
+        .max_time_ns = 15LL * 1000 * 1000 * 1000,
+        .max_noise = 0.005,
+        .min_samples = 10,
+    };
+    return TP_OK;
+}
+
+/* ---------------------------------------------------------------- note */
+
+/* Adds a sentence to the note ("; " between two). */
+static void measure_note(measure_run *run, const char *fmt, ...) TP_PRINTF(2, 3);
+static void measure_note(measure_run *run, const char *fmt, ...)
+{
+    size_t used = strlen(run->note);
+    if (used > 0 && used + 2 < sizeof run->note) {
+        memcpy(run->note + used, "; ", 3);
+        used += 2;
+    }
+    va_list args;
+    va_start(args, fmt);
+    (void)vsnprintf(run->note + used, sizeof run->note - used, fmt, args);
+    va_end(args);
+}
+
+/* --------------------------------------------------------------- events */
+
+/* At least `pairs` pairs of timing events of the stream's device. */
+static tp_status measure_events_reserve(measure_run *run, int64_t pairs)
+{
+    if (pairs <= run->pairs)
+        return TP_OK;
+    tp_event **events = realloc(run->events, (size_t)pairs * 2 * sizeof *events);
+    if (!events)
+        return tp_fail(TP_ERR_OUT_OF_MEMORY, "tp_measure: out of memory");
+    run->events = events;
+    for (int64_t i = run->pairs * 2; i < pairs * 2; i++) {
+        /* Sleeping, not spinning, until a sample's end: the wait is outside what is
+         * timed, and a spinning thread would take a core from the work itself when
+         * that runs on the host (the CPU backend). */
+        tp_status status = tp_event_create(&run->events[i], run->device, TP_EVENT_TIMING | TP_EVENT_BLOCKING);
+        if (status != TP_OK) {
+            for (int64_t j = run->pairs * 2; j < i; j++)
+                (void)tp_event_destroy(run->events[j]);
+            return status;
+        }
+    }
+    run->pairs = pairs;
+    return TP_OK;
+}
+
+static void measure_events_free(measure_run *run)
+{
+    for (int64_t i = 0; i < run->pairs * 2; i++)
+        (void)tp_event_destroy(run->events[i]);
+    free(run->events);
+}
+
+/* ------------------------------------------------------------- stretch */
+
+static int64_t measure_now(void)
+{
+    return (int64_t)tp_now_ns();
+}
+
+/* The watchdog of a stretch's hold: 10 stretches' expected length, at least 100 ms,
+ * and no later than max_time unless that leaves less than 100 ms. */
+static int64_t measure_watchdog_ns(const measure_run *run)
+{
+    double expected = run->stretch_host_ns;
+    int64_t timeout = expected * 10 > (double)watchdog_min_ns ? (int64_t)(expected * 10) : watchdog_min_ns;
+    int64_t left = run->options.max_time_ns - (measure_now() - run->started_ns);
+    if (timeout > left)
+        timeout = left > watchdog_min_ns ? left : watchdog_min_ns;
+    return timeout;
+}
+
+/* Lets the stream go; *ran_out when the watchdog had: the stretch is dropped, and the
+ * rest is measured without a hold. */
+static tp_status measure_release(measure_run *run, tp_hold *hold, bool *ran_out)
+{
+    *ran_out = false;
+    if (!hold)
+        return TP_OK;
+    tp_status status = tp_hold_release(hold);
+    if (status != TP_ERR_NOT_READY)
+        return status;
+    *ran_out = true;
+    run->holding = false;
+    measure_note(run,
+                 "a hold ran out after %" PRId64
+                 " ms (fn synchronized the stream, blocked or filled its queue): "
+                 "measured without a hold, so the host's submission is in the times",
+                 run->watchdog_ns / 1000000);
+    return TP_OK;
+}
+
+/* Queues the stretch's records and calls; *cpu_ns: the host time in fn. */
+static tp_status measure_stretch_queue(measure_run *run, int64_t batch, double *cpu_ns)
+{
+    tp_status status = TP_OK;
+    *cpu_ns = 0;
+    for (int64_t i = 0; i < batch && status == TP_OK; i++) {
+        bool first = i == 0, last = i == batch - 1;
+        tp_event *before = run->events[run->cold ? 2 * i : 0];
+        tp_event *after = run->events[run->cold ? 2 * i + 1 : 1];
+        if (run->cold && (status = run->stream->backend->stream_flush_cache(run->stream)) != TP_OK)
+            break;
+        if ((run->cold || first) && (status = tp_event_record(before, run->stream)) != TP_OK)
+            break;
+        int64_t called = measure_now();
+        status = run->fn(run->stream, run->arg);
+        *cpu_ns += (double)(measure_now() - called);
+        if (status == TP_OK && (run->cold || last))
+            status = tp_event_record(after, run->stream);
+    }
+    return status;
+}
+
+/* The stretch's samples, once its last record is reached. */
+static tp_status measure_stretch_read(measure_run *run, int64_t batch, double *samples_ns)
+{
+    int64_t pairs = run->cold ? batch : 1;
+    tp_status status = tp_event_synchronize(run->events[2 * pairs - 1]);
+    for (int64_t i = 0; i < pairs && status == TP_OK; i++) {
+        float ms = 0;
+        status = tp_event_elapsed_time(run->events[2 * i], run->events[2 * i + 1], &ms);
+        samples_ns[i] = (double)ms * 1e6 / (double)(run->cold ? 1 : batch);
+    }
+    return status;
+}
+
+/*
+ * One stretch of `batch` calls. *kept: its samples (one hot, `batch` cold) are in
+ * samples_ns; false when its hold ran out. A failure (fn's or tpevent's) releases the
+ * hold and closes the range first, and keeps the failing call's message.
+ */
+static tp_status measure_stretch(measure_run *run, int64_t batch, double *samples_ns, double *cpu_ns, bool *kept)
+{
+    *kept = false;
+    int64_t began = measure_now();
+    tp_hold *hold = NULL;
+    run->watchdog_ns = measure_watchdog_ns(run);
+    tp_status status = run->holding ? tp_stream_hold(run->stream, run->watchdog_ns, &hold) : TP_OK;
+    if (status != TP_OK)
+        return status;
+    bool pushed = (status = tp_range_push(run->stream, "tp_measure")) == TP_OK;
+    if (status == TP_OK)
+        status = measure_stretch_queue(run, batch, cpu_ns);
+    char message[512] = "";
+    if (status != TP_OK)
+        snprintf(message, sizeof message, "%s", tp_last_error());
+    tp_status closed = pushed ? tp_range_pop(run->stream) : TP_OK;
+    bool ran_out = false;
+    tp_status released = measure_release(run, hold, &ran_out);
+    run->stretch_host_ns = (double)(measure_now() - began);
+    if (status != TP_OK)
+        return tp_fail(status, "%s", message);
+    if (closed != TP_OK)
+        return closed;
+    if (released != TP_OK)
+        return released;
+    if (ran_out)
+        return TP_OK;
+    *kept = true;
+    return measure_stretch_read(run, batch, samples_ns);
+}
+
+/* ----------------------------------------------------------- the call */
+
+/* The batch, from one call's device and host times: a hot sample lasts sample_min_ns
+ * and sample_min_timer_steps of the device's timer, a cold hold as long, within the
+ * stream's window and stretch_host_max_ns of submission. */
+static int64_t measure_batch_choose(const measure_run *run, double call_ns, double host_ns)
+{
+    if (run->options.batch > 0)
+        return run->options.batch;
+    tp_clock_info clock = {0};
+    double target = sample_min_ns;
+    if (tp_device_clock(run->device, &clock) == TP_OK && clock.resolution_ns * sample_min_timer_steps > target)
+        target = (double)clock.resolution_ns * sample_min_timer_steps;
+    double wanted = target / (call_ns > 1.0 ? call_ns : 1.0) + 1.0;
+    int64_t room = run->window == INT64_MAX ? batch_max : run->window - own_ops_per_hold;
+    if (run->cold)
+        room /= own_ops_per_cold_call;
+    if (room > batch_max)
+        room = batch_max;
+    if (host_ns * (double)room > stretch_host_max_ns)
+        room = (int64_t)(stretch_host_max_ns / host_ns);
+    if (room < 1)
+        room = 1;
+    return wanted < (double)room ? (int64_t)wanted : room;
+}
+
+/* Keeps a stretch's samples, its calls and their host time. */
+static tp_status measure_keep(measure_run *run, const double *samples_ns, int64_t count, int64_t batch, double cpu_ns)
+{
+    for (int64_t i = 0; i < count; i++) {
+        size_t index = run->samples.count;
+        if (!measure_samples_add(&run->samples, samples_ns[i]))
+            return tp_fail(TP_ERR_OUT_OF_MEMORY, "tp_measure: out of memory");
+        if (index < run->options.samples_capacity)
+            run->options.samples_ns[index] = samples_ns[i];
+        run->timed_ns += (int64_t)(samples_ns[i] * (double)(run->cold ? 1 : batch));
+    }
+    run->calls += batch;
+    run->cpu_ns += cpu_ns;
+    return TP_OK;
+}
+
+static bool measure_converged(const measure_run *run)
+{
+    return (int64_t)run->samples.count >= run->options.min_samples && run->timed_ns >= run->options.min_time_ns &&
+           measure_samples_noise(&run->samples) <= run->options.max_noise;
+}
+
+/* The warm-up and the calibration: the batch. The warm-up flushes once if cold, so
+ * that the flush's buffer is made (tens of ms) before anything is held. */
+static tp_status measure_calibrate(measure_run *run)
+{
+    int64_t began = measure_now();
+    tp_status status = run->cold ? run->stream->backend->stream_flush_cache(run->stream) : TP_OK;
+    if (status == TP_OK)
+        status = run->fn(run->stream, run->arg);
+    if (status == TP_OK)
+        status = tp_stream_synchronize(run->stream);
+    if (status != TP_OK)
+        return status;
+    run->stretch_host_ns = (double)(measure_now() - began);
+    double call_ns = 0, cpu_ns = 0;
+    bool kept = false;
+    while (!kept) /* twice at most: a hold that ran out leaves the next stretch unheld */
+        if ((status = measure_stretch(run, 1, &call_ns, &cpu_ns, &kept)) != TP_OK)
+            return status;
+    run->batch = measure_batch_choose(run, call_ns, cpu_ns);
+    return measure_events_reserve(run, run->cold ? run->batch : 1);
+}
+
+static tp_status measure_loop(measure_run *run)
+{
+    double *stretch = malloc((size_t)run->batch * sizeof *stretch);
+    if (!stretch)
+        return tp_fail(TP_ERR_OUT_OF_MEMORY, "tp_measure: out of memory");
+    tp_status status = TP_OK;
+    while (measure_now() - run->started_ns < run->options.max_time_ns) {
+        double cpu_ns = 0;
+        bool kept = false;
+        if ((status = measure_stretch(run, run->batch, stretch, &cpu_ns, &kept)) != TP_OK)
+            break;
+        if (kept && (status = measure_keep(run, stretch, run->cold ? run->batch : 1, run->batch, cpu_ns)) != TP_OK)
+            break;
+        if (measure_converged(run))
+            break;
+    }
+    free(stretch);
+    return status;
+}
+
+/* What was measured, into the caller's struct up to its size. */
+static tp_status measure_answer(measure_run *run, tp_measurement *out)
+{
+    measure_stats stats;
+    if (!measure_samples_stats(&run->samples, &stats))
+        return tp_fail(TP_ERR_OUT_OF_MEMORY, "tp_measure: out of memory");
+    bool converged = run->samples.count > 0 && measure_converged(run);
+    double cpu_per_call = run->calls ? run->cpu_ns / (double)run->calls : 0;
+    if (run->samples.count > 0 && !converged)
+        measure_note(run, "max_time (%.3g s) passed before the noise (%.2f %%) reached max_noise (%.2f %%)",
+                     (double)run->options.max_time_ns / 1e9, stats.noise * 100, run->options.max_noise * 100);
+    if (run->calls > 0 && cpu_per_call > 1000 && stats.median * host_bound_ratio < cpu_per_call)
+        measure_note(run,
+                     "the device time (%.3g us per call) is far below the host's time in fn (%.3g us): work run "
+                     "inside fn is not on the stream, and only cpu_ns counts it",
+                     stats.median / 1e3, cpu_per_call / 1e3);
+    tp_measurement full = {
+        .size = out->size,
+        .calls = run->calls,
+        .samples = (int64_t)run->samples.count,
+        .batch = run->batch,
+        .median_ns = stats.median,
+        .mean_ns = stats.mean,
+        .min_ns = stats.min,
+        .max_ns = stats.max,
+        .stdev_ns = stats.stdev,
+        .noise = stats.noise,
+        .cpu_ns = cpu_per_call,
+        .held = run->holding && run->samples.count > 0,
+        .converged = converged,
+        .cold = run->cold,
+    };
+    memcpy(full.note, run->note, sizeof full.note);
+    memcpy(out, &full, out->size < sizeof full ? out->size : sizeof full);
+    return TP_OK;
+}
+
+/* The stream to measure on and the checks made before fn is first called. */
+static tp_status measure_start(measure_run *run, tp_stream *stream)
+{
+    tp_status status = stream ? TP_OK : tp_stream_current(NULL, &stream);
+    if (status != TP_OK)
+        return status;
+    run->stream = stream;
+    tp_device_str(stream->device, run->device);
+    bool capturing = false;
+    if (stream->backend->stream_is_capturing && stream->backend->stream_is_capturing(stream, &capturing) == TP_OK &&
+        capturing)
+        return tp_fail(TP_ERR_CAPTURING,
+                       "tp_measure: the %s stream is capturing: a measurement runs its work and waits for it, "
+                       "which a capture cannot hold",
+                       run->device);
+    if (run->cold && !stream->backend->stream_flush_cache)
+        return tp_unsupported(stream->backend, "flushing the device's cache (tp_measure with TP_MEASURE_COLD)");
+    run->holding = !(run->options.flags & TP_MEASURE_NO_HOLD) && stream->backend->stream_hold;
+    if (!(run->options.flags & TP_MEASURE_NO_HOLD) && !run->holding)
+        measure_note(run, "the %s backend cannot hold a stream: measured without a hold", stream->backend->name);
+    if (run->holding && (status = tp_stream_hold_window(stream, &run->window)) != TP_OK)
+        return status;
+    if (!run->holding)
+        run->window = INT64_MAX;
+    return measure_events_reserve(run, 1);
+}
+
+tp_status tp_measure(tp_stream *stream, tp_work_fn fn, void *arg, const tp_measure_options *options,
+                     tp_measurement *out)
+{
+    if (!fn || !out)
+        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_measure: %s is NULL", fn ? "out" : "fn");
+    if (out->size < offsetof(tp_measurement, calls) + sizeof out->calls)
+        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_measure: out->size is %zu: set it to sizeof(tp_measurement)",
+                       out->size);
+    measure_run run = {.fn = fn, .arg = arg, .started_ns = measure_now(), .batch = 1};
+    tp_status status = measure_options_read(options, &run.options);
+    if (status != TP_OK)
+        return status;
+    run.cold = run.options.flags & TP_MEASURE_COLD;
+    if ((status = measure_start(&run, stream)) == TP_OK && (status = measure_calibrate(&run)) == TP_OK)
+        status = measure_loop(&run);
+    char message[512] = "";
+    if (status != TP_OK)
+        snprintf(message, sizeof message, "%s", tp_last_error());
+    tp_status answered = run.stream ? measure_answer(&run, out) : TP_OK;
+    measure_events_free(&run);
+    measure_samples_free(&run.samples);
+    if (status != TP_OK)
+        return tp_fail(status, "%s", message);
+    return answered;
+}

@@ -1,0 +1,34 @@
+/*
+ * The samples of one tp_measure call and their statistics (core/measure.c's). Internal.
+ */
+#ifndef TPEVENT_CORE_MEASURE_SAMPLES_H
+#define TPEVENT_CORE_MEASURE_SAMPLES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct measure_samples {
+    double *values; /* per-call ns, in the order taken */
+    size_t count, capacity;
+    /* Welford's running mean and sum of squared deviations: the noise after each
+     * sample without a pass over all of them. */
+    double mean, m2;
+} measure_samples;
+
+/* Appends one sample; false when out of memory. */
+bool measure_samples_add(measure_samples *samples, double ns);
+
+/* The relative standard deviation so far (0 with fewer than two samples). */
+double measure_samples_noise(const measure_samples *samples);
+
+typedef struct measure_stats {
+    double median, mean, min, max, stdev, noise;
+} measure_stats;
+
+/* Statistics of every sample; all zero when there is none. Sorts a copy: false when
+ * out of memory. */
+bool measure_samples_stats(const measure_samples *samples, measure_stats *out);
+
+void measure_samples_free(measure_samples *samples);
+
+#endif /* TPEVENT_CORE_MEASURE_SAMPLES_H */

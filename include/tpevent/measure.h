@@ -1,0 +1,113 @@
+/*
+ * tpevent: measuring the user's own work as the device sees it (rule 18).
+ * Part of the stable API; included by <tpevent/tpevent.h>, not on its own.
+ *
+ * Why a hold: timing records around work that the host submits one call at a time also
+ * time the host's submission rate (a 2 us kernel launched back to back reads 3-10 us).
+ * tp_measure holds the stream (tp_stream_hold) while it queues a timing record, a batch
+ * of calls and a timing record, then lets the stream go: the device runs the batch back
+ * to back, and the interval over it, divided by the batch, is the time of one call.
+ */
+#ifndef TPEVENT_MEASURE_H
+#define TPEVENT_MEASURE_H
+
+#ifndef TPEVENT_TPEVENT_H
+#error "include <tpevent/tpevent.h>, which includes this header"
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * Puts one call's worth of work on `stream` (kernel launches, copies, host functions)
+ * and returns; TP_OK, or a failure that stops the measurement. It runs on the thread
+ * that called tp_measure, never concurrently with itself, and is also called for the
+ * warm-up and the calibration. Work it runs itself, on the host, is not on the stream:
+ * it is the measurement's cpu_ns, not its device time. It may synchronize the stream
+ * or block (then that sample is dropped and the measurement goes on without a hold,
+ * saying so in `note`); it must not destroy the stream.
+ */
+typedef tp_status (*tp_work_fn)(tp_stream *stream, void *arg);
+
+enum tp_measure_flag {
+    /* Before each timed call the device's last-level cache is flushed (outside the
+     * timed interval): each call is timed on its own, as it runs after other work. */
+    TP_MEASURE_COLD = 1u << 0,
+    /* No hold: the interval also times the host's submission (what events around
+     * work commonly measure); for work that must synchronize, or for comparison. */
+    TP_MEASURE_NO_HOLD = 1u << 1,
+};
+#define TP_MEASURE_FLAGS_ALL (TP_MEASURE_COLD | TP_MEASURE_NO_HOLD)
+
+/*
+ * Options; `size` first, set by tp_measure_options_init to sizeof the struct this
+ * header declares. A smaller `size` (a program built with an older header) reads the
+ * fields that fit and the defaults for the rest. NULL options: the defaults.
+ */
+typedef struct tp_measure_options {
+    size_t size;
+    int64_t min_time_ns;     /* timed device time before stopping may be considered; >= 0; default 0.5 s */
+    int64_t max_time_ns;     /* wall clock of the whole call, warm-up included; > 0; default 15 s */
+    double max_noise;        /* stop once the samples' relative standard deviation is <= this; >= 0; default 0.005 */
+    int64_t min_samples;     /* >= 1; default 10 */
+    int64_t batch;           /* calls per sample (hot) or per hold (cold); 0: chosen (default); >= 0 */
+    unsigned flags;          /* TP_MEASURE_* */
+    double *samples_ns;      /* optional: the per-call time of each sample, in order, the first samples_capacity */
+    size_t samples_capacity; /* entries of samples_ns; 0 with samples_ns NULL */
+} tp_measure_options;
+
+/* Sets `size` and the defaults. */
+TP_API tp_status tp_measure_options_init(tp_measure_options *options);
+
+#define TP_MEASURE_NOTE_MAX 256
+
+/*
+ * The answer. The caller sets `size` (sizeof the struct it has, at least
+ * offsetof(tp_measurement, calls) + sizeof(int64_t)); tpevent writes only up to it.
+ * Times are per call, in ns, of the samples kept (a sample dropped because its hold
+ * ran out is not among them).
+ */
+typedef struct tp_measurement {
+    size_t size;
+    int64_t calls;   /* timed calls (warm-up, calibration and dropped samples excluded) */
+    int64_t samples; /* samples kept: hot, one per held batch; cold, one per call */
+    int64_t batch;   /* calls per sample (hot) or per hold (cold) */
+    double median_ns, mean_ns, min_ns, max_ns, stdev_ns;
+    double noise;   /* stdev / mean of the samples (nvbench's "stdrel") */
+    double cpu_ns;  /* host time per timed call spent inside fn */
+    bool held;      /* every sample kept ran under a hold */
+    bool converged; /* noise <= max_noise after min_time and min_samples, before max_time */
+    bool cold;
+    char note[TP_MEASURE_NOTE_MAX]; /* what was given up and why; "" if nothing */
+} tp_measurement;
+
+/*
+ * Times fn's work on `stream` (NULL: the current stream of the current device), rule 18.
+ * Hot (default): per sample, hold, a timing record, `batch` calls, a timing record,
+ * release; one sample is the interval over the batch divided by it. The batch is chosen
+ * from a calibration call so that a sample lasts well above the device's timer
+ * resolution and stays within the stream's window (tp_stream_hold_window). Cold
+ * (TP_MEASURE_COLD): per hold, `batch` times: a flush of the last-level cache, a timing
+ * record, the call, a timing record; each pair is one sample. Samples continue until,
+ * after min_time_ns of timed device time and min_samples samples, their noise is at most
+ * max_noise (converged), or max_time_ns passes (TP_OK, converged false). A hold that
+ * runs out (measure's own watchdog: max(100 ms, 10 samples' length); fn synchronized
+ * the stream, blocked, or filled its queue) drops its sample, and the rest is measured
+ * without a hold, said in `note`; so is device time far below the host's time in fn
+ * (work run inside fn rather than put on the stream). While a trace runs, each sample is
+ * a range "tp_measure" on the stream whose marks lie outside the timed interval.
+ * Errors: fn or out NULL, bad options (a field out of its range, unknown flag bits):
+ * TP_ERR_INVALID_ARGUMENT; a capturing stream: TP_ERR_CAPTURING, before fn is called;
+ * cold on a backend that cannot flush its cache: TP_ERR_UNSUPPORTED. fn failing: the
+ * hold is released and fn's status is returned with fn's message (tp_last_error as fn
+ * left it), `out` holding what was measured until then.
+ */
+TP_API tp_status tp_measure(tp_stream *stream, tp_work_fn fn, void *arg, const tp_measure_options *options,
+                            tp_measurement *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TPEVENT_MEASURE_H */

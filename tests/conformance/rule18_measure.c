@@ -1,0 +1,329 @@
+/* Conformance, rule 18: tp_measure times work of known length as the device runs it
+ * (host functions that busy-wait, the one kind of work every backend runs), with the
+ * host's submission rate outside the interval when held, the flush outside it when
+ * cold; work that synchronizes, fails, or is captured; the options and the answer.
+ * Tolerances are wide on the slow side: a loaded CI machine delays host functions,
+ * never makes them shorter. Each test says one thing. */
+#include "capture_support.h"
+
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Busy-waits `ns` on the host: work of known length on the stream. */
+static void busy_host_fn(void *ns)
+{
+    int64_t until = monotonic_ns() + *(const int64_t *)ns;
+    while (monotonic_ns() < until) {
+    }
+}
+
+typedef struct work {
+    int64_t stream_ns; /* put on the stream per call: a host function that busy-waits */
+    int64_t host_ns;   /* spent inside fn itself per call */
+    bool synchronize;  /* fn synchronizes the stream after its launch */
+    int fail_at;       /* the call that fails (0: none) */
+    int calls;
+    tp_stream *seen; /* the stream fn was given */
+} work;
+
+static tp_status work_fn(tp_stream *stream, void *arg)
+{
+    work *w = arg;
+    w->seen = stream;
+    if (++w->calls == w->fail_at)
+        return tp_event_record(NULL, stream); /* TP_ERR_INVALID_ARGUMENT, with tpevent's message */
+    if (w->stream_ns > 0) {
+        tp_status status = tp_stream_launch_host_fn(stream, busy_host_fn, &w->stream_ns);
+        if (status != TP_OK)
+            return status;
+    }
+    if (w->host_ns > 0)
+        busy_host_fn(&w->host_ns);
+    return w->synchronize ? tp_stream_synchronize(stream) : TP_OK;
+}
+
+/* Short measurements: a test lasts well under a second. No noise criterion: on a
+ * loaded machine a host function now and then runs 20 times its length (its thread
+ * descheduled), and the relative deviation of busy-waits is then far above 50 %;
+ * rule18_measure_stops_at_max_time_unconverged tests the criterion. */
+static tp_measure_options quick_options(void)
+{
+    tp_measure_options options;
+    tp_measure_options_init(&options);
+    options.min_time_ns = 10 * 1000 * 1000;
+    options.max_time_ns = 5LL * 1000 * 1000 * 1000;
+    options.min_samples = 5;
+    options.max_noise = 1e9;
+    return options;
+}
+
+static tp_measurement new_measurement(void)
+{
+    tp_measurement m;
+    memset(&m, 0, sizeof m);
+    m.size = sizeof m;
+    return m;
+}
+
+/* The median per-call time lies between the work's length and a loaded machine's
+ * delay of it. */
+static bool near_work_length(double median_ns, int64_t work_ns)
+{
+    return median_ns >= 0.95 * (double)work_ns && median_ns <= 1.5 * (double)work_ns + 300e3;
+}
+
+/* Held: each call's time is its work's length, with the stream's per-task cost. */
+TEST(rule18_measure_times_work_of_known_length)
+{
+    tp_stream *stream = new_stream(env->device);
+    work w = {.stream_ns = 300 * 1000};
+    tp_measure_options options = quick_options();
+    tp_measurement m = new_measurement();
+    CHECK_OK(tp_measure(stream, work_fn, &w, &options, &m));
+    CHECK(near_work_length(m.median_ns, w.stream_ns));
+    CHECK(m.held && !m.cold);
+    CHECK(m.samples >= options.min_samples && m.calls >= m.samples && m.batch >= 1);
+    CHECK(m.min_ns <= m.median_ns && m.median_ns <= m.max_ns && m.noise >= 0);
+    CHECK_OK(tp_stream_destroy(stream));
+    return 0;
+}
+
+/* The hold keeps a slow submission out of the time: fn spends 1 ms on the host per
+ * call and puts 100 us on the stream; held, a call reads 100 us and the stream's
+ * per-task cost (up to a few hundred us on the fake GPU, which polls); unheld, the
+ * stream waits for the host and a call reads its 1 ms. */
+TEST(rule18_measure_hold_keeps_the_host_submission_rate_out)
+{
+    tp_stream *stream = new_stream(env->device);
+    work w = {.stream_ns = 100 * 1000, .host_ns = 1000 * 1000};
+    tp_measure_options options = quick_options();
+    tp_measurement held = new_measurement(), unheld = new_measurement();
+    CHECK_OK(tp_measure(stream, work_fn, &w, &options, &held));
+    options.flags = TP_MEASURE_NO_HOLD;
+    CHECK_OK(tp_measure(stream, work_fn, &w, &options, &unheld));
+    CHECK(held.held && !unheld.held);
+    CHECK(held.median_ns >= 0.95 * 100e3 && held.median_ns < 0.6 * unheld.median_ns);
+    CHECK(unheld.median_ns >= 0.95 * 1000e3);
+    CHECK(held.cpu_ns >= 0.95 * 1000e3 && unheld.cpu_ns >= 0.95 * 1000e3);
+    CHECK_OK(tp_stream_destroy(stream));
+    return 0;
+}
+
+/* Cold: each call is timed alone, with the cache flush before it and outside it. */
+TEST(rule18_measure_cold_times_each_call_without_the_flush)
+{
+    tp_stream *stream = new_stream(env->device);
+    work w = {.stream_ns = 200 * 1000};
+    tp_measure_options options = quick_options();
+    options.flags = TP_MEASURE_COLD;
+    tp_measurement m = new_measurement();
+    tp_status status = tp_measure(stream, work_fn, &w, &options, &m);
+    if (status == TP_ERR_UNSUPPORTED) {
+        printf("skipped: %s\n", tp_last_error());
+        CHECK_OK(tp_stream_destroy(stream));
+        return TEST_SKIP;
+    }
+    CHECK_OK(status);
+    CHECK(m.cold && m.held);
+    CHECK(m.samples == m.calls);
+    CHECK(near_work_length(m.median_ns, w.stream_ns));
+    CHECK_OK(tp_stream_destroy(stream));
+    return 0;
+}
+
+/* Work that synchronizes its stream is no hang: the hold runs out, that sample is
+ * dropped, the rest is unheld, and the note says so, well before max_time. */
+TEST(rule18_measure_work_that_synchronizes_is_measured_unheld)
+{
+    tp_stream *stream = new_stream(env->device);
+    work w = {.stream_ns = 50 * 1000, .synchronize = true};
+    tp_measure_options options = quick_options();
+    options.max_time_ns = 20LL * 1000 * 1000 * 1000;
+    tp_measurement m = new_measurement();
+    double started = monotonic_seconds();
+    CHECK_OK(tp_measure(stream, work_fn, &w, &options, &m));
+    CHECK(monotonic_seconds() - started < 5.0);
+    CHECK(!m.held);
+    CHECK(m.samples >= options.min_samples);
+    CHECK_CONTAINS(m.note, "without a hold");
+    CHECK(m.median_ns >= 0.95 * 50e3);
+    CHECK_OK(tp_stream_destroy(stream));
+    return 0;
+}
+
+/* fn failing ends the measurement with fn's status and message, the stream let go. */
+TEST(rule18_measure_failing_work_returns_its_status_and_message)
+{
+    tp_stream *stream = new_stream(env->device);
+    work w = {.stream_ns = 20 * 1000, .fail_at = 6};
+    tp_measure_options options = quick_options();
+    options.batch = 2;
+    tp_measurement m = new_measurement();
+    CHECK_STATUS(tp_measure(stream, work_fn, &w, &options, &m), TP_ERR_INVALID_ARGUMENT);
+    CHECK_ERROR_MENTIONS("tp_event_record");
+    CHECK(w.calls == 6);
+    CHECK(m.calls == 2 && m.samples == 1); /* warm-up, calibration, one sample, then the failure */
+    tp_event *after = new_event(env->device, TP_EVENT_DEFAULT);
+    CHECK_OK(tp_event_record(after, stream));
+    CHECK(event_done_within(after, EVENTUALLY_SECONDS)); /* no hold left behind */
+    CHECK_OK(tp_event_destroy(after));
+    CHECK_OK(tp_stream_destroy(stream));
+    return 0;
+}
+
+/* A capturing stream is refused before fn is called. */
+TEST(rule18_measure_refuses_a_capturing_stream_before_calling_fn)
+{
+    REQUIRE_CAPTURE(env);
+    tp_stream *stream = new_stream(env->device);
+    CHECK_OK(tp_stream_begin_capture(stream));
+    work w = {0};
+    tp_measurement m = new_measurement();
+    CHECK_STATUS(tp_measure(stream, work_fn, &w, NULL, &m), TP_ERR_CAPTURING);
+    CHECK(w.calls == 0);
+    tp_graph *graph = NULL;
+    CHECK_OK(tp_stream_end_capture(stream, &graph));
+    CHECK_OK(tp_graph_destroy(graph));
+    CHECK_OK(tp_stream_destroy(stream));
+    return 0;
+}
+
+/* max_time ends a measurement that cannot converge: TP_OK, converged false, a note. */
+TEST(rule18_measure_stops_at_max_time_unconverged)
+{
+    tp_stream *stream = new_stream(env->device);
+    work w = {.stream_ns = 20 * 1000};
+    tp_measure_options options = quick_options();
+    options.max_noise = 0; /* samples of busy-waits are never all equal */
+    options.max_time_ns = 200 * 1000 * 1000;
+    tp_measurement m = new_measurement();
+    double started = monotonic_seconds();
+    CHECK_OK(tp_measure(stream, work_fn, &w, &options, &m));
+    CHECK(monotonic_seconds() - started < 3.0);
+    CHECK(!m.converged && m.samples > 0);
+    CHECK_CONTAINS(m.note, "max_time");
+    CHECK_OK(tp_stream_destroy(stream));
+    return 0;
+}
+
+/* Converged: min_samples and min_time_ns reached (and the noise within max_noise,
+ * which quick_options leaves unbounded), well before max_time. */
+TEST(rule18_measure_converges_after_min_time_and_min_samples)
+{
+    tp_stream *stream = new_stream(env->device);
+    work w = {.stream_ns = 100 * 1000};
+    tp_measure_options options = quick_options();
+    tp_measurement m = new_measurement();
+    CHECK_OK(tp_measure(stream, work_fn, &w, &options, &m));
+    CHECK(m.converged && m.samples >= options.min_samples);
+    CHECK(m.note[0] == '\0');
+    CHECK(m.mean_ns * (double)m.calls >= 0.99 * (double)options.min_time_ns); /* hot: the sum of the intervals */
+    CHECK_OK(tp_stream_destroy(stream));
+    return 0;
+}
+
+/* The caller's buffer gets the first samples, each within [min, max]. */
+TEST(rule18_measure_fills_the_callers_samples_buffer)
+{
+    tp_stream *stream = new_stream(env->device);
+    work w = {.stream_ns = 50 * 1000};
+    double samples[4] = {-1, -1, -1, -1};
+    tp_measure_options options = quick_options();
+    options.samples_ns = samples;
+    options.samples_capacity = 3;
+    tp_measurement m = new_measurement();
+    CHECK_OK(tp_measure(stream, work_fn, &w, &options, &m));
+    for (int i = 0; i < 3; i++)
+        CHECK(samples[i] >= m.min_ns && samples[i] <= m.max_ns);
+    CHECK(samples[3] == -1);
+    CHECK_OK(tp_stream_destroy(stream));
+    return 0;
+}
+
+/* Work run inside fn, not on the stream, is cpu_ns; the note says the device time is
+ * far below it. */
+TEST(rule18_measure_notes_work_run_inside_fn)
+{
+    tp_stream *stream = new_stream(env->device);
+    work w = {.host_ns = 200 * 1000};
+    tp_measure_options options = quick_options();
+    options.min_time_ns = 0;
+    options.max_time_ns = 300 * 1000 * 1000;
+    tp_measurement m = new_measurement();
+    CHECK_OK(tp_measure(stream, work_fn, &w, &options, &m));
+    CHECK(m.cpu_ns >= 0.95 * 200e3);
+    CHECK_CONTAINS(m.note, "not on the stream");
+    CHECK_OK(tp_stream_destroy(stream));
+    return 0;
+}
+
+/* NULL stream: the current stream of the current device, which fn is given. */
+TEST(rule18_measure_null_stream_is_the_current_stream)
+{
+    tp_stream *stream = new_stream(env->device);
+    CHECK_OK(tp_set_device(env->device));
+    CHECK_OK(tp_stream_set_current(stream));
+    work w = {.stream_ns = 10 * 1000};
+    tp_measure_options options = quick_options();
+    options.min_time_ns = 0;
+    tp_measurement m = new_measurement();
+    CHECK_OK(tp_measure(NULL, work_fn, &w, &options, &m));
+    CHECK(w.seen == stream);
+    tp_stream *default_stream = NULL;
+    CHECK_OK(tp_stream_default(env->device, &default_stream));
+    CHECK_OK(tp_stream_set_current(default_stream));
+    CHECK_OK(tp_stream_destroy(stream));
+    return 0;
+}
+
+/* A caller's smaller tp_measurement is written up to its size, not past it. */
+TEST(rule18_measure_writes_the_answer_up_to_its_size)
+{
+    tp_stream *stream = new_stream(env->device);
+    work w = {.stream_ns = 10 * 1000};
+    tp_measure_options options = quick_options();
+    options.min_time_ns = 0;
+    unsigned char buffer[sizeof(tp_measurement)];
+    memset(buffer, 0xab, sizeof buffer);
+    tp_measurement *m = (tp_measurement *)buffer;
+    m->size = offsetof(tp_measurement, median_ns);
+    CHECK_OK(tp_measure(stream, work_fn, &w, &options, m));
+    CHECK(m->calls > 0 && m->samples > 0 && m->batch > 0);
+    for (size_t i = offsetof(tp_measurement, median_ns); i < sizeof buffer; i++)
+        CHECK(buffer[i] == 0xab);
+    CHECK_OK(tp_stream_destroy(stream));
+    return 0;
+}
+
+/* Arguments out of range are refused before fn is called. */
+TEST(rule18_measure_rejects_bad_arguments)
+{
+    tp_stream *stream = new_stream(env->device);
+    work w = {0};
+    tp_measurement m = new_measurement();
+    CHECK_STATUS(tp_measure(stream, NULL, &w, NULL, &m), TP_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(tp_measure(stream, work_fn, &w, NULL, NULL), TP_ERR_INVALID_ARGUMENT);
+    m.size = 4;
+    CHECK_STATUS(tp_measure(stream, work_fn, &w, NULL, &m), TP_ERR_INVALID_ARGUMENT);
+    m.size = sizeof m;
+    tp_measure_options bad[7];
+    for (int i = 0; i < 7; i++)
+        tp_measure_options_init(&bad[i]);
+    bad[0].min_time_ns = -1;
+    bad[1].max_time_ns = 0;
+    bad[2].max_noise = -0.1;
+    bad[3].min_samples = 0;
+    bad[4].batch = -1;
+    bad[5].flags = 1u << 7;
+    bad[6].samples_capacity = 4; /* with samples_ns NULL */
+    for (int i = 0; i < 7; i++)
+        CHECK_STATUS(tp_measure(stream, work_fn, &w, &bad[i], &m), TP_ERR_INVALID_ARGUMENT);
+    bad[0].size = 0;
+    CHECK_STATUS(tp_measure(stream, work_fn, &w, &bad[0], &m), TP_ERR_INVALID_ARGUMENT);
+    CHECK_ERROR_MENTIONS("tp_measure_options_init");
+    CHECK_STATUS(tp_measure_options_init(NULL), TP_ERR_INVALID_ARGUMENT);
+    CHECK(w.calls == 0);
+    CHECK_OK(tp_stream_destroy(stream));
+    return 0;
+}
