@@ -56,7 +56,8 @@ if ! cmake --build "$build" -j "$jobs" >"$build_log" 2>&1; then
   grep -E 'error' "$build_log" | head -20
   build_note="BUILD INCOMPLETE: some targets failed (see $build_log)"
   if ! cmake --build "$build" -j "$jobs" --target tpevent tpevent_cuda tpevent_bench_cuda \
-         tpevent_bench_timestamp tpevent_bench_timestamp_cuda tpevent_bench_cross_wait tpevent_bench_hold tpevent_conformance tpevent_gpu_test_cuda >>"$build_log" 2>&1; then
+         tpevent_bench_timestamp tpevent_bench_timestamp_cuda tpevent_bench_cross_wait tpevent_bench_hold tpevent_bench_measure_cpu tpevent_conformance tpevent_gpu_test_cuda \
+         tpevent_gpu_measure_test_cuda >>"$build_log" 2>&1; then
     echo "gpu-check: the CUDA backend, its tests or its benchmark do not build"
     exit 1
   fi
@@ -110,6 +111,19 @@ if [ -n "$site" ] && [ -f bench/python/bench_events.py ]; then
   PYTHONPATH="$site" timeout 300 python3 bench/python/bench_events.py >"$python_bench_log" 2>&1
 else
   echo "python binding not built: no Python benchmark" >"$python_bench_log"
+fi
+
+# tp_measure against the truth (issue 30): host functions of known length on the CPU,
+# kernels of known length on the GPU beside triton's do_bench, torch's Timer and raw events.
+measure_cpu_log="$out/gpu-check-measure-cpu-bench.log"
+step "measure benchmark, CPU ($measure_cpu_log)"
+timeout 200 "$build/bin/tpevent_bench_measure_cpu" >"$measure_cpu_log" 2>&1
+measure_gpu_log="$out/gpu-check-measure-gpu-bench.log"
+if [ -n "$site" ]; then
+  step "measure benchmark, GPU ($measure_gpu_log)"
+  PYTHONPATH="$site" timeout 300 python3 bench/measure/measure_gpu.py >"$measure_gpu_log" 2>&1
+else
+  echo "python binding not built: no GPU measure benchmark" >"$measure_gpu_log"
 fi
 
 test_jobs="${TEST_JOBS:-8}"
@@ -173,6 +187,12 @@ group_line() { # label, name pattern
   echo
   echo "python bench:"
   cat "$python_bench_log"
+  echo
+  echo "measure benchmark, CPU:"
+  cat "$measure_cpu_log"
+  echo
+  echo "measure benchmark, GPU:"
+  cat "$measure_gpu_log"
 } | tee "$summary"
 
 [ "$ctest_status" -eq 0 ]

@@ -1,0 +1,135 @@
+/*
+ * tp_measure on a CPU stream (issue 30), against the truth: host functions that
+ * busy-wait d us and log when they start, for d from 0 to 1,000 us.
+ *
+ * Usage: tpevent_bench_measure_cpu [--device cpu:N] [--rounds N] [--quick]
+ * (--quick: 10 ms per measurement and at most 0.2 s, for the smoke test)
+ *
+ * Per d: the truth is the stream's own start-to-start cadence of back-to-back tasks
+ * (the stream held while 64 are queued, then released: the median gap between two
+ * logged starts), which is d plus the stream's per-task cost; tp_measure's median
+ * per call (defaults: 0.5 s, 0.5 % noise) is printed beside it, with the difference,
+ * the goal (within max(1 us, 3 %)), its noise, samples x batch and seconds taken.
+ * Printed, not asserted.
+ */
+#include <tpevent/tpevent.h>
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum { TRUTH_TASKS = 64, LOG_SIZE = 1 << 16 };
+
+static int64_t now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+typedef struct spin_work {
+    int64_t ns;
+    int64_t *log; /* start times, LOG_SIZE of them; written by the stream's worker */
+    int count;
+} spin_work;
+
+static void spin_host_fn(void *arg)
+{
+    spin_work *work = arg;
+    int64_t started = now_ns();
+    work->log[work->count++ % LOG_SIZE] = started;
+    while (now_ns() - started < work->ns) {
+    }
+}
+
+static tp_status spin_launch(tp_stream *stream, void *arg)
+{
+    return tp_stream_launch_host_fn(stream, spin_host_fn, arg);
+}
+
+static void check(tp_status status, const char *what)
+{
+    if (status != TP_OK) {
+        fprintf(stderr, "tpevent_bench_measure_cpu: %s: %s\n", what, tp_last_error());
+        exit(1);
+    }
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median start-to-start gap of TRUTH_TASKS tasks queued behind a hold. */
+static double truth_ns(tp_stream *stream, spin_work *work)
+{
+    tp_hold *hold;
+    check(tp_stream_hold(stream, INT64_MAX, &hold), "tp_stream_hold");
+    int first = work->count;
+    for (int i = 0; i < TRUTH_TASKS; i++)
+        check(spin_launch(stream, work), "tp_stream_launch_host_fn");
+    check(tp_hold_release(hold), "tp_hold_release");
+    check(tp_stream_synchronize(stream), "tp_stream_synchronize");
+    double gaps[TRUTH_TASKS - 1];
+    for (int i = 0; i < TRUTH_TASKS - 1; i++)
+        gaps[i] = (double)(work->log[(first + i + 1) % LOG_SIZE] - work->log[(first + i) % LOG_SIZE]);
+    qsort(gaps, TRUTH_TASKS - 1, sizeof gaps[0], compare_doubles);
+    return gaps[(TRUTH_TASKS - 1) / 2];
+}
+
+int main(int argc, char **argv)
+{
+    const char *device = "cpu:0";
+    int rounds = 3;
+    tp_measure_options options;
+    tp_measure_options_init(&options);
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--device") == 0 && i + 1 < argc)
+            device = argv[++i];
+        else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc)
+            rounds = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--quick") == 0) {
+            options.min_time_ns = 10 * 1000 * 1000;
+            options.max_time_ns = 200 * 1000 * 1000;
+        } else {
+            fprintf(stderr, "usage: tpevent_bench_measure_cpu [--device cpu:N] [--rounds N] [--quick]\n");
+            return 2;
+        }
+    }
+    if (rounds < 1)
+        rounds = 1;
+    tp_stream *stream;
+    check(tp_stream_create(&stream, device, 0), "tp_stream_create");
+    spin_work work = {.log = calloc(LOG_SIZE, sizeof(int64_t))};
+    if (!work.log)
+        return 1;
+    printf("tp_measure on %s: host functions that busy-wait d us (per call, us; median of %d rounds' truth)\n", device,
+           rounds);
+    printf("%8s %10s %10s %9s %8s %9s %8s %14s %7s\n", "d", "truth", "measure", "diff", "goal", "within", "noise",
+           "samples x batch", "seconds");
+    const int64_t lengths_us[] = {0, 2, 5, 20, 100, 1000};
+    for (size_t k = 0; k < sizeof lengths_us / sizeof lengths_us[0]; k++) {
+        work.ns = lengths_us[k] * 1000;
+        double truths[16];
+        int n = rounds < 16 ? rounds : 16;
+        for (int r = 0; r < n; r++)
+            truths[r] = truth_ns(stream, &work);
+        qsort(truths, (size_t)n, sizeof truths[0], compare_doubles);
+        double truth = truths[n / 2];
+        tp_measurement m = {.size = sizeof m};
+        int64_t began = now_ns();
+        check(tp_measure(stream, spin_launch, &work, &options, &m), "tp_measure");
+        double seconds = (double)(now_ns() - began) / 1e9;
+        double diff = m.median_ns - truth;
+        double goal = truth * 0.03 > 1000 ? truth * 0.03 : 1000;
+        printf("%8lld %10.3f %10.3f %+9.3f %8.3f %9s %7.2f%% %8lld x %-5lld %7.2f%s%s\n", (long long)lengths_us[k],
+               truth / 1e3, m.median_ns / 1e3, diff / 1e3, goal / 1e3, (diff < goal && diff > -goal) ? "yes" : "NO",
+               m.noise * 100, (long long)m.samples, (long long)m.batch, seconds, m.note[0] ? "  note: " : "", m.note);
+    }
+    check(tp_stream_destroy(stream), "tp_stream_destroy");
+    free(work.log);
+    return 0;
+}
