@@ -110,8 +110,7 @@
 
 typedef struct gpu_native_list {
     rt_event *items;
-    size_t count;
-    size_t capacity;
+    size_t count, capacity;
 } gpu_native_list;
 
 typedef struct gpu_event_pool {
@@ -129,8 +128,7 @@ typedef struct gpu_retired_native {
 
 typedef struct gpu_retired_list {
     gpu_retired_native *items;
-    size_t count;
-    size_t capacity;
+    size_t count, capacity;
 } gpu_retired_list;
 
 #define GPU_UUID_SIZE 16u
