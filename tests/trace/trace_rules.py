@@ -1,7 +1,7 @@
 """The rules a Chrome trace-event JSON file must follow for Perfetto and chrome://tracing
 to show it as its writer meant: the format's records, slices that nest on each track,
 and flows that bind to the slices they were written for. check(trace) answers the
-problems found ([] for none); `trace_rules.py FILE...` checks files.
+problems found ([] for none); `trace_rules.py FILE...` (or `--under DIR`) checks files.
 
 The flow rules are Perfetto's JSON importer's, as read in google/perfetto:
   src/trace_processor/importers/json/json_trace_parser_impl.cc
@@ -23,6 +23,7 @@ Events are read in timestamp order (the importer sorts them); at equal timestamp
 the order written.
 """
 import json
+import os
 import sys
 
 METADATA = {"process_name": "name", "process_sort_index": "sort_index",
@@ -149,7 +150,12 @@ def check(trace):
     return problems + replayed, flows
 
 
-def main(paths):
+def main(args):
+    """trace_rules.py FILE... | --under DIR: the files named, or every *.json under DIR."""
+    paths = args
+    if args[:1] == ["--under"]:
+        import glob
+        paths = sorted(glob.glob(os.path.join(args[1], "**", "*.json"), recursive=True))
     failed = False
     for path in paths:
         with open(path, encoding="utf-8") as f:
