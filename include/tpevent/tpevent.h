@@ -533,7 +533,8 @@ TP_API tp_status tp_stream_set_name(tp_stream *stream, const char *name);
  * an event recorded that way (tp_event_wait, tp_stream_wait_event,
  * tp_stream_wait_stream; same or another backend) a mark just after it on the
  * waiting stream: the trace draws a flow from the one to the other. Waits on records
- * made before the trace started get no flow.
+ * made before the trace started get no flow, nor does a wait again on the same record
+ * from the same stream (it orders nothing new).
  *
  * tp_trace_stop: stops collecting, waits for every record the trace made, and
  * writes it to `path`: one process per device, one track per stream (its native

@@ -83,6 +83,8 @@ def main():
         fail("an empty trace has events")
     if scenario == "run" and not slices:
         fail("the command's trace has no slices")
+    if scenario == "errors" and [a["name"] for a in tracks.values()] != ["stream 1"]:
+        fail(f"the stream whose name was forgotten has the track {list(tracks.values())}, not 'stream 1'")
     if scenario == "errors" and [s["name"] for s in slices] != ["again"]:
         fail(f"the trace after the errors has {[s['name'] for s in slices]}")
 

@@ -1,7 +1,8 @@
 """The rules a Chrome trace-event JSON file must follow for Perfetto and chrome://tracing
 to show it as its writer meant: the format's records, slices that nest on each track,
 and flows that bind to the slices they were written for. check(trace) answers the
-problems found ([] for none); `trace_rules.py FILE...` (or `--under DIR`) checks files.
+problems found ([] for none); `trace_rules.py FILE...` (or `--under DIR`) checks files,
+`trace_rules.py --self-test` the rules themselves.
 
 The flow rules are Perfetto's JSON importer's, as read in google/perfetto:
   src/trace_processor/importers/json/json_trace_parser_impl.cc
@@ -150,9 +151,48 @@ def check(trace):
     return problems + replayed, flows
 
 
+def self_test():
+    """The rules on small traces: tpevent's before issue 32 (a record not of the format,
+    flows outside the slices of their tracks), and the faults each rule is for."""
+    def meta(pid, tid):
+        return [{"ph": "M", "name": "process_name", "pid": pid, "tid": 0, "args": {"name": "p"}},
+                {"ph": "M", "name": "thread_name", "pid": pid, "tid": tid, "args": {"name": "t"}}]
+
+    def x(tid, ts, dur, name, **more):
+        return {"ph": "X", "pid": 1, "tid": tid, "ts": ts, "dur": dur, "name": name, "cat": "range", **more}
+
+    tracks = meta(1, 1) + meta(1, 2)
+    old = [{"ph": "M", "name": "tpevent", "pid": 0, "tid": 0, "args": {}}] + tracks + [
+        x(1, 1.0, 2.0, "produce"), {"ph": "s", "pid": 1, "tid": 1, "ts": 3.5, "id": 1, "name": "wait", "cat": "wait"},
+        {"ph": "f", "pid": 1, "tid": 2, "ts": 4.0, "bp": "e", "id": 1, "name": "wait", "cat": "wait"},
+        x(2, 4.5, 1.0, "consume")]
+    good = tracks + [x(1, 1.0, 2.0, "produce"), x(1, 2.0, 0, "record", bind_id=1, flow_out=True),
+                     x(2, 4.0, 0, "wait", bind_id=1, flow_in=True), x(2, 4.0, 1.0, "consume"),
+                     x(2, 5.0, 0, "wait", bind_id=1, flow_in=True)]
+    cases = [("tpevent 0.3's trace", old, ["not a metadata record", "does not enclose", "no slice to bind to"]),
+             ("v2 flows on their own slices", good, []),
+             ("slices that overlap", tracks + [x(1, 1.0, 2.0, "a"), x(1, 2.0, 2.0, "b")], ["not nested"]),
+             ("a flow_in before its flow_out", tracks + [x(1, 5.0, 0, "r", bind_id=7, flow_out=True),
+                                                          x(2, 4.0, 0, "w", bind_id=7, flow_in=True)],
+              ["flow_end_without_start"]),
+             ("a bind_id with no direction", tracks + [x(1, 5.0, 0, "r", bind_id=7)], ["flow_without_direction"]),
+             ("a slice on an unnamed track", meta(1, 1) + [x(3, 1.0, 1.0, "a")], ["has no thread_name"])]
+    failed = False
+    for what, events, expected in cases:
+        problems, flows = check({"traceEvents": events})
+        found = all(any(e in p for p in problems) for e in expected) and (problems == []) == (expected == [])
+        print(f"{'ok' if found else 'FAILED'}: {what}: {len(problems)} problems, {len(flows)} flows bound")
+        for p in problems if not found else []:
+            print("   ", p)
+        failed = failed or not found
+    return 1 if failed else 0
+
+
 def main(args):
     """trace_rules.py FILE... | --under DIR: the files named, or every *.json under DIR."""
     paths = args
+    if args == ["--self-test"]:
+        return self_test()
     if args[:1] == ["--under"]:
         import glob
         paths = sorted(glob.glob(os.path.join(args[1], "**", "*.json"), recursive=True))

@@ -128,6 +128,11 @@ static int errors(const char *dir)
     CHECK(tp_range_push(s, "before the trace") == TP_OK);
     CHECK(tp_trace_stop("/dev/null") == TP_ERR_INVALID_ARGUMENT);
     CHECK(strstr(tp_last_error(), "no trace is running"));
+    CHECK(tp_stream_set_name(NULL, "x") == TP_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(tp_last_error(), "stream is NULL"));
+    CHECK(tp_stream_set_name(s, NULL) == TP_ERR_INVALID_ARGUMENT);
+    CHECK_OK(tp_stream_set_name(s, "named, then forgotten"));
+    CHECK_OK(tp_stream_set_name(s, "")); /* the track is "stream N" again */
 
     CHECK_OK(tp_trace_start());
     CHECK(tp_trace_start() == TP_ERR_INVALID_ARGUMENT);
