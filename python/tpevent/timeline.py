@@ -246,7 +246,8 @@ def main(argv=None):
     except TraceError as error:
         print(f"tpevent.timeline: {error}", file=sys.stderr)
         return 2
-    print(f"{output}: {len(slices)} slices, {len(flows)} flows, {len(threads)} tracks")
+    ranges = [s for s in slices if s.get("cat") != "flow"]  # not the flows' own slices
+    print(f"{output}: {len(ranges)} slices, {len(flows)} flows, {len(threads)} tracks")
     return 0
 
 
