@@ -182,6 +182,18 @@ def render(processes, threads, slices, flows):
     def mid(s):  # the middle of a slice's row
         return top[(s["pid"], s["tid"])] + depth_of.get(id(s), 0) * ROW_LEVEL + ROW_LEVEL / 2
 
+    # Slices under a pixel wide that follow one another in a row are drawn as one grey
+    # rectangle (data-slices: how many), so that a trace of a million ranges is a
+    # picture of its width, not a million rectangles.
+    dense = {}  # (track, depth) -> [x0, x1, count, {name: count}, y]
+
+    def draw_dense(group):
+        x0, x1, count, names, sy = group
+        top_names = ", ".join(f"{n} ({k})" for n, k in sorted(names.items(), key=lambda i: -i[1])[:5])
+        out.append(f'<g><title>{count} slices under a pixel each: {escape(top_names)}</title>'
+                   f'<rect class="slice dense" data-slices="{count}" x="{x0:.2f}" y="{sy}" '
+                   f'width="{max(x1 - x0, 0.5):.2f}" height="{ROW_LEVEL - 2}" fill="#888"/></g>')
+
     for s, d in zip(slices, level):
         key = (s["pid"], s["tid"])
         sx, sy = x(s["ts"]), top[key] + d * ROW_LEVEL + 1
@@ -190,7 +202,17 @@ def render(processes, threads, slices, flows):
         if s.get("cat") == "flow" and s["dur"] == 0:  # a flow's end: a small mark
             out.append(f'<path class="mark" d="M{sx:.2f},{sy + 3} l3,6 l-3,6 l-3,-6 z"><title>{tip}</title></path>')
             continue
-        w = max(s["dur"] / span * plot, 0.5)
+        w = s["dur"] / span * plot
+        group = dense.get((key, d))
+        if w < 1 and group and sx <= group[1] + 1:
+            group[1], group[2] = max(group[1], sx + w), group[2] + 1
+            group[3][name] = group[3].get(name, 0) + 1
+            continue
+        if group:
+            draw_dense(dense.pop((key, d)))
+        if w < 1:
+            dense[(key, d)] = [sx, sx + w, 1, {name: 1}, sy]
+            continue
         out.append(f'<g><title>{tip}</title>'
                    f'<rect class="slice" x="{sx:.2f}" y="{sy}" width="{w:.2f}" height="{ROW_LEVEL - 2}" '
                    f'fill="{colors[name]}"/>')
@@ -198,6 +220,8 @@ def render(processes, threads, slices, flows):
         if label:
             out.append(f'<text class="name" x="{sx + 3:.2f}" y="{sy + 12}">{escape(label)}</text>')
         out.append("</g>")
+    for group in dense.values():
+        draw_dense(group)
     for a, b in flows:
         ya = mid(a) if a.get("ph") == "X" else top.get((a["pid"], a["tid"]), AXIS) + ROW_LEVEL / 2
         yb = mid(b) if b.get("ph") == "X" else top.get((b["pid"], b["tid"]), AXIS) + ROW_LEVEL / 2
