@@ -42,7 +42,7 @@ extern "C" {
 #endif
 
 /* Bumped on any incompatible change of the structs below. */
-#define TP_BACKEND_ABI_VERSION 2u
+#define TP_BACKEND_ABI_VERSION 3u
 
 typedef struct tp_backend tp_backend;
 
@@ -60,6 +60,11 @@ struct tp_stream {
     tp_device device;
     int priority;  /* as clamped by the backend */
     unsigned kind; /* TP_STREAM_* */
+    /* The core's, left zero by the backend: the stream's number on its device in
+     * creation order (1, 2, ...; 0: the default stream) and the name that
+     * tp_stream_set_name gave it ("": none), both for the trace's tracks. */
+    uint32_t number;
+    char name[TP_STREAM_NAME_MAX];
 };
 
 /* The head of every event a backend gives out. */

@@ -5,7 +5,21 @@
  */
 #include "core/internal.h"
 
+#include <stdatomic.h>
 #include <stddef.h>
+
+/* The streams made or wrapped so far per device: a new stream's number, its track's
+ * default name in traces ("stream N"). Per process, as the devices are. */
+static atomic_uint stream_count[TP_DEVICE_TYPE_COUNT][TP_MAX_DEVICES];
+
+static tp_status numbered(tp_status status, tp_stream *stream)
+{
+    if (status == TP_OK)
+        stream->number = atomic_fetch_add_explicit(&stream_count[stream->device.type][stream->device.index], 1,
+                                                   memory_order_relaxed) +
+                         1;
+    return status;
+}
 
 tp_status tp_stream_create(tp_stream **out, const char *device_str, int priority)
 {
@@ -16,7 +30,8 @@ tp_status tp_stream_create(tp_stream **out, const char *device_str, int priority
     tp_status status = tp_device_resolve(device_str, &device, &backend);
     if (status != TP_OK)
         return status;
-    return backend->stream_create(device.index, priority, out);
+    status = backend->stream_create(device.index, priority, out);
+    return numbered(status, status == TP_OK ? *out : NULL);
 }
 
 tp_status tp_stream_from_native(tp_stream **out, const char *device_str, void *native)
@@ -30,7 +45,16 @@ tp_status tp_stream_from_native(tp_stream **out, const char *device_str, void *n
         return status;
     if (!backend->stream_from_native)
         return tp_unsupported(backend, "tp_stream_from_native");
-    return backend->stream_from_native(device.index, native, out);
+    status = backend->stream_from_native(device.index, native, out);
+    return numbered(status, status == TP_OK ? *out : NULL);
+}
+
+tp_status tp_stream_set_name(tp_stream *stream, const char *name)
+{
+    if (!stream || !name)
+        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_stream_set_name: %s is NULL", stream ? "name" : "stream");
+    tp_trace_name_stream(stream, name); /* core/trace.c: under the trace's lock, which reads it */
+    return TP_OK;
 }
 
 tp_status tp_stream_destroy(tp_stream *stream)

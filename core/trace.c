@@ -55,16 +55,11 @@ enum { IDLE, RUNNING, WRITING };
 #define MAX_RANGES_DEFAULT ((size_t)1 << 20)
 #define TRACE_DROPPED (TRACE_NONE - 1) /* on a track's stack: a range pushed past the cap */
 
-typedef struct event_pool {
-    tp_event **items;
-    uint32_t count, cap;
-} event_pool;
-
 static struct {
     pthread_mutex_t lock;
     int state;
     trace_state t;
-    event_pool pools[TP_DEVICE_TYPE_COUNT][TP_MAX_DEVICES];
+    trace_pools pools;
     trace_event_map map;    /* event -> its latest record's mark */
     trace_name_index names; /* trace.t.names, interned */
 } trace = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -72,60 +67,6 @@ static struct {
 TP_COLD static tp_status out_of_memory(const char *who)
 {
     return tp_fail(TP_ERR_OUT_OF_MEMORY, "%s: out of memory for the trace's records", who);
-}
-
-/* --------------------------------------------------------- event pools */
-
-static event_pool *pool_of(tp_device device)
-{
-    return &trace.pools[device.type][device.index];
-}
-
-static tp_status pool_fill(const tp_stream *stream, uint32_t count)
-{
-    event_pool *pool = pool_of(stream->device);
-    size_t cap = pool->cap;
-    if (!tp_array_grow(&pool->items, &cap, (size_t)pool->count + count, sizeof *pool->items))
-        return out_of_memory("tp_trace");
-    pool->cap = (uint32_t)cap;
-    while (pool->count < count) {
-        tp_event *event = NULL;
-        tp_status status = stream->backend->event_create(stream->device.index, TP_EVENT_TIMING, &event);
-        if (status != TP_OK)
-            return status;
-        pool->items[pool->count++] = event;
-    }
-    return TP_OK;
-}
-
-/* A pooled timing event recorded on the stream now. */
-static tp_status pool_record(tp_stream *stream, tp_event **out)
-{
-    event_pool *pool = pool_of(stream->device);
-    if (TP_UNLIKELY(!pool->count)) {
-        tp_status status = pool_fill(stream, POOL_PREFILL);
-        if (status != TP_OK)
-            return status;
-    }
-    tp_event *event = pool->items[--pool->count];
-    tp_status status = stream->backend->event_record(event, stream);
-    if (status != TP_OK) {
-        pool->count++;
-        return status;
-    }
-    *out = event;
-    return TP_OK;
-}
-
-/* Back to its device's pool (room was made when it was made). Through the table:
- * the trace is not running here, so there is nothing for tp_event_destroy to tell it. */
-static void pool_put(tp_event *event)
-{
-    event_pool *pool = pool_of(event->device);
-    if (pool->count < pool->cap)
-        pool->items[pool->count++] = event;
-    else
-        (void)event->backend->event_destroy(event);
 }
 
 /* --------------------------------------------------------------- tracks */
@@ -162,7 +103,7 @@ static tp_status track_of(tp_stream *stream, uint32_t *index)
     if (!tp_array_grow(&trace.t.tracks, &trace.t.track_cap, trace.t.track_count + 1, sizeof *trace.t.tracks))
         return out_of_memory("tp_trace");
     memset(trace.t.tracks + old_cap, 0, (trace.t.track_cap - old_cap) * sizeof *trace.t.tracks);
-    tp_status status = pool_fill(stream, POOL_PREFILL);
+    tp_status status = trace_pool_fill(&trace.pools, stream, POOL_PREFILL);
     if (status != TP_OK)
         return status;
     trace_track *track = &trace.t.tracks[trace.t.track_count];
@@ -172,8 +113,10 @@ static tp_status track_of(tp_stream *stream, uint32_t *index)
     track->native = stream->backend->stream_native ? stream->backend->stream_native(stream) : NULL;
     track->kind = stream->kind;
     track->priority = stream->priority;
+    track->number = stream->number;
+    track->name = TRACE_NONE;
     track->depth = 0;
-    if (!track_reserve(track))
+    if (!track_reserve(track) || (stream->name[0] && !trace_intern(&trace.names, &trace.t, stream->name, &track->name)))
         return out_of_memory("tp_trace");
     track->last[0] = TRACE_NONE;
     *index = (uint32_t)trace.t.track_count++;
@@ -201,7 +144,7 @@ static tp_status range_end(trace_track *track)
     trace_range *range = &trace.t.ranges[track->stack[track->depth - 1]];
     tp_event *end = NULL;
     if (range->start && !capturing(track->stream)) {
-        tp_status status = pool_record(track->stream, &end);
+        tp_status status = trace_pool_record(&trace.pools, track->stream, &end);
         if (status != TP_OK)
             return status;
     }
@@ -254,7 +197,7 @@ TP_COLD static tp_status range_push_traced(tp_stream *stream, const char *name)
         goto out;
     }
     tp_event *start = NULL;
-    if (!capturing(stream) && (status = pool_record(stream, &start)) != TP_OK)
+    if (!capturing(stream) && (status = trace_pool_record(&trace.pools, stream, &start)) != TP_OK)
         goto out;
     uint32_t r = (uint32_t)trace.t.range_count++, depth = track->depth;
     trace.t.ranges[r] = (trace_range){.track = index,
@@ -307,6 +250,16 @@ TP_API tp_status tp_range_pop(tp_stream *stream)
 
 /* ------------------------------------------------------- records, waits */
 
+/* The mark's place among its track's ranges now (a range pushed past the cap has none). */
+static void mark_place(trace_mark *mark, uint32_t track)
+{
+    const trace_track *t = &trace.t.tracks[track];
+    uint32_t top = t->depth ? t->stack[t->depth - 1] : TRACE_NONE;
+    mark->track = track;
+    mark->parent = top == TRACE_DROPPED ? TRACE_NONE : top;
+    mark->prev = t->last[t->depth];
+}
+
 /* A mark for a flow on the stream (track): the event's own when it has one no
  * flow refers to yet, recorded again; else a new one. */
 static tp_status mark_record(tp_stream *stream, uint32_t track, uint32_t *mark, bool in_flow)
@@ -318,10 +271,11 @@ static tp_status mark_record(tp_stream *stream, uint32_t track, uint32_t *mark, 
     if (!tp_array_grow(&trace.t.marks, &trace.t.mark_cap, trace.t.mark_count + 1, sizeof *trace.t.marks))
         return out_of_memory("tp_trace");
     tp_event *event = NULL;
-    tp_status status = pool_record(stream, &event);
+    tp_status status = trace_pool_record(&trace.pools, stream, &event);
     if (status == TP_OK) {
         *mark = (uint32_t)trace.t.mark_count++;
-        trace.t.marks[*mark] = (trace_mark){.track = track, .in_flow = in_flow, .event = event};
+        trace.t.marks[*mark] = (trace_mark){.waiter = TRACE_NONE, .in_flow = in_flow, .event = event};
+        mark_place(&trace.t.marks[*mark], track);
     }
     return status;
 }
@@ -341,7 +295,7 @@ tp_status tp_trace_record(tp_event *event, tp_stream *stream)
         if (mark && !mark->in_flow && mark->event->device.type == stream->device.type &&
             mark->event->device.index == stream->device.index) {
             status = stream->backend->event_record(mark->event, stream); /* reused */
-            mark->track = track;
+            mark_place(mark, track);
         } else {
             uint32_t m = 0;
             status = mark_record(stream, track, &m, false);
@@ -360,13 +314,16 @@ tp_status tp_trace_wait(tp_event *event, tp_stream *stream)
     tp_status status = tp_event_wait_on(event, stream);
     if (status != TP_OK)
         return status;
+    /* Waiting again on the same record from the same stream orders nothing new: no
+     * second flow (a loop of waits on one record, as tpevent bench's, draws one). */
     pthread_mutex_lock(&trace.lock);
     trace_map_entry *entry = trace.state == RUNNING && !capturing(stream) ? trace_map_find(&trace.map, event) : NULL;
     uint32_t track = 0, to = 0;
-    if (entry && track_of(stream, &track) == TP_OK &&
+    if (entry && track_of(stream, &track) == TP_OK && trace.t.marks[entry->mark].waiter != track &&
         tp_array_grow(&trace.t.flows, &trace.t.flow_cap, trace.t.flow_count + 1, sizeof *trace.t.flows) &&
         mark_record(stream, track, &to, true) == TP_OK) {
         trace.t.marks[entry->mark].in_flow = true;
+        trace.t.marks[entry->mark].waiter = track;
         trace.t.flows[trace.t.flow_count++] = (trace_flow){.from = entry->mark, .to = to};
     }
     pthread_mutex_unlock(&trace.lock);
@@ -379,6 +336,17 @@ void tp_trace_forget_event(tp_event *event)
     trace_map_entry *entry = trace.state == RUNNING ? trace_map_find(&trace.map, event) : NULL;
     if (entry)
         entry->event = TRACE_MAP_TOMBSTONE;
+    pthread_mutex_unlock(&trace.lock);
+}
+
+void tp_trace_name_stream(tp_stream *stream, const char *name)
+{
+    pthread_mutex_lock(&trace.lock);
+    snprintf(stream->name, sizeof stream->name, "%s", name);
+    uint32_t index;
+    trace_track *track = trace.state == RUNNING ? track_find(stream, &index) : NULL;
+    if (track && !(stream->name[0] && trace_intern(&trace.names, &trace.t, stream->name, &track->name)))
+        track->name = TRACE_NONE; /* forgotten, or no memory for it: "stream N" */
     pthread_mutex_unlock(&trace.lock);
 }
 
@@ -433,12 +401,12 @@ static void recycle(void)
     trace_state *t = &trace.t;
     for (size_t i = 0; i < t->range_count; i++) {
         if (t->ranges[i].start)
-            pool_put(t->ranges[i].start);
+            trace_pool_put(&trace.pools, t->ranges[i].start);
         if (t->ranges[i].end)
-            pool_put(t->ranges[i].end);
+            trace_pool_put(&trace.pools, t->ranges[i].end);
     }
     for (size_t i = 0; i < t->mark_count; i++)
-        pool_put(t->marks[i].event);
+        trace_pool_put(&trace.pools, t->marks[i].event);
     t->range_count = t->mark_count = t->flow_count = t->track_count = t->names_len = 0;
     trace_map_clear(&trace.map);
     trace_names_clear(&trace.names);
@@ -461,40 +429,8 @@ static bool release_excess(void)
         free(t->names), t->names = NULL, t->names_cap = 0;
     trace_map_release(&trace.map, KEEP_MARKS * 4);
     trace_names_release(&trace.names, KEEP_NAMES / 4);
-    for (int type = 0; type < TP_DEVICE_TYPE_COUNT; type++)
-        for (int index = 0; index < TP_MAX_DEVICES; index++) {
-            event_pool *pool = &trace.pools[type][index];
-            if (pool->cap <= 2 * KEEP_RANGES + KEEP_MARKS)
-                continue;
-            while (pool->count > 2 * KEEP_RANGES + KEEP_MARKS) {
-                tp_event *event = pool->items[--pool->count];
-                (void)event->backend->event_destroy(event);
-            }
-            size_t cap = 2 * KEEP_RANGES + KEEP_MARKS;
-            if (tp_array_resize(&pool->items, cap, sizeof *pool->items))
-                pool->cap = (uint32_t)cap;
-        }
+    trace_pools_trim(&trace.pools, 2 * KEEP_RANGES + KEEP_MARKS);
     return large;
-}
-
-static void reserve_pools(void)
-{
-    const trace_state *t = &trace.t;
-    size_t need[TP_DEVICE_TYPE_COUNT][TP_MAX_DEVICES] = {{0}};
-    for (size_t i = 0; i < t->range_count; i++) {
-        tp_device device = t->tracks[t->ranges[i].track].device;
-        need[device.type][device.index] += 2;
-    }
-    for (size_t i = 0; i < t->mark_count; i++)
-        need[t->marks[i].event->device.type][t->marks[i].event->device.index]++;
-    for (int type = 0; type < TP_DEVICE_TYPE_COUNT; type++)
-        for (int index = 0; index < TP_MAX_DEVICES; index++) {
-            event_pool *pool = &trace.pools[type][index];
-            size_t cap = pool->cap;
-            if (need[type][index] &&
-                tp_array_grow(&pool->items, &cap, pool->count + need[type][index], sizeof *pool->items))
-                pool->cap = (uint32_t)cap;
-        }
 }
 
 /* Rule 15: a track with a range open on a stream whose host function is the caller:
@@ -549,7 +485,7 @@ TP_API tp_status tp_trace_stop(const char *path)
 
     tp_status status = tp_trace_write_file(&trace.t, path);
     pthread_mutex_lock(&trace.lock);
-    reserve_pools();
+    trace_pools_reserve(&trace.pools, &trace.t);
     recycle();
     bool released = release_excess();
     trace.state = IDLE;
@@ -574,15 +510,15 @@ static void forget_trace_after_fork(void)
         trace_state t;
         trace_event_map map;
         trace_name_index names;
-        event_pool pools[TP_DEVICE_TYPE_COUNT][TP_MAX_DEVICES];
+        trace_pools pools;
     } abandoned;
     if (pthread_mutex_trylock(&trace.lock) != 0) {
         abandoned.t = trace.t, abandoned.map = trace.map, abandoned.names = trace.names;
-        memcpy(abandoned.pools, trace.pools, sizeof trace.pools);
+        memcpy(&abandoned.pools, &trace.pools, sizeof trace.pools);
         trace.t = (trace_state){0};
         trace.map = (trace_event_map){0};
         trace.names = (trace_name_index){0};
-        memset(trace.pools, 0, sizeof trace.pools);
+        memset(&trace.pools, 0, sizeof trace.pools);
     } else {
         trace.t.range_count = trace.t.mark_count = trace.t.flow_count = trace.t.track_count = 0;
         trace.t.names_len = 0;

@@ -1,6 +1,6 @@
 /*
- * What core/trace.c (collecting a trace), core/trace_tables.c (its tables) and
- * core/trace_json.c (writing it) share. Internal to those three files.
+ * What core/trace.c (collecting a trace), core/trace_tables.c and core/trace_pool.c
+ * (its tables and events) and core/trace_json.c (writing it) share. Internal to them.
  */
 #ifndef TPEVENT_CORE_TRACE_H
 #define TPEVENT_CORE_TRACE_H
@@ -22,10 +22,14 @@ typedef struct trace_range {
     tp_event *start, *end;
 } trace_range;
 
-/* A pooled timing record that a flow starts or ends at. */
+/* A pooled timing record that a flow starts or ends at. parent and prev: its place
+ * among the track's ranges when recorded (the range open on the stream, and the
+ * range pushed before it with that parent), so that the writer puts the slice the
+ * flow binds to inside the one and after the other. */
 typedef struct trace_mark {
-    uint32_t track;
-    bool in_flow; /* a flow refers to it: not re-recorded */
+    uint32_t track, parent, prev;
+    uint32_t waiter; /* the track of the latest wait that flows from it, or TRACE_NONE */
+    bool in_flow;    /* a flow refers to it: not re-recorded */
     tp_event *event;
 } trace_mark;
 
@@ -44,6 +48,8 @@ typedef struct trace_track {
     void *native;
     unsigned kind;
     int priority;
+    uint32_t number;     /* tp_stream.number */
+    uint32_t name;       /* offset into trace_state.names of the stream's name; TRACE_NONE: none given */
     uint32_t depth, cap; /* the open ranges' stack */
     uint32_t *stack;     /* cap entries */
     uint32_t *last;      /* cap + 1 entries: the last range pushed at each depth */
@@ -60,6 +66,28 @@ typedef struct trace_state {
     size_t max_ranges;                    /* the cap (core/trace.c), for ranges and for marks */
     size_t dropped_ranges, dropped_marks; /* past the cap: not recorded, counted in the file */
 } trace_state;
+
+/* -------------------------------------------------- trace_pool.c */
+
+typedef struct trace_event_pool {
+    tp_event **items;
+    uint32_t count, cap;
+} trace_event_pool;
+
+typedef struct trace_pools {
+    trace_event_pool of[TP_DEVICE_TYPE_COUNT][TP_MAX_DEVICES];
+} trace_pools;
+
+/* Makes the stream's device's pool hold `count` events at least. */
+tp_status trace_pool_fill(trace_pools *pools, const tp_stream *stream, uint32_t count);
+/* A pooled event recorded on the stream now (the pool refilled when dry). */
+tp_status trace_pool_record(trace_pools *pools, tp_stream *stream, tp_event **out);
+/* Back to its device's pool: room was made for it by trace_pools_reserve. */
+void trace_pool_put(trace_pools *pools, tp_event *event);
+/* Room in each pool for every event of the trace, so that trace_pool_put has it. */
+void trace_pools_reserve(trace_pools *pools, const trace_state *t);
+/* Pools above `keep` events shrink to it (the rest destroyed). */
+void trace_pools_trim(trace_pools *pools, size_t keep);
 
 /* ------------------------------------------------ trace_tables.c */
 

@@ -5,19 +5,31 @@
  *   {"traceEvents":[...],"displayTimeUnit":"ns","otherData":{...}}
  *
  *   - "M" process_name per device (pid: 1, 2, ... in order of first sight) and
- *     thread_name per stream (tid: 1, 2, ..., unique in the file), with the
- *     stream's native handle, device and priority in args;
+ *     thread_name per stream (tid: 1, 2, ..., unique in the file): the name
+ *     tp_stream_set_name gave it, else "stream N"; its native handle, device and
+ *     priority in args;
  *   - "X" per range, in the order pushed: ts and dur in us with ns precision, on
  *     CLOCK_MONOTONIC: ts is tp_event_timestamp of its start record, dur
  *     tp_event_elapsed_time of its two records (the device's own clock);
- *   - "s"/"f" ("bp":"e") per wait, with one id, from the mark before the record
- *     waited for to the mark after the wait.
+ *   - per wait, a flow from the mark before the record waited for to the mark
+ *     after the wait: an "X" slice of no length at each mark ("record", "wait"),
+ *     bound by v2 flow fields ("bind_id", "flow_out" / "flow_in").
+ *
+ * Why v2 flows on slices of their own: Perfetto's JSON importer
+ * (src/trace_processor/importers/json/json_trace_parser_impl.cc, MaybeAddFlow, and
+ * importers/common/flow_tracker.cc, FlowTracker::Begin/End) binds a v1 "s" or "f"
+ * ("bp":"e") to the slice open on its track when it is read, and drops one with
+ * none (stat flow_no_enclosing_slice); a mark often lies between the user's ranges
+ * (a wait just before a push, a record just after a pop). A v2 flow binds to the
+ * very "X" event that carries its bind_id; one "flow_out" and any number of
+ * "flow_in" share it, since the record's mark may be waited on by several streams.
+ * Chrome's own JSON writer emits flows this way, and chrome://tracing reads them.
  *
  * Slices of one track must nest (DESIGN.md, pitfalls). On one clock they do by
  * construction; where a device's two clocks (host-clock start, device-clock
  * duration) disagree by a few ns, a slice is moved inside its parent and after its
- * previous sibling, and args.adjusted_ns says by how much. A flow whose start would
- * come after its end (two devices' clocks, within their error_ns) starts at its end.
+ * previous sibling, and args.adjusted_ns says by how much; a mark's slice goes inside
+ * the range open at its record and after the range closed before it, the same way.
  */
 #include "core/trace.h"
 #include "common/clock.h"
@@ -106,8 +118,23 @@ static tp_status reached_time(tp_event *event, uint64_t deadline_ns, int64_t *ns
     return status == TP_OK ? tp_event_timestamp(event, ns) : status;
 }
 
-/* The range's span on its device, moved inside its parent and after its previous
- * sibling (both computed before it: they were pushed earlier). */
+/* [*s, *e] moved inside the nearest enclosing range written (one pushed inside a
+ * capture is left out) and after the previous sibling, if written; its depth. */
+static int nest(const trace_state *t, const span *spans, uint32_t parent, uint32_t prev, int64_t *s, int64_t *e)
+{
+    while (parent != TRACE_NONE && !spans[parent].written)
+        parent = t->ranges[parent].parent;
+    int64_t low = parent != TRACE_NONE ? spans[parent].start : INT64_MIN;
+    int64_t high = parent != TRACE_NONE ? spans[parent].end : INT64_MAX;
+    if (prev != TRACE_NONE && spans[prev].written && spans[prev].end > low)
+        low = spans[prev].end; /* inside the same parent: at most high */
+    *s = *s < low ? low : *s > high ? high : *s;
+    *e = *e > high ? high : *e < *s ? *s : *e;
+    return parent == TRACE_NONE ? 0 : spans[parent].depth + 1;
+}
+
+/* The range's span on its device, nested (its parent and previous sibling were
+ * pushed earlier: their spans are known). */
 static tp_status range_span(const trace_state *t, size_t i, uint64_t deadline_ns, span *spans, int64_t *adjusted)
 {
     const trace_range *r = &t->ranges[i];
@@ -122,86 +149,130 @@ static tp_status range_span(const trace_state *t, size_t i, uint64_t deadline_ns
         return status;
     double ns = (double)ms * 1e6;
     int64_t end = start + (int64_t)(ns + (ns < 0 ? -0.5 : 0.5)), s = start, e = end;
-    /* Nested in the nearest enclosing range written (one pushed inside a capture
-     * is left out). */
-    uint32_t parent = r->parent;
-    while (parent != TRACE_NONE && !spans[parent].written)
-        parent = t->ranges[parent].parent;
-    if (parent != TRACE_NONE) {
-        s = s < spans[parent].start ? spans[parent].start : s;
-        e = e > spans[parent].end ? spans[parent].end : e;
-    }
-    if (r->prev != TRACE_NONE && spans[r->prev].written && s < spans[r->prev].end)
-        s = spans[r->prev].end;
-    if (e < s)
-        e = s;
-    spans[i] = (span){s, e, parent == TRACE_NONE ? 0 : spans[parent].depth + 1, true};
+    int depth = nest(t, spans, r->parent, r->prev, &s, &e);
+    spans[i] = (span){s, e, depth, true};
     *adjusted = (s - start) + (end - e);
     return TP_OK;
 }
 
-static void put_head(FILE *f, const char *ph, int pid, uint32_t tid, int64_t ts)
+/* The mark's slice: at its record, nested as a range pushed there would be, and no
+ * earlier than `after` where that nesting allows: Perfetto reads events in time
+ * order and drops a flow_in read before its flow_out (flow_end_without_start), which
+ * two devices' clocks (within their error_ns) could otherwise cause. */
+static tp_status mark_span(const trace_state *t, const trace_mark *m, const span *spans, int64_t after,
+                           uint64_t deadline_ns, span *out)
 {
-    fprintf(f, ",\n{\"ph\":\"%s\",\"pid\":%d,\"tid\":%" PRIu32 ",\"ts\":", ph, pid, tid + 1);
-    put_us(f, ts);
+    int64_t at = 0;
+    tp_status status = reached_time(m->event, deadline_ns, &at);
+    if (status != TP_OK)
+        return status;
+    at = at > after ? at : after;
+    int64_t e = at;
+    int depth = nest(t, spans, m->parent, m->prev, &at, &e);
+    *out = (span){at, at, depth, true};
+    return TP_OK;
 }
 
-static void put_metadata(FILE *f, const trace_state *t, const int *pids, const bool *used)
+typedef struct json_out {
+    FILE *f;
+    bool any; /* a record was written: the next one needs a comma */
+} json_out;
+
+static void put_head(json_out *out, const char *ph, int pid, uint32_t tid, int64_t ts)
+{
+    fprintf(out->f, "%s{\"ph\":\"%s\",\"pid\":%d,\"tid\":%" PRIu32 ",\"ts\":", out->any ? ",\n" : "\n", ph, pid,
+            tid + 1);
+    put_us(out->f, ts);
+    out->any = true;
+}
+
+static void put_metadata_head(json_out *out, const char *name, int pid, size_t tid)
+{
+    fprintf(out->f, "%s{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%d,\"tid\":%zu,\"args\":{", out->any ? ",\n" : "\n", name,
+            pid, tid);
+    out->any = true;
+}
+
+static void put_process(json_out *out, const trace_track *track, int pid)
+{
+    char device[TP_DEVICE_STRING_MAX], name[256] = "", label[300];
+    tp_device_str(track->device, device);
+    if (!track->backend->device_name || track->backend->device_name(track->device.index, name, sizeof name) != TP_OK)
+        name[0] = '\0';
+    snprintf(label, sizeof label, "%s%s%s", device, name[0] ? " " : "", name);
+    put_metadata_head(out, "process_name", pid, 0);
+    fprintf(out->f, "\"name\":");
+    put_string(out->f, label);
+    fprintf(out->f, "}}");
+    put_metadata_head(out, "process_sort_index", pid, 0);
+    fprintf(out->f, "\"sort_index\":%d}}", pid);
+}
+
+/* The track's name: the stream's, else "stream N" ("default stream"). */
+static void put_thread(json_out *out, const trace_state *t, size_t i, int pid)
+{
+    const trace_track *track = &t->tracks[i];
+    char device[TP_DEVICE_STRING_MAX], label[32];
+    tp_device_str(track->device, device);
+    if (track->kind & TP_STREAM_DEFAULT)
+        snprintf(label, sizeof label, "default stream");
+    else
+        snprintf(label, sizeof label, "stream %" PRIu32, track->number);
+    put_metadata_head(out, "thread_name", pid, i + 1);
+    fprintf(out->f, "\"name\":");
+    put_string(out->f, track->name != TRACE_NONE ? t->names + track->name : label);
+    fprintf(out->f, ",\"native\":\"%p\",\"device\":\"%s\",\"priority\":%d,\"wrapped\":%s}}", track->native, device,
+            track->priority, (track->kind & TP_STREAM_BORROWED) ? "true" : "false");
+    put_metadata_head(out, "thread_sort_index", pid, i + 1);
+    fprintf(out->f, "\"sort_index\":%zu}}", i + 1);
+}
+
+static void put_metadata(json_out *out, const trace_state *t, const int *pids, const bool *used)
 {
     bool named[TP_DEVICE_TYPE_COUNT][TP_MAX_DEVICES] = {{false}};
     for (size_t i = 0; i < t->track_count; i++) {
         const trace_track *track = &t->tracks[i];
         if (!used[i])
             continue;
-        char device[TP_DEVICE_STRING_MAX], name[256] = "";
-        tp_device_str(track->device, device);
         if (!named[track->device.type][track->device.index]) {
             named[track->device.type][track->device.index] = true;
-            if (!track->backend->device_name ||
-                track->backend->device_name(track->device.index, name, sizeof name) != TP_OK)
-                name[0] = '\0';
-            char label[300];
-            snprintf(label, sizeof label, "%s%s%s", device, name[0] ? " " : "", name);
-            fprintf(f, ",\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"tid\":0,\"args\":{\"name\":", pids[i]);
-            put_string(f, label);
-            fprintf(f, "}}");
-            fprintf(f,
-                    ",\n{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%d,\"tid\":0,"
-                    "\"args\":{\"sort_index\":%d}}",
-                    pids[i], pids[i]);
+            put_process(out, track, pids[i]);
         }
-        const char *what = (track->kind & TP_STREAM_DEFAULT)    ? "default stream"
-                           : (track->kind & TP_STREAM_BORROWED) ? "wrapped stream"
-                                                                : "stream";
-        char label[128];
-        snprintf(label, sizeof label, "%s %s %p", device, what, track->native);
-        fprintf(f, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%zu,\"args\":{\"name\":", pids[i],
-                i + 1);
-        put_string(f, label);
-        fprintf(f, ",\"native\":\"%p\",\"device\":\"%s\",\"priority\":%d}}", track->native, device, track->priority);
-        fprintf(f,
-                ",\n{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":%d,\"tid\":%zu,"
-                "\"args\":{\"sort_index\":%zu}}",
-                pids[i], i + 1, i + 1);
+        put_thread(out, t, i, pids[i]);
     }
 }
 
-static tp_status put_flows(FILE *f, const trace_state *t, const int *pids, uint64_t deadline_ns)
+static void put_mark(json_out *out, const trace_mark *m, const span *place, const int *pids, bool record,
+                     uint32_t bind_id)
 {
-    for (size_t i = 0; i < t->flow_count; i++) {
-        const trace_mark *from = &t->marks[t->flows[i].from], *to = &t->marks[t->flows[i].to];
-        int64_t from_ns = 0, to_ns = 0;
-        tp_status status = reached_time(from->event, deadline_ns, &from_ns);
-        if (status == TP_OK)
-            status = reached_time(to->event, deadline_ns, &to_ns);
-        if (status != TP_OK)
-            return status;
-        put_head(f, "s", pids[from->track], from->track, from_ns < to_ns ? from_ns : to_ns);
-        fprintf(f, ",\"name\":\"wait\",\"cat\":\"wait\",\"id\":%zu}", i + 1);
-        put_head(f, "f", pids[to->track], to->track, to_ns);
-        fprintf(f, ",\"bp\":\"e\",\"name\":\"wait\",\"cat\":\"wait\",\"id\":%zu}", i + 1);
+    put_head(out, "X", pids[m->track], m->track, place->start);
+    fprintf(out->f,
+            ",\"dur\":0.000,\"name\":\"%s\",\"cat\":\"flow\",\"bind_id\":%" PRIu32
+            ",\"%s\":true,"
+            "\"args\":{\"depth\":%d}}",
+            record ? "record" : "wait", bind_id, record ? "flow_out" : "flow_in", place->depth);
+}
+
+/* A slice per mark a flow refers to: the record's once (however many waits flow
+ * from it), with bind_id its mark's number + 1; the wait's with the same. */
+static tp_status put_flows(json_out *out, const trace_state *t, const span *spans, const int *pids,
+                           uint64_t deadline_ns)
+{
+    span *placed = calloc(t->mark_count + 1, sizeof *placed);
+    if (!placed)
+        return tp_fail(TP_ERR_OUT_OF_MEMORY, "tp_trace_stop: out of memory writing the trace");
+    tp_status status = TP_OK;
+    for (size_t i = 0; i < t->flow_count && status == TP_OK; i++) {
+        uint32_t from = t->flows[i].from, to = t->flows[i].to;
+        if (!placed[from].written &&
+            (status = mark_span(t, &t->marks[from], spans, INT64_MIN, deadline_ns, &placed[from])) == TP_OK)
+            put_mark(out, &t->marks[from], &placed[from], pids, true, from + 1);
+        if (status == TP_OK &&
+            (status = mark_span(t, &t->marks[to], spans, placed[from].start, deadline_ns, &placed[to])) == TP_OK)
+            put_mark(out, &t->marks[to], &placed[to], pids, false, from + 1);
     }
-    return TP_OK;
+    free(placed);
+    return status;
 }
 
 tp_status tp_trace_write_json(const trace_state *t, FILE *f, uint64_t deadline_ns)
@@ -234,9 +305,10 @@ tp_status tp_trace_write_json(const trace_state *t, FILE *f, uint64_t deadline_n
     fprintf(f,
             "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"clock\":\"CLOCK_MONOTONIC\",\"writer\":\"tpevent %s\","
             "\"max_ranges\":%zu,\"dropped_ranges\":%zu,\"dropped_marks\":%zu},"
-            "\n\"traceEvents\":[\n{\"ph\":\"M\",\"name\":\"tpevent\",\"pid\":0,\"tid\":0,\"args\":{}}",
+            "\n\"traceEvents\":[",
             tp_version_string(), t->max_ranges, t->dropped_ranges, t->dropped_marks);
-    put_metadata(f, t, pids, used);
+    json_out out = {f, false};
+    put_metadata(&out, t, pids, used);
     tp_status status = TP_OK;
     for (size_t i = 0; i < t->range_count && status == TP_OK; i++) {
         const trace_range *r = &t->ranges[i];
@@ -246,7 +318,7 @@ tp_status tp_trace_write_json(const trace_state *t, FILE *f, uint64_t deadline_n
         status = range_span(t, i, deadline_ns, spans, &adjusted);
         if (status != TP_OK)
             break;
-        put_head(f, "X", pids[r->track], r->track, spans[i].start);
+        put_head(&out, "X", pids[r->track], r->track, spans[i].start);
         fprintf(f, ",\"dur\":");
         put_us(f, spans[i].end - spans[i].start);
         fprintf(f, ",\"name\":");
@@ -257,7 +329,7 @@ tp_status tp_trace_write_json(const trace_state *t, FILE *f, uint64_t deadline_n
         fprintf(f, "}}");
     }
     if (status == TP_OK)
-        status = put_flows(f, t, pids, deadline_ns);
+        status = put_flows(&out, t, spans, pids, deadline_ns);
     fprintf(f, "\n]}\n");
     free(spans), free(pids), free(used);
     return status;

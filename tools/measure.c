@@ -270,6 +270,9 @@ bool bench_target_open(bench_target *target, const char *device)
         call_failed(target, "tp_stream_create", status);
         goto fail;
     }
+    /* Their tracks' names in --trace. */
+    (void)tp_stream_set_name(target->stream, "bench: calls");
+    (void)tp_stream_set_name(target->waiting_stream, "bench: waits");
     status = tp_event_create(&target->plain_event, target->device, TP_EVENT_DEFAULT);
     if (status == TP_OK)
         status = tp_event_create(&target->timing_start, target->device, TP_EVENT_TIMING);

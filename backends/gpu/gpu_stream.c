@@ -37,7 +37,8 @@ static gpu_stream *stream_wrap(gpu_device *device, rt_stream native, int priorit
     gpu_stream *stream = malloc(sizeof *stream);
     if (!stream)
         return NULL;
-    stream->head = (tp_stream){gpu.table, {RT_DEVICE_TYPE, device->index}, priority, kind};
+    stream->head = (tp_stream){
+        .backend = gpu.table, .device = {RT_DEVICE_TYPE, device->index}, .priority = priority, .kind = kind};
     stream->native = native;
     stream->device = device;
     stream->follows_current_device = follows;

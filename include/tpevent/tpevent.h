@@ -521,6 +521,12 @@ TP_API tp_status tp_graph_device(tp_graph *graph, tp_device *out);
 TP_API tp_status tp_range_push(tp_stream *stream, const char *name);
 TP_API tp_status tp_range_pop(tp_stream *stream);
 
+/* tp_stream_set_name: the stream's track name in traces (copied; cut to
+ * TP_STREAM_NAME_MAX - 1 bytes; "" forgets it). Unnamed, a track is "stream N" (N in
+ * creation order per device; "default stream" for the default one). */
+#define TP_STREAM_NAME_MAX 64
+TP_API tp_status tp_stream_set_name(tp_stream *stream, const char *name);
+
 /*
  * tp_trace_start: starts collecting; TP_ERR_INVALID_ARGUMENT if a trace is running
  * (one at a time, per process). While a trace runs, each tp_event_record also
@@ -528,12 +534,14 @@ TP_API tp_status tp_range_pop(tp_stream *stream);
  * an event recorded that way (tp_event_wait, tp_stream_wait_event,
  * tp_stream_wait_stream; same or another backend) a mark just after it on the
  * waiting stream: the trace draws a flow from the one to the other. Waits on records
- * made before the trace started get no flow.
+ * made before the trace started get no flow, nor does a wait again on the same record
+ * from the same stream (it orders nothing new).
  *
  * tp_trace_stop: stops collecting, waits for every record the trace made, and
  * writes it to `path`: one process per device, one track per stream (its native
  * handle in the metadata), an "X" slice per range (ts, dur in us on CLOCK_MONOTONIC),
- * nested ranges nested, and "s"/"f" flows for the waits. Ranges still open are
+ * nested ranges nested, and per wait a flow (bind_id) between two "X" slices of no
+ * length, "record" and "wait", at its two marks. Ranges still open are
  * closed by the stop (on streams destroyed meanwhile they are dropped). A trace with
  * no ranges is a valid file with no slices. Inside a capture (rule 16) the trace
  * takes no marks, since they would be part of the graph: ranges pushed or popped

@@ -47,15 +47,18 @@ PyObject *tppy_stream_wrap(PyTypeObject *type, tp_stream *stream, bool owned)
     self->device_name = NULL;
     self->weak_references = NULL;
     self->owner = NULL;
+    self->name = NULL;
     return (PyObject *)self;
 }
 
+static int stream_set_name(tppy_stream *self, PyObject *name, void *closure);
+
 static PyObject *stream_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    static char *keywords[] = {"device", "priority", NULL};
-    PyObject *device = Py_None;
+    static char *keywords[] = {"device", "priority", "name", NULL};
+    PyObject *device = Py_None, *name = Py_None;
     int priority = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|Oi:Stream", keywords, &device, &priority))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OiO:Stream", keywords, &device, &priority, &name))
         return NULL;
     tppy_device_text scratch;
     const char *device_str;
@@ -65,7 +68,10 @@ static PyObject *stream_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
     tp_status status = tp_stream_create(&stream, device_str, priority);
     if (status != TP_OK)
         return tppy_raise(status);
-    return tppy_stream_wrap(type, stream, true);
+    PyObject *self = tppy_stream_wrap(type, stream, true);
+    if (self && name != Py_None && stream_set_name((tppy_stream *)self, name, NULL) < 0)
+        Py_CLEAR(self);
+    return self;
 }
 
 static void stream_dealloc(tppy_stream *self)
@@ -82,6 +88,7 @@ static void stream_dealloc(tppy_stream *self)
         (void)tp_stream_destroy(self->stream);
     Py_XDECREF(self->owner);
     Py_XDECREF(self->device_name);
+    Py_XDECREF(self->name);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -216,7 +223,38 @@ static PyObject *stream_get_priority(tppy_stream *self, void *closure)
     return PyLong_FromLong(priority);
 }
 
+static PyObject *stream_get_name(tppy_stream *self, void *closure)
+{
+    (void)closure;
+    return Py_NewRef(self->name ? self->name : Py_None);
+}
+
+static int stream_set_name(tppy_stream *self, PyObject *name, void *closure)
+{
+    (void)closure;
+    if (name && name != Py_None && !PyUnicode_Check(name)) {
+        PyErr_Format(PyExc_TypeError, "Stream.name: expected a str or None, got %.100s", Py_TYPE(name)->tp_name);
+        return -1;
+    }
+    const char *text = name && name != Py_None ? PyUnicode_AsUTF8(name) : "";
+    if (!text)
+        return -1;
+    tp_status status = tp_stream_set_name(self->stream, text);
+    if (status != TP_OK) {
+        tppy_raise(status);
+        return -1;
+    }
+    PyObject *old = self->name;
+    self->name = name && name != Py_None ? Py_NewRef(name) : NULL;
+    Py_XDECREF(old);
+    return 0;
+}
+
 static PyGetSetDef stream_getset[] = {
+    {"name", (getter)stream_get_name, (setter)stream_set_name,
+     "The stream's name in traces (tp_stream_set_name; cut to 63 bytes there), or None:\n"
+     "then its track is 'stream N', N in creation order on its device.",
+     NULL},
     {"device", (getter)stream_get_device, NULL,
      "The device of the stream, as a str such as 'cuda:0' (the index is always given).", NULL},
     {"native_handle", (getter)stream_get_native_handle, NULL,

@@ -47,6 +47,7 @@ typedef struct {
     PyObject *device_name; /* "cuda:0", made on first use of .device */
     PyObject *weak_references;
     PyObject *owner; /* a stream of another library it wraps, kept alive */
+    PyObject *name;  /* the str given to Stream(name=) or .name (tp_stream_set_name), or NULL */
 } tppy_stream;
 
 /* tpevent.Event, tpevent.cuda.Event, tpevent.hip.Event, and the same for Stream. */

@@ -82,7 +82,8 @@ class Event:
 
 
 class Stream:
-    def __init__(self, device: _DeviceLike = ..., priority: int = ...) -> None: ...
+    def __init__(self, device: _DeviceLike = ..., priority: int = ..., name: Optional[str] = ...) -> None: ...
+    name: Optional[str]
     @property
     def device(self) -> str: ...
     @property

@@ -8,11 +8,21 @@ import unittest
 
 import tpevent
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "trace"))
+import trace_rules  # noqa: E402 (tests/trace: the format's and Perfetto's rules)
+
 
 class TimelineTests(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.mkdtemp()
         self.path = os.path.join(self.dir, "run.json")
+
+    def tearDown(self):
+        # Every trace a test wrote follows the format's and Perfetto's rules.
+        if os.path.exists(self.path):
+            with open(self.path, encoding="utf-8") as f:
+                problems, _ = trace_rules.check(json.load(f))
+            self.assertEqual(problems, [])
 
     def load(self):
         with open(self.path, encoding="utf-8") as f:
@@ -83,8 +93,27 @@ class TimelineTests(unittest.TestCase):
             with tpevent.range("consume", stream=b):
                 b.wait_event(e)
         events = self.load()
-        flows = [e for e in events if e["ph"] in "sf"]
-        self.assertEqual(sorted(e["ph"] for e in flows), ["f", "s"])
+        # One v2 flow (tests/trace/trace_rules.py says why): a "record" slice with
+        # flow_out on a's track, a "wait" slice with flow_in on b's, one bind_id.
+        ends = [e for e in events if e["ph"] == "X" and "bind_id" in e]
+        self.assertEqual(sorted((e["name"], "flow_out" in e) for e in ends), [("record", True), ("wait", False)])
+        self.assertEqual(len({e["bind_id"] for e in ends}), 1)
+
+    def test_stream_names_are_track_names(self):
+        a, b = tpevent.Stream(device="cpu:0", name="loader"), tpevent.Stream(device="cpu:0")
+        self.assertEqual((a.name, b.name), ("loader", None))
+        with tpevent.trace(self.path):
+            b.name = "compute"
+            for stream in (a, b):
+                with tpevent.range("work", stream=stream):
+                    pass
+            b.name = None  # the track keeps no name: "stream N"
+        names = {e["args"]["name"] for e in self.load() if e["ph"] == "M" and e["name"] == "thread_name"}
+        self.assertIn("loader", names)
+        self.assertEqual(len([n for n in names if n.startswith("stream ")]), 1)
+        self.assertIsNone(b.name)
+        with self.assertRaises(TypeError):
+            a.name = 5
 
 
 class TimelineToolTests(unittest.TestCase):

@@ -13,6 +13,9 @@ import unittest
 
 import tpevent
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "trace"))
+import trace_rules  # noqa: E402 (tests/trace: the format's and Perfetto's rules)
+
 try:
     import torch
 except ImportError as missing:
@@ -54,7 +57,9 @@ class TorchTimelineTests(unittest.TestCase):
             ts.synchronize()
             torch_ms = [s.elapsed_time(e) for s, e in pairs]
         with open(path, encoding="utf-8") as f:
-            events = json.load(f)["traceEvents"]
+            trace = json.load(f)
+        self.assertEqual(trace_rules.check(trace)[0], [])
+        events = trace["traceEvents"]
         slices = [e for e in events if e["ph"] == "X"]
         gpu = [e for e in slices if e["name"].startswith("matmul")]
         host = [e for e in slices if e["name"].startswith("host")]

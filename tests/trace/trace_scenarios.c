@@ -51,6 +51,8 @@ static void work(tp_stream *stream, int ms)
     CHECK_OK(tp_stream_launch_host_fn(stream, sleep_ms, (void *)(intptr_t)ms));
 }
 
+#define LONG_NAME "consumer, a name longer than TP_STREAM_NAME_MAX, which the track cuts to 63 bytes"
+
 static int ranges(const char *out, const char *dev_a, const char *dev_b)
 {
     tp_stream *a1, *a2, *b;
@@ -63,14 +65,18 @@ static int ranges(const char *out, const char *dev_a, const char *dev_b)
     tp_stream *current;
     CHECK_OK(tp_stream_current(NULL, &current));
 
+    CHECK_OK(tp_stream_set_name(a1, "first name"));
+    CHECK_OK(tp_stream_set_name(a2, LONG_NAME));
     CHECK_OK(tp_trace_start());
     CHECK_OK(tp_range_push(a1, "step"));
+    CHECK_OK(tp_stream_set_name(a1, "producer")); /* while its track exists: the track takes it */
     CHECK_OK(tp_range_push(a1, "produce"));
     work(a1, 2);
     CHECK_OK(tp_event_record(ev, a1));
     CHECK_OK(tp_range_pop(a1));
+    CHECK_OK(tp_event_wait(ev, a2)); /* same device, another stream; just before a push, in no range */
+    CHECK_OK(tp_event_wait(ev, a2)); /* the same record again: no second flow */
     CHECK_OK(tp_range_push(a2, "consume"));
-    CHECK_OK(tp_event_wait(ev, a2)); /* same device, another stream */
     work(a2, 1);
     CHECK_OK(tp_range_pop(a2));
     CHECK_OK(tp_range_push(b, "other \"device\" \\ caf\xc3\xa9\t"));
@@ -94,6 +100,9 @@ static int ranges(const char *out, const char *dev_a, const char *dev_b)
     printf("flow %p %p\n", native_of(a1), native_of(a2));
     printf("flow %p %p\n", native_of(a1), native_of(b));
     printf("flow %p %p\n", native_of(b), native_of(a1));
+    printf("track %p producer\n", native_of(a1));
+    printf("track %p %.*s\n", native_of(a2), TP_STREAM_NAME_MAX - 1, LONG_NAME);     /* cut */
+    printf("track %p stream %d\n", native_of(b), strcmp(dev_a, dev_b) == 0 ? 3 : 1); /* unnamed */
     CHECK_OK(tp_event_destroy(ev));
     CHECK_OK(tp_stream_destroy(a1));
     CHECK_OK(tp_stream_destroy(a2));
@@ -119,6 +128,11 @@ static int errors(const char *dir)
     CHECK(tp_range_push(s, "before the trace") == TP_OK);
     CHECK(tp_trace_stop("/dev/null") == TP_ERR_INVALID_ARGUMENT);
     CHECK(strstr(tp_last_error(), "no trace is running"));
+    CHECK(tp_stream_set_name(NULL, "x") == TP_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(tp_last_error(), "stream is NULL"));
+    CHECK(tp_stream_set_name(s, NULL) == TP_ERR_INVALID_ARGUMENT);
+    CHECK_OK(tp_stream_set_name(s, "named, then forgotten"));
+    CHECK_OK(tp_stream_set_name(s, "")); /* the track is "stream N" again */
 
     CHECK_OK(tp_trace_start());
     CHECK(tp_trace_start() == TP_ERR_INVALID_ARGUMENT);
