@@ -62,9 +62,12 @@ struct tp_stream {
     unsigned kind; /* TP_STREAM_* */
     /* The core's, left zero by the backend: the stream's number on its device in
      * creation order (1, 2, ...; 0: the default stream) and the name that
-     * tp_stream_set_name gave it ("": none), both for the trace's tracks. */
+     * tp_stream_set_name gave it (NULL: none; the core's malloc, set and read under
+     * the trace's lock, freed by tp_stream_destroy), both for the trace's tracks. A
+     * pointer, not the name: the backend's fields that record and wait read stay in
+     * the head's cache line. */
     uint32_t number;
-    char name[TP_STREAM_NAME_MAX];
+    char *name;
 };
 
 /* The head of every event a backend gives out. */

@@ -153,7 +153,7 @@ tp_status tp_trace_wait(tp_event *event, tp_stream *stream) TP_COLD;
 void tp_trace_forget_event(tp_event *event) TP_COLD;
 /* tp_stream_set_name's copy, under the lock the trace reads names with (the running
  * trace's track takes the new name too). */
-void tp_trace_name_stream(tp_stream *stream, const char *name) TP_COLD;
+tp_status tp_trace_name_stream(tp_stream *stream, const char *name) TP_COLD;
 tp_status tp_trace_destroy_stream(tp_stream *stream) TP_COLD;
 
 #endif /* TPEVENT_CORE_INTERNAL_H */

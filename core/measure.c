@@ -46,8 +46,11 @@ static const int64_t own_ops_per_cold_call = 4;
 static const double stretch_host_max_ns = 10 * 1000 * 1000;
 /* The batch on a stream with an unbounded window (the CPU). */
 static const int64_t batch_max = 1 << 16;
-/* Device time this many times below the host's time in fn: the work runs in fn. */
-static const double host_bound_ratio = 10.0;
+/* Device time this many times below the host's time in fn, itself over host_bound_min_ns:
+ * the work runs in fn. Not less: a 2 us kernel launched from Python costs 10-25 us on
+ * the host, and is on the stream. */
+static const double host_bound_ratio = 20.0;
+static const double host_bound_min_ns = 20 * 1000;
 
 typedef struct measure_run {
     tp_stream *stream;
@@ -327,25 +330,41 @@ static bool measure_converged(const measure_run *run)
            measure_samples_noise(&run->samples) <= run->options.max_noise;
 }
 
-/* The warm-up and the calibration: the batch. The warm-up flushes once if cold, so
- * that the flush's buffer is made (tens of ms) before anything is held. */
-static tp_status measure_calibrate(measure_run *run)
+/* The warm-up: one call, unheld and untimed (first-call costs such as a JIT compile
+ * are never held); cold, a flush first, timed by a pair of records (*flush_ns: a cold
+ * hold lasts as long as its calls and their flushes), which also makes the flush's
+ * buffer (tens of ms) before anything is held. */
+static tp_status measure_warm_up(measure_run *run, double *flush_ns)
 {
     int64_t began = measure_now();
-    tp_status status = run->cold ? run->stream->backend->stream_flush_cache(run->stream) : TP_OK;
+    tp_status status = TP_OK;
+    if (run->cold && (status = tp_event_record(run->events[0], run->stream)) == TP_OK &&
+        (status = run->stream->backend->stream_flush_cache(run->stream)) == TP_OK)
+        status = tp_event_record(run->events[1], run->stream);
     if (status == TP_OK)
         status = run->fn(run->stream, run->arg);
     if (status == TP_OK)
         status = tp_stream_synchronize(run->stream);
+    float ms = 0;
+    if (status == TP_OK && run->cold)
+        status = tp_event_elapsed_time(run->events[0], run->events[1], &ms);
+    *flush_ns = (double)ms * 1e6;
+    run->stretch_host_ns = (double)(measure_now() - began);
+    return status;
+}
+
+/* The warm-up and the calibration (one held call, untimed): the batch. */
+static tp_status measure_calibrate(measure_run *run)
+{
+    double flush_ns = 0, call_ns = 0, cpu_ns = 0;
+    tp_status status = measure_warm_up(run, &flush_ns);
     if (status != TP_OK)
         return status;
-    run->stretch_host_ns = (double)(measure_now() - began);
-    double call_ns = 0, cpu_ns = 0;
     bool kept = false;
     while (!kept) /* twice at most: a hold that ran out leaves the next stretch unheld */
         if ((status = measure_stretch(run, 1, &call_ns, &cpu_ns, &kept)) != TP_OK)
             return status;
-    run->batch = measure_batch_choose(run, call_ns, cpu_ns);
+    run->batch = measure_batch_choose(run, call_ns + flush_ns, cpu_ns);
     return measure_events_reserve(run, run->cold ? run->batch : 1);
 }
 
@@ -377,7 +396,7 @@ static tp_status measure_answer(measure_run *run, tp_measurement *out)
         return tp_fail(TP_ERR_OUT_OF_MEMORY, "tp_measure: out of memory");
     bool converged = run->samples.count > 0 && measure_converged(run);
     double cpu_per_call = run->calls ? run->cpu_ns / (double)run->calls : 0;
-    if (run->calls > 0 && cpu_per_call > 1000 && stats.median * host_bound_ratio < cpu_per_call)
+    if (run->calls > 0 && cpu_per_call > host_bound_min_ns && stats.median * host_bound_ratio < cpu_per_call)
         measure_note(run,
                      "device time %.3g us per call, far below fn's %.3g us on the host: work run inside fn is "
                      "not on the stream",

@@ -7,6 +7,7 @@
 
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdlib.h>
 
 /* The streams made or wrapped so far per device: a new stream's number, its track's
  * default name in traces ("stream N"). Per process, as the devices are. */
@@ -53,8 +54,7 @@ tp_status tp_stream_set_name(tp_stream *stream, const char *name)
 {
     if (!stream || !name)
         return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_stream_set_name: %s is NULL", stream ? "name" : "stream");
-    tp_trace_name_stream(stream, name); /* core/trace.c: under the trace's lock, which reads it */
-    return TP_OK;
+    return tp_trace_name_stream(stream, name); /* core/trace.c: under the trace's lock, which reads it */
 }
 
 tp_status tp_stream_destroy(tp_stream *stream)
@@ -69,9 +69,13 @@ tp_status tp_stream_destroy(tp_stream *stream)
     /* The calling thread stops using it; other threads that made it current must
      * reset it before destroying it, as with any object they share. */
     tp_stream_forget_current(stream);
-    if (TP_UNLIKELY(tp_trace_on_for_destroy()))
-        return tp_trace_destroy_stream(stream); /* core/trace.c: the destroy, and the trace forgets it */
-    return stream->backend->stream_destroy(stream);
+    char *name = stream->name; /* the head is the backend's to free */
+    tp_status status = TP_UNLIKELY(tp_trace_on_for_destroy())
+                           ? tp_trace_destroy_stream(stream) /* core/trace.c: the destroy, and the trace forgets it */
+                           : stream->backend->stream_destroy(stream);
+    if (status == TP_OK)
+        free(name);
+    return status;
 }
 
 tp_status tp_stream_default(const char *device_str, tp_stream **out)

@@ -116,7 +116,7 @@ static tp_status track_of(tp_stream *stream, uint32_t *index)
     track->number = stream->number;
     track->name = TRACE_NONE;
     track->depth = 0;
-    if (!track_reserve(track) || (stream->name[0] && !trace_intern(&trace.names, &trace.t, stream->name, &track->name)))
+    if (!track_reserve(track) || (stream->name && !trace_intern(&trace.names, &trace.t, stream->name, &track->name)))
         return out_of_memory("tp_trace");
     track->last[0] = TRACE_NONE;
     *index = (uint32_t)trace.t.track_count++;
@@ -339,15 +339,21 @@ void tp_trace_forget_event(tp_event *event)
     pthread_mutex_unlock(&trace.lock);
 }
 
-void tp_trace_name_stream(tp_stream *stream, const char *name)
+tp_status tp_trace_name_stream(tp_stream *stream, const char *name)
 {
+    char *copy = name[0] ? strndup(name, TP_STREAM_NAME_MAX - 1) : NULL;
+    if (name[0] && !copy)
+        return tp_fail(TP_ERR_OUT_OF_MEMORY, "tp_stream_set_name: out of memory");
     pthread_mutex_lock(&trace.lock);
-    snprintf(stream->name, sizeof stream->name, "%s", name);
+    char *old = stream->name;
+    stream->name = copy;
     uint32_t index;
     trace_track *track = trace.state == RUNNING ? track_find(stream, &index) : NULL;
-    if (track && !(stream->name[0] && trace_intern(&trace.names, &trace.t, stream->name, &track->name)))
+    if (track && !(copy && trace_intern(&trace.names, &trace.t, copy, &track->name)))
         track->name = TRACE_NONE; /* forgotten, or no memory for it: "stream N" */
     pthread_mutex_unlock(&trace.lock);
+    free(old);
+    return TP_OK;
 }
 
 tp_status tp_trace_destroy_stream(tp_stream *stream)
