@@ -9,13 +9,16 @@ measurement is short (min_time of a few ms, max_noise large), so the file runs
 in about two seconds.
 """
 
+import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
 import time
+import types
 import unittest
+from unittest import mock
 
 import tpevent
 from tpevent_testing import DEVICE_TYPE, run
@@ -240,6 +243,65 @@ class DoBenchTests(unittest.TestCase):
         except tpevent.Error as unsupported:
             self.skipTest(str(unsupported))
         self.assertGreaterEqual(ms, 0.95 * D_US / 1e3)
+
+
+class TorchStream:
+    def __init__(self, cuda_stream, device):
+        self.cuda_stream = cuda_stream
+        self.device = device
+
+
+def fake_torch(streams):
+    """A module that stands for torch (no torch here): its current CUDA stream is
+    streams[-1], and torch.cuda.stream(s) pushes s for its block."""
+    torch = types.ModuleType("torch")
+
+    @contextlib.contextmanager
+    def stream(s):
+        streams.append(s)
+        try:
+            yield s
+        finally:
+            streams.pop()
+
+    torch.device = lambda device_type, index: f"{device_type}:{index}"
+    torch.cuda = types.SimpleNamespace(
+        is_available=lambda: True,
+        ExternalStream=lambda handle, device: TorchStream(handle, device),
+        default_stream=lambda device: TorchStream(0, device),
+        current_stream=lambda: streams[-1],
+        stream=stream,
+    )
+    return torch
+
+
+class TorchCurrentStreamTests(unittest.TestCase):
+    """With torch imported, fn runs with the measured stream current for torch too
+    (on CUDA), and do_bench's stream=None is torch's current stream."""
+
+    def setUp(self):
+        self.stream = tpevent.Stream(DEVICE_TYPE)
+        self.streams = [TorchStream(self.stream.native_handle, self.stream.device)]
+        self.seen = []
+        self.fn = lambda: (self.seen.append(self.streams[-1]), self.stream.launch_host_func(busy_wait, 10))
+
+    def test_measured_stream_is_torch_current_on_cuda(self):
+        with mock.patch.dict(sys.modules, {"torch": fake_torch(self.streams)}):
+            tpevent.measure(self.fn, self.stream, **quick())
+        self.assertTrue(self.seen)
+        if DEVICE_TYPE == "cuda":
+            self.assertTrue(all(s.cuda_stream == self.stream.native_handle for s in self.seen))
+            self.assertTrue(all(s.device == self.stream.device for s in self.seen))
+        else:  # torch is not told of streams of other devices
+            self.assertTrue(all(s is self.streams[0] for s in self.seen))
+        self.assertEqual(len(self.streams), 1)
+
+    @unittest.skipUnless(DEVICE_TYPE == "cuda", "torch's current stream is a CUDA stream")
+    def test_do_bench_measures_on_torch_current_stream(self):
+        with mock.patch.dict(sys.modules, {"torch": fake_torch(self.streams)}):
+            ms = tpevent.do_bench(self.fn, warmup=0, rep=1, cold=False, return_mode="min")
+        self.assertGreater(ms, 0)
+        self.assertTrue(all(s.cuda_stream == self.stream.native_handle for s in self.seen))
 
 
 @unittest.skipUnless(DEVICE_TYPE == "cpu", "python -m tpevent.timeit runs once, on the CPU")
