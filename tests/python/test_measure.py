@@ -6,7 +6,9 @@ a loaded machine a busy-waiting thread is often descheduled when its wait ends,
 which adds milliseconds to many samples (the median) but never takes time away,
 and a host function written in Python takes the GIL for each call. Each
 measurement is short (min_time of a few ms, max_noise large), so the file runs
-in about two seconds.
+in about two seconds. Under a sanitizer (its runtime preloaded into the
+interpreter) a Python host function costs milliseconds more: only the lower bound
+is checked there.
 """
 
 import contextlib
@@ -24,6 +26,12 @@ import tpevent
 from tpevent_testing import DEVICE_TYPE, run
 
 D_US = 1000
+SANITIZED = any(runtime in os.environ.get("LD_PRELOAD", "") for runtime in ("libasan", "libtsan"))
+
+
+def at_most_the_fastest(us=D_US):
+    """The bound of the fastest sample, in µs (see the module's docstring)."""
+    return float("inf") if SANITIZED else 1.5 * us + 300
 
 
 def busy_wait(us):
@@ -34,7 +42,7 @@ def busy_wait(us):
 
 def quick(**options):
     """Few samples and any noise: the measurement stops after min_time."""
-    return {"min_time": 0.005, "max_time": 5.0, "max_noise": 1e9, "min_samples": 5, **options}
+    return {"min_time": 0.005, "max_time": 5.0, "max_noise": 1e9, "min_samples": 10, **options}
 
 
 class MeasureTests(unittest.TestCase):
@@ -46,7 +54,7 @@ class MeasureTests(unittest.TestCase):
 
     def assert_about(self, m, us=D_US):
         self.assertGreaterEqual(m.min * 1e6, 0.95 * us)
-        self.assertLessEqual(m.min * 1e6, 1.5 * us + 300)
+        self.assertLessEqual(m.min * 1e6, at_most_the_fastest(us))
         self.assertGreaterEqual(m.median, m.min)
 
     def assert_not_held(self):
@@ -62,7 +70,7 @@ class MeasureTests(unittest.TestCase):
         self.assert_about(m)
         self.assertTrue(m.held, m.note)
         self.assertFalse(m.cold)
-        self.assertGreaterEqual(m.samples, 5)
+        self.assertGreaterEqual(m.samples, 10)
         self.assertEqual(m.calls, m.samples * m.batch)
         self.assertEqual(len(m.times), m.samples)
         self.assertLessEqual(m.min, m.median)
@@ -77,6 +85,7 @@ class MeasureTests(unittest.TestCase):
         # functions runs well above d per call.
         self.assertGreaterEqual(m.min * 1e6, 0.95 * D_US)
 
+    @unittest.skipIf(SANITIZED, "the CPU's cache flush (64 MB read per call) takes ~0.5 s each under a sanitizer")
     def test_known_length_cold(self):
         try:
             m = tpevent.measure(self.launch(), self.stream, **quick(cold=True))
@@ -209,7 +218,7 @@ class DoBenchTests(unittest.TestCase):
                 self.assertIsInstance(ms, float)
                 self.assertGreaterEqual(ms, 0.95 * D_US / 1e3)
                 if mode == "min":  # see the module's docstring
-                    self.assertLessEqual(ms, (1.5 * D_US + 300) / 1e3)
+                    self.assertLessEqual(ms * 1e3, at_most_the_fastest())
         with self.assertRaises(ValueError):
             self.bench(return_mode="average")
 
@@ -237,12 +246,16 @@ class DoBenchTests(unittest.TestCase):
         self.assertGreaterEqual(seen.count(None), 10)
         self.assertEqual(seen[-1], None)
 
-    def test_cold_by_default(self):
-        try:
-            ms = tpevent.do_bench(self.fn, warmup=0, rep=1, stream=self.stream)
-        except tpevent.Error as unsupported:
-            self.skipTest(str(unsupported))
-        self.assertGreaterEqual(ms, 0.95 * D_US / 1e3)
+    def test_cold_and_rep_as_min_time(self):
+        # The measurement itself: a cold one on the CPU flushes 64 MB before each call.
+        with mock.patch.object(tpevent._measure, "measure", wraps=tpevent.measure) as measure:
+            tpevent.do_bench(self.fn, warmup=0, rep=2, stream=self.stream, cold=False)
+            self.assertFalse(measure.call_args.kwargs["cold"])
+            measure.side_effect = RuntimeError("measured")
+            with self.assertRaisesRegex(RuntimeError, "measured"):
+                tpevent.do_bench(self.fn, warmup=0, rep=20, stream=self.stream)
+        self.assertTrue(measure.call_args.kwargs["cold"])
+        self.assertEqual(measure.call_args.kwargs["min_time"], 0.02)
 
 
 class TorchStream:
@@ -304,7 +317,7 @@ class TorchCurrentStreamTests(unittest.TestCase):
         self.assertTrue(all(s.cuda_stream == self.stream.native_handle for s in self.seen))
 
 
-@unittest.skipUnless(DEVICE_TYPE == "cpu", "python -m tpevent.timeit runs once, on the CPU")
+@unittest.skipUnless(DEVICE_TYPE == "cpu" and not SANITIZED, "python -m tpevent.timeit runs once, on the CPU, unsanitized")
 class TimeitTests(unittest.TestCase):
     def test_json_on_the_cpu(self):
         stmt = ["end = time.perf_counter_ns() + 1_000_000", "while time.perf_counter_ns() < end: pass"]
@@ -314,7 +327,7 @@ class TimeitTests(unittest.TestCase):
         self.assertEqual(done.returncode, 0, done.stderr)
         fields = json.loads(done.stdout)
         self.assertGreaterEqual(fields["min"] * 1e6, 0.95 * D_US)
-        self.assertLessEqual(fields["min"] * 1e6, 1.5 * D_US + 300)
+        self.assertLessEqual(fields["min"] * 1e6, at_most_the_fastest())
         self.assertGreaterEqual(fields["median"], fields["min"])
         self.assertTrue(fields["held"])
         self.assertEqual(fields["device"], "cpu:0")
