@@ -77,6 +77,8 @@ static const char *const python_words[][2] = {
     {"tp_trace_stop", "trace_stop"},
     {"tp_range_push", "range_push"},
     {"tp_range_pop", "range_pop"},
+    {"tp_measure with TP_MEASURE_COLD", "measure with cold=True"},
+    {"tp_measure", "measure"},
 };
 
 static bool is_name_char(char c)

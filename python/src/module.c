@@ -506,7 +506,7 @@ PyMODINIT_FUNC PyInit__tpevent(void)
         tppy_stream_events_init() < 0 || tppy_event_ipc_init() < 0 || tppy_current_stream_init() < 0 ||
         add_backend_info(module) < 0 || tppy_clock_types_init(module) < 0 || tppy_at_exit_init(module) < 0 ||
         tppy_interop_init() < 0 || tppy_aliases_init() < 0 || tppy_graph_types_init(module) < 0 ||
-        tppy_hold_types_init(module) < 0 || tppy_timeline_init(module) < 0 ||
+        tppy_hold_types_init(module) < 0 || tppy_timeline_init(module) < 0 || tppy_measure_init(module) < 0 ||
         PyModule_AddStringConstant(module, "__version__", tp_version_string()) < 0 ||
         PyModule_AddIntConstant(module, "IPC_HANDLE_SIZE", TP_IPC_HANDLE_SIZE) < 0) {
         Py_DECREF(module);

@@ -297,4 +297,9 @@ int tppy_hold_types_init(PyObject *module);
 /* Adds _range_push, _range_pop, _trace_start and _trace_stop to the module. */
 int tppy_timeline_init(PyObject *module);
 
+/* ------------------------------------------------------------ measure.c */
+
+/* Adds _measure (tp_measure without the GIL, for tpevent.measure) to the module. */
+int tppy_measure_init(PyObject *module);
+
 #endif /* TPEVENT_PYTHON_H */

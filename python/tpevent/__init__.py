@@ -55,6 +55,8 @@ from ._tpevent import (
     synchronize,
 )
 
+from ._measure import Measurement, do_bench, measure
+
 cpu = _tpevent.cpu
 cuda = _tpevent.cuda
 hip = _tpevent.hip
@@ -173,6 +175,7 @@ __all__ = [
     "Graph",
     "Hold",
     "IPC_HANDLE_SIZE",
+    "Measurement",
     "NotRecordedError",
     "Stream",
     "backends",
@@ -183,10 +186,12 @@ __all__ = [
     "default_stream",
     "device_clock",
     "device_count",
+    "do_bench",
     "get_elapsed_time",
     "graph",
     "hip",
     "is_available",
+    "measure",
     "range",
     "range_pop",
     "range_push",

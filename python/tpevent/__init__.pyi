@@ -1,6 +1,6 @@
 # Type stubs of the tpevent package (PEP 561): the extension's names, and what
 # tpevent/__init__.py adds (tests/python/test_stubs.py compares them with the module).
-from typing import Any, Callable, ContextManager, Optional, TypeVar
+from typing import Any, Callable, ContextManager, Dict, Iterable, List, Optional, Sequence, TypeVar, Union
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -59,6 +59,37 @@ class range:
     def __enter__(self) -> "range": ...
     def __exit__(self, *exc: object) -> bool: ...
     def __call__(self, func: _F) -> _F: ...
+
+
+class Measurement:
+    median: float
+    mean: float
+    min: float
+    max: float
+    stdev: float
+    noise: float
+    times: List[float]
+    cpu_time: float
+    calls: int
+    samples: int
+    batch: int
+    held: bool
+    converged: bool
+    cold: bool
+    note: str
+    device: str
+    def __init__(self, **fields: Any) -> None: ...
+    @property
+    def iqr(self) -> float: ...
+    def to_dict(self) -> Dict[str, Any]: ...
+
+
+def measure(fn: Callable[[], Any], stream: Optional[_StreamLike] = None, *, min_time: float = 0.5,
+            max_time: float = 15.0, max_noise: float = 0.005, min_samples: int = 10, batch: Optional[int] = None,
+            cold: bool = False, hold: bool = True) -> Measurement: ...
+def do_bench(fn: Callable[[], Any], warmup: float = 25, rep: float = 100, grad_to_none: Optional[Iterable[Any]] = None,
+             quantiles: Optional[Sequence[float]] = None, return_mode: str = "mean", *,
+             stream: Optional[_StreamLike] = None, cold: bool = True) -> Union[float, List[float]]: ...
 
 
 __all__: list[str]

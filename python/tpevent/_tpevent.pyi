@@ -1,6 +1,6 @@
 # Type stubs of the C extension tpevent._tpevent (PEP 561; python/src/*.c).
 from types import ModuleType
-from typing import Any, Callable, ClassVar, NamedTuple, Optional, Protocol, Tuple, TypeVar, Union
+from typing import Any, Callable, ClassVar, Dict, NamedTuple, Optional, Protocol, Tuple, TypeVar, Union
 
 _DeviceLike = Union[str, int, None, Any]  # a str such as "cuda:1", an index, None, or torch.device
 
@@ -156,6 +156,8 @@ def _range_push(name: str, stream: Optional[_StreamLike], /) -> None: ...
 def _range_pop(stream: Optional[_StreamLike], /) -> None: ...
 def _trace_start() -> None: ...
 def _trace_stop(path: str, /) -> None: ...
+def _measure(stream: Optional[_StreamLike], fn: Callable[[], Any], min_time: float, max_time: float, max_noise: float,
+             min_samples: int, batch: int, cold: bool, hold: bool, /) -> Dict[str, Any]: ...
 
 
 class _Namespace(ModuleType):

@@ -22,7 +22,7 @@ PACKAGE_DIR = os.path.dirname(tpevent.__file__)
 PROTOCOL_DUNDERS = {"__enter__", "__exit__", "__cuda_stream__", "__sub__", "__eq__", "__hash__", "__call__"}
 
 # Submodules are attributes of the package once imported, not names it exports.
-SUBMODULES = {"timeline"}
+SUBMODULES = {"timeline", "timeit"}
 
 
 def parse_stub(name):
@@ -117,7 +117,7 @@ class StubTests(unittest.TestCase):
                 self.assertEqual(kind == "method", stubbed[member] == "method", f"{name}.{member}: {kind}")
 
     def test_classes(self):
-        for name in ("Event", "Stream", "Graph", "range"):
+        for name in ("Event", "Stream", "Graph", "range", "Measurement"):
             with self.subTest(cls=name):
                 self.check_class(name, getattr(tpevent, name))
         self.check_class("graph", tpevent.graph, tpevent.graph(tpevent.Graph()))

@@ -1,0 +1,128 @@
+/*
+ * tp_measure (rule 18) for tpevent.measure (python/tpevent/_measure.py, which is the
+ * API): its private half, _measure(stream, fn, min_time, max_time, max_noise,
+ * min_samples, batch, cold, hold), answering the C measurement as a dict.
+ *
+ * tp_measure runs with the GIL released: while it waits for a sample, the work it
+ * waits for may be Python host functions, which take the GIL on tpevent's threads.
+ * The work function takes the GIL back for each call of fn, after running the signal
+ * handlers, so that Ctrl-C stops a long measurement. An exception (fn's, or a
+ * handler's KeyboardInterrupt) makes the work function fail: tp_measure releases its
+ * hold and returns, and the exception, still set on the calling thread, is raised.
+ */
+#include "tpevent_python.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+
+/* Per-sample times kept for Measurement.times; the statistics cover every sample. */
+#define SAMPLES_CAPACITY ((size_t)1 << 16)
+
+typedef struct measure_call {
+    PyObject *fn;
+    PyThreadState *thread; /* the caller's, saved while tp_measure runs without the GIL */
+    bool raised;           /* fn or a signal handler raised: its exception is set on `thread` */
+} measure_call;
+
+/* No status says "the caller's work failed"; any failure stops tp_measure, and
+ * `raised` tells this one from tpevent's own. */
+static tp_status measure_call_fn(tp_stream *stream, void *arg)
+{
+    (void)stream;
+    measure_call *call = arg;
+    PyEval_RestoreThread(call->thread);
+    PyObject *result = PyErr_CheckSignals() < 0 ? NULL : PyObject_CallNoArgs(call->fn);
+    call->raised = result == NULL;
+    Py_XDECREF(result);
+    call->thread = PyEval_SaveThread();
+    return call->raised ? TP_ERR_BACKEND : TP_OK;
+}
+
+/* Seconds as the options' ns; the package checked them (finite, in range). */
+static int64_t seconds_to_ns(double seconds)
+{
+    return seconds >= (double)INT64_MAX / 1e9 ? INT64_MAX : (int64_t)(seconds * 1e9);
+}
+
+static PyObject *samples_list(const double *samples_ns, int64_t samples)
+{
+    Py_ssize_t count = samples < (int64_t)SAMPLES_CAPACITY ? (Py_ssize_t)samples : (Py_ssize_t)SAMPLES_CAPACITY;
+    PyObject *list = PyList_New(count);
+    for (Py_ssize_t i = 0; list && i < count; i++) {
+        PyObject *value = PyFloat_FromDouble(samples_ns[i]);
+        if (!value) {
+            Py_CLEAR(list);
+            break;
+        }
+        PyList_SET_ITEM(list, i, value);
+    }
+    return list;
+}
+
+static PyObject *measurement_dict(const tp_measurement *m, const double *samples_ns)
+{
+    PyObject *times = samples_list(samples_ns, m->samples);
+    if (!times)
+        return NULL;
+    return Py_BuildValue("{s:L,s:L,s:L,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:O,s:O,s:O,s:s,s:N}", "calls", (long long)m->calls,
+                         "samples", (long long)m->samples, "batch", (long long)m->batch, "median_ns", m->median_ns,
+                         "mean_ns", m->mean_ns, "min_ns", m->min_ns, "max_ns", m->max_ns, "stdev_ns", m->stdev_ns,
+                         "noise", m->noise, "cpu_ns", m->cpu_ns, "held", m->held ? Py_True : Py_False, "converged",
+                         m->converged ? Py_True : Py_False, "cold", m->cold ? Py_True : Py_False, "note", m->note,
+                         "times_ns", times);
+}
+
+static PyObject *measure(PyObject *module, PyObject *args)
+{
+    (void)module;
+    PyObject *stream_arg, *fn;
+    double min_time, max_time, max_noise;
+    long long min_samples, batch;
+    int cold, hold;
+    if (!PyArg_ParseTuple(args, "OOdddLLpp:_measure", &stream_arg, &fn, &min_time, &max_time, &max_noise, &min_samples,
+                          &batch, &cold, &hold))
+        return NULL;
+    if (!PyCallable_Check(fn)) {
+        PyErr_Format(PyExc_TypeError, "measure() expects a callable, not %.100s", Py_TYPE(fn)->tp_name);
+        return NULL;
+    }
+    tp_stream *stream;
+    PyObject *wrapper = NULL;
+    if (tppy_stream_arg(stream_arg, true, "measure", &stream, &wrapper) < 0)
+        return NULL;
+    double *samples_ns = malloc(SAMPLES_CAPACITY * sizeof *samples_ns);
+    if (!samples_ns) {
+        Py_XDECREF(wrapper);
+        return PyErr_NoMemory();
+    }
+    tp_measure_options options;
+    tp_measure_options_init(&options);
+    options.min_time_ns = seconds_to_ns(min_time);
+    options.max_time_ns = seconds_to_ns(max_time);
+    options.max_noise = max_noise;
+    options.min_samples = min_samples;
+    options.batch = batch;
+    options.flags = (cold ? TP_MEASURE_COLD : 0u) | (hold ? 0u : TP_MEASURE_NO_HOLD);
+    options.samples_ns = samples_ns;
+    options.samples_capacity = SAMPLES_CAPACITY;
+    tp_measurement out = {.size = sizeof out};
+    measure_call call = {.fn = fn};
+    call.thread = PyEval_SaveThread();
+    tp_status status = tp_measure(stream, measure_call_fn, &call, &options, &out);
+    PyEval_RestoreThread(call.thread);
+    Py_XDECREF(wrapper);
+    PyObject *result = call.raised ? NULL : status != TP_OK ? tppy_raise(status) : measurement_dict(&out, samples_ns);
+    free(samples_ns);
+    return result;
+}
+
+static PyMethodDef measure_functions[] = {
+    {"_measure", measure, METH_VARARGS,
+     "_measure(stream, fn, min_time, max_time, max_noise, min_samples, batch, cold, hold) (see tpevent.measure)"},
+    {NULL, NULL, 0, NULL},
+};
+
+int tppy_measure_init(PyObject *module)
+{
+    return PyModule_AddFunctions(module, measure_functions);
+}

@@ -1,0 +1,312 @@
+"""tpevent.measure, tpevent.do_bench and Measurement: the user's own work timed as
+the device sees it (DESIGN.md, rule 18), over the C library's tp_measure.
+
+tp_measure holds the stream while it queues a timing record, a batch of calls of
+``fn`` and a timing record, then lets it go: the device runs the batch back to
+back, so the host's submission rate (a 2 µs kernel launched from Python reads
+5-20 µs with events around each call) is not in the time.
+"""
+
+import contextlib
+import math
+import operator
+import statistics
+import sys
+import time
+
+from . import _tpevent
+from ._tpevent import Error, Stream, current_stream
+
+
+class Measurement:
+    """What ``tpevent.measure`` answers. Times are per call, in seconds, as
+    ``torch.utils.benchmark.Measurement``'s: ``median``, ``mean``, ``iqr``,
+    ``min``, ``max``, ``stdev``, ``times`` (each sample's per-call time; a hot
+    sample is a batch of ``batch`` calls run back to back, a cold one a single
+    call; the first 65,536 samples) and ``cpu_time`` (the host's time per call
+    inside ``fn``, which the device times do not count). ``noise`` is the
+    samples' relative standard deviation (a fraction). ``calls`` counts the
+    timed calls, ``samples`` the samples kept. ``held``: every sample ran under a
+    hold; ``converged``: ``noise`` reached ``max_noise`` before ``max_time``;
+    ``note`` says what was given up and why ('' if nothing). ``device``: the
+    stream's, such as 'cuda:0'.
+    """
+
+    __slots__ = (
+        "median",
+        "mean",
+        "min",
+        "max",
+        "stdev",
+        "noise",
+        "times",
+        "cpu_time",
+        "calls",
+        "samples",
+        "batch",
+        "held",
+        "converged",
+        "cold",
+        "note",
+        "device",
+    )
+
+    def __init__(self, **fields):
+        for name in self.__slots__:
+            setattr(self, name, fields.pop(name))
+        if fields:
+            raise TypeError(f"Measurement() got unexpected fields {sorted(fields)}")
+
+    @property
+    def iqr(self):
+        """The interquartile range of ``times``, in seconds."""
+        if not self.times:
+            return math.nan
+        low, high = _quantile(self.times, [0.25, 0.75])
+        return high - low
+
+    def to_dict(self):
+        """The fields (and ``iqr``) as a dict of plain values, for JSON."""
+        fields = {name: getattr(self, name) for name in self.__slots__}
+        fields["times"] = list(self.times)
+        fields["iqr"] = self.iqr
+        return fields
+
+    def __repr__(self):
+        facts = [self.device, "held" if self.held else "not held"]
+        if self.cold:
+            facts.append("cold")
+        if not self.converged:
+            facts.append("not converged")
+        facts.append(f"{self.samples} samples" if self.cold else f"{self.samples} samples × {self.batch}")
+        if self.samples == 0:
+            return f"no sample ({', '.join(facts)})"
+        return f"{_format_seconds(self.median)} ± {self.noise * 100:.2g} % ({', '.join(facts)})"
+
+    def __str__(self):
+        """The repr, and the note on a line of its own when there is one."""
+        return repr(self) if not self.note else f"{self!r}\nnote: {self.note}"
+
+
+def _format_seconds(seconds):
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if seconds >= scale:
+            return f"{seconds / scale:.4g} {unit}"
+    return f"{seconds / 1e-9:.4g} ns"
+
+
+def _quantile(values, quantiles):
+    """Linear interpolation between the closest ranks (numpy's and torch.quantile's
+    default, and triton.testing's _quantile)."""
+    ordered = sorted(values)
+    last = len(ordered) - 1
+    answer = []
+    for q in quantiles:
+        if not 0 <= q <= 1:
+            raise ValueError(f"quantiles must be in the range [0, 1], not {q!r}")
+        point = q * last
+        lower = math.floor(point)
+        upper = math.ceil(point)
+        answer.append(ordered[lower] + (point - lower) * (ordered[upper] - ordered[lower]))
+    return answer
+
+
+def _seconds(name, value, *, zero_ok):
+    seconds = float(value)
+    if math.isnan(seconds) or seconds < 0 or (seconds == 0 and not zero_ok):
+        raise ValueError(f"{name} is {value!r}: it must be a number of seconds {'>=' if zero_ok else '>'} 0")
+    return seconds
+
+
+def _stream_arg(stream):
+    """A Stream for measure's stream argument: None is the current stream of the
+    current device; another library's stream is wrapped."""
+    if stream is None:
+        return current_stream()
+    if isinstance(stream, Stream):
+        return stream
+    try:
+        return Stream.from_external(stream)
+    except TypeError:
+        raise TypeError(f"measure() expects a tpevent.Stream or None, not {type(stream).__name__}") from None
+
+
+def _cuda_index(stream):
+    """The CUDA device index of a stream, or None for a stream of another type."""
+    device_type, _, index = stream.device.partition(":")
+    return int(index or 0) if device_type == "cuda" else None
+
+
+@contextlib.contextmanager
+def _current(stream):
+    """``stream`` is the current stream for tpevent and, on CUDA, for torch and CuPy
+    when they are imported (so that ``lambda: a @ b`` lands on it); nothing here
+    imports them."""
+    with contextlib.ExitStack() as current:
+        current.enter_context(stream)
+        index = _cuda_index(stream)
+        torch = sys.modules.get("torch") if index is not None else None
+        if torch is not None and torch.cuda.is_available():
+            device = torch.device("cuda", index)
+            handle = stream.native_handle  # 0: the legacy default stream
+            native = torch.cuda.ExternalStream(handle, device=device) if handle else torch.cuda.default_stream(device)
+            current.enter_context(torch.cuda.stream(native))
+        cupy = sys.modules.get("cupy") if index is not None else None
+        if cupy is not None and cupy.cuda.is_available():
+            current.enter_context(cupy.cuda.Device(index))
+            current.enter_context(cupy.cuda.ExternalStream(stream.native_handle, index))
+        yield stream
+
+
+def measure(
+    fn,
+    stream=None,
+    *,
+    min_time=0.5,
+    max_time=15.0,
+    max_noise=0.005,
+    min_samples=10,
+    batch=None,
+    cold=False,
+    hold=True,
+):
+    """Times the work ``fn()`` puts on ``stream`` as the device runs it, and
+    answers a ``Measurement``.
+
+    ``fn`` takes no arguments and submits one call's worth of work (kernel
+    launches, copies, host functions); it is called for a warm-up, a calibration
+    and then in batches. While it runs, ``stream`` (None: the current stream of
+    the current device; another library's stream is taken too) is the current
+    stream for tpevent and, on CUDA, for torch and CuPy when they are imported,
+    so ``tpevent.measure(lambda: a @ b)`` times the matmul. On the CPU the work
+    must be on the stream (``stream.launch_host_func``): what ``fn`` runs itself
+    is the host's time, ``cpu_time``.
+
+    Hot (default): each sample is a batch of calls queued behind a hold of the
+    stream, so it runs back to back on the device; ``batch`` (None: chosen)
+    calls per sample. ``cold=True``: the device's last-level cache is flushed
+    before each call, and each call is a sample. Samples go on until their noise
+    is at most ``max_noise`` after ``min_time`` seconds of timed device time and
+    ``min_samples`` samples, or ``max_time`` seconds pass (``converged`` False).
+    ``hold=False`` measures without a hold (the submission is in the times).
+
+    A ``fn`` that synchronizes the stream or blocks is not a hang: the hold runs
+    out, that sample is dropped and the rest is measured without one
+    (``held`` False, said in ``note``). An exception from ``fn``, Ctrl-C
+    included, propagates once the stream is released. A capturing stream is
+    ``tpevent.Error`` (``TP_ERR_CAPTURING``) before ``fn`` is called.
+    """
+    if not callable(fn):
+        raise TypeError(f"measure() expects a callable, not {type(fn).__name__}")
+    min_time = _seconds("min_time", min_time, zero_ok=True)
+    max_time = _seconds("max_time", max_time, zero_ok=False)
+    min_samples = operator.index(min_samples)
+    batch = 0 if batch is None else operator.index(batch)
+    stream = _stream_arg(stream)
+    with _current(stream):
+        answer = _tpevent._measure(
+            stream, fn, min_time, max_time, float(max_noise), min_samples, batch, bool(cold), bool(hold)
+        )
+    return Measurement(
+        median=answer["median_ns"] / 1e9,
+        mean=answer["mean_ns"] / 1e9,
+        min=answer["min_ns"] / 1e9,
+        max=answer["max_ns"] / 1e9,
+        stdev=answer["stdev_ns"] / 1e9,
+        noise=answer["noise"],
+        times=[t / 1e9 for t in answer["times_ns"]],
+        cpu_time=answer["cpu_ns"] / 1e9,
+        calls=answer["calls"],
+        samples=answer["samples"],
+        batch=answer["batch"],
+        held=answer["held"],
+        converged=answer["converged"],
+        cold=answer["cold"],
+        note=answer["note"],
+        device=stream.device,
+    )
+
+
+# ------------------------------------------------------------------ do_bench
+
+_RETURN_MODES = ("min", "max", "mean", "median", "all")
+
+
+def _bench_stream(stream):
+    """do_bench's stream: None is torch's current CUDA stream when torch is imported
+    (triton times on it), else tpevent's current stream."""
+    if stream is not None:
+        return _stream_arg(stream)
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_available():
+        return Stream.from_external(torch.cuda.current_stream())
+    return current_stream()
+
+
+def _warm_up(fn, stream, warmup_ms):
+    """At least one call, then calls for ``warmup_ms`` of wall clock, each waited for
+    (triton: max(1, warmup / estimate) calls)."""
+    deadline = time.perf_counter() + warmup_ms / 1e3
+    with _current(stream):
+        while True:
+            fn()
+            stream.synchronize()
+            if time.perf_counter() >= deadline:
+                return
+
+
+def _summarize(times, quantiles, return_mode):
+    # As triton.testing's _summarize_statistics (triton-lang/triton,
+    # python/triton/testing.py): quantiles win over return_mode, one quantile is
+    # a float, "all" is the list.
+    if quantiles is not None:
+        answer = _quantile(times, quantiles)
+        return answer[0] if len(answer) == 1 else answer
+    if return_mode == "all":
+        return times
+    if return_mode == "mean":
+        return statistics.mean(times)
+    if return_mode == "median":
+        return statistics.median(times)
+    return min(times) if return_mode == "min" else max(times)
+
+
+def do_bench(
+    fn,
+    warmup=25,
+    rep=100,
+    grad_to_none=None,
+    quantiles=None,
+    return_mode="mean",
+    *,
+    stream=None,
+    cold=True,
+):
+    """``triton.testing.do_bench`` measured tpevent's way: the same arguments and
+    answer (ms per call; ``quantiles`` a list of them, one quantile a float;
+    ``return_mode`` 'min', 'max', 'mean', 'median' or 'all', the list), so that
+    a triton user switches by an import.
+
+    ``warmup`` ms of calls first, then ``tpevent.measure`` for ``rep`` ms of timed
+    device time (``min_time``), each call with ``.grad = None`` set on each tensor
+    of ``grad_to_none`` first, as triton does. ``cold`` (default, as triton's L2
+    flush): the device's last-level cache is flushed before each call. The times
+    are the measurement's samples. ``stream`` (None: torch's current CUDA stream
+    when torch is imported, else tpevent's current stream).
+    """
+    if return_mode not in _RETURN_MODES:
+        raise ValueError(f"return_mode must be one of {', '.join(map(repr, _RETURN_MODES))}, not {return_mode!r}")
+    stream = _bench_stream(stream)
+
+    def call():
+        if grad_to_none is not None:
+            for tensor in grad_to_none:
+                tensor.grad = None
+        fn()
+
+    _warm_up(fn, stream, warmup)
+    rep_seconds = _seconds("rep", rep, zero_ok=True) / 1e3
+    timed = measure(call, stream, min_time=rep_seconds, max_time=max(15.0, 10 * rep_seconds), max_noise=math.inf, cold=cold)
+    if not timed.times:
+        raise Error(f"do_bench: no sample was kept ({timed.note})")
+    return _summarize([t * 1e3 for t in timed.times], quantiles, return_mode)
