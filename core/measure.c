@@ -59,9 +59,10 @@ typedef struct measure_run {
     tp_measure_options options;
     char device[TP_DEVICE_STRING_MAX];
     bool cold;
-    bool holding;       /* false with TP_MEASURE_NO_HOLD, or once a hold ran out */
-    int64_t started_ns; /* CLOCK_MONOTONIC at the call */
-    int64_t window;     /* tp_stream_hold_window */
+    bool holding;          /* false with TP_MEASURE_NO_HOLD, or once a hold ran out */
+    int64_t started_ns;    /* CLOCK_MONOTONIC at the call */
+    int64_t window;        /* tp_stream_hold_window */
+    int64_t timer_step_ns; /* tp_device_clock's resolution; 0 if unknown */
     int64_t batch;
     double stretch_host_ns; /* the last stretch's host time: its watchdog's scale */
     int64_t watchdog_ns;    /* the last hold's */
@@ -291,10 +292,9 @@ static int64_t measure_batch_choose(const measure_run *run, double call_ns, doub
 {
     if (run->options.batch > 0)
         return run->options.batch;
-    tp_clock_info clock = {0};
     double target = sample_min_ns;
-    if (tp_device_clock(run->device, &clock) == TP_OK && clock.resolution_ns * sample_min_timer_steps > target)
-        target = (double)clock.resolution_ns * sample_min_timer_steps;
+    if ((double)run->timer_step_ns * sample_min_timer_steps > target)
+        target = (double)run->timer_step_ns * sample_min_timer_steps;
     double wanted = target / (call_ns > 1.0 ? call_ns : 1.0) + 1.0;
     int64_t room = run->window == INT64_MAX ? batch_max : run->window - own_ops_per_hold;
     if (run->cold)
@@ -401,6 +401,11 @@ static tp_status measure_answer(measure_run *run, tp_measurement *out)
                      "device time %.3g us per call, far below fn's %.3g us on the host: work run inside fn is "
                      "not on the stream",
                      stats.median / 1e3, cpu_per_call / 1e3);
+    if (run->samples.count > 0 && !converged && run->cold &&
+        stats.median < (double)run->timer_step_ns * sample_min_timer_steps)
+        measure_note(run,
+                     "a cold sample is one call, %.0f steps of the device's timer: its noise stays near the step's",
+                     stats.median / (double)run->timer_step_ns);
     if (run->samples.count > 0 && !converged)
         measure_note(run, "max_time %.3g s passed at noise %.3g %% (max_noise %.3g %%)",
                      (double)run->options.max_time_ns / 1e9, stats.noise * 100, run->options.max_noise * 100);
@@ -445,6 +450,8 @@ static tp_status measure_start(measure_run *run, tp_stream *stream)
     run->holding = !(run->options.flags & TP_MEASURE_NO_HOLD) && stream->backend->stream_hold;
     if (!(run->options.flags & TP_MEASURE_NO_HOLD) && !run->holding)
         measure_note(run, "the %s backend cannot hold a stream: measured without a hold", stream->backend->name);
+    tp_clock_info clock = {0};
+    run->timer_step_ns = tp_device_clock(run->device, &clock) == TP_OK ? clock.resolution_ns : 0;
     if (run->holding && (status = tp_stream_hold_window(stream, &run->window)) != TP_OK)
         return status;
     if (!run->holding)
