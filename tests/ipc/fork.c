@@ -311,3 +311,54 @@ TEST(cpu_fork_while_another_thread_takes_the_device_lock)
     printf("%d forks while the other thread made %d streams\n", forks, atomic_load(&c.rounds));
     return 0;
 }
+
+/* In the child: its own hold with a watchdog, let go by a watchdog thread of the
+ * child's own (the parent's thread did not cross the fork), the release then saying
+ * so. The parent's hold is not the child's to release, and never fires there. */
+static void child_holds_its_own_stream(const char *device)
+{
+    alarm(CHILD_SECONDS);
+    tp_stream *own = NULL;
+    tp_event *after = NULL;
+    tp_hold *hold = NULL;
+    CHILD_CHECK(tp_stream_create(&own, device, 0) == TP_OK);
+    CHILD_CHECK(tp_event_create(&after, device, 0) == TP_OK);
+    CHILD_CHECK(tp_stream_hold(own, CHILD_STARTS_THREADS ? 50 * 1000000LL : INT64_MAX, &hold) == TP_OK);
+    if (CHILD_STARTS_THREADS) {
+        CHILD_CHECK(tp_event_record(after, own) == TP_OK);
+        CHILD_CHECK(tp_event_synchronize(after) == TP_OK);
+        CHILD_CHECK(tp_hold_release(hold) == TP_ERR_NOT_READY);
+    } else {
+        CHILD_CHECK(tp_hold_release(hold) == TP_OK);
+    }
+    _exit(0);
+}
+
+/* Holds do not cross fork() (rule 17): the child starts with no watchdog list and
+ * makes its own; the parent's hold, with its watchdog, is untouched by the child. */
+TEST(cpu_fork_holds_do_not_cross)
+{
+    if (strncmp(env->device, "cpu", 3) != 0) {
+        printf("skipped: a CPU backend's test\n");
+        return TEST_SKIP;
+    }
+    tp_stream *stream = new_stream(env->device);
+    tp_event *after = new_event(env->device, 0);
+    tp_hold *hold = NULL;
+    CHECK_OK(tp_stream_hold(stream, 20LL * 1000000000, &hold)); /* its watchdog thread runs */
+    fflush(NULL);
+    pid_t child = fork();
+    CHECK(child >= 0);
+    if (child == 0)
+        child_holds_its_own_stream(env->device);
+    int status = 0;
+    CHECK(waitpid(child, &status, 0) == child);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    CHECK_OK(tp_event_record(after, stream));
+    CHECK(event_pending_for(after, 50)); /* still held */
+    CHECK_OK(tp_hold_release(hold));
+    CHECK(event_done_within(after, EVENTUALLY_SECONDS));
+    CHECK_OK(tp_event_destroy(after));
+    CHECK_OK(tp_stream_destroy(stream));
+    return 0;
+}
