@@ -36,6 +36,17 @@ static tp_status ocl_wait_mechanism(int device, char *buf, size_t size)
     return TP_OK;
 }
 
+/* Refused with OpenCL's reason rather than the core's ("tpevent's own events"). */
+static tp_status ocl_event_from_native(int device, void *native, tp_event **out)
+{
+    (void)device;
+    (void)native;
+    (void)out;
+    return tp_ocl_host()->fail(TP_ERR_UNSUPPORTED,
+                               "tp_event_from_native: the opencl backend cannot record through a cl_event (an "
+                               "OpenCL event is one command's); only cuda and hip events can be wrapped");
+}
+
 /* One priority: cl_khr_priority_hints is an extension few platforms have. */
 static tp_status ocl_stream_priority_range(int device, int *least, int *greatest)
 {
@@ -88,9 +99,7 @@ static const tp_backend ocl_table = {
     .host_fn_may_block = false,
     .wait_mechanism = ocl_wait_mechanism,
     .event_native = tp_ocl_event_native,
-    /* A cl_event is one command's: it cannot be recorded again, so there is no
-     * runtime event to record through. The core says so. */
-    .event_from_native = NULL,
+    .event_from_native = ocl_event_from_native,
     .stream_priority_range = ocl_stream_priority_range,
     /* No capture (rule 16): cl_khr_command_buffer records only its own commands,
      * not markers, waits or host functions. The core answers TP_ERR_UNSUPPORTED. */

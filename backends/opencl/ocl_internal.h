@@ -65,6 +65,10 @@ typedef struct ocl_device {
     cl_context context;
     char name[256];
     char platform_name[256];
+    /* PoCL makes a marker CL_SUBMITTED as soon as every earlier command of its
+     * queue has completed, CL_QUEUED until then: a stream query needs no wait for
+     * its marker to complete. Elsewhere SUBMITTED says nothing of earlier work. */
+    bool submitted_marker_means_idle;
     ocl_clock clock;
 
     pthread_mutex_t lock; /* the members below */

@@ -190,13 +190,21 @@ static tp_status stream_tail(ocl_stream *stream, const char *call, ocl_record **
 
 tp_status tp_ocl_stream_query(tp_stream *handle, bool *idle)
 {
+    static const char call[] = "tp_stream_query";
+    ocl_stream *stream = (ocl_stream *)handle;
     ocl_record *tail = NULL;
-    tp_status status = stream_tail((ocl_stream *)handle, "tp_stream_query", &tail);
+    tp_status status = stream_tail(stream, call, &tail);
     if (status != TP_OK)
         return status;
-    status = tp_ocl_record_query(tail, "tp_stream_query", idle);
+    cl_int state = CL_QUEUED;
+    cl_int error = clGetEventInfo(tail->marker, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof state, &state, NULL);
     tp_ocl_record_unref(tail);
-    return status;
+    if (error != CL_SUCCESS)
+        return tp_ocl_fail(call, "clGetEventInfo", error);
+    if (state < 0)
+        return tp_ocl_fail(call, "an earlier command of the queue", state);
+    *idle = state == CL_COMPLETE || (state <= CL_SUBMITTED && stream->device->submitted_marker_means_idle);
+    return TP_OK;
 }
 
 static tp_status refuse_self_wait(const char *call)
