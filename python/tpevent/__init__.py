@@ -13,7 +13,7 @@ cuda.core's names too, where they mean the same: python/README.md)::
     >>> start.elapsed_time(end) >= 0.0
     True
 
-``tpevent.cuda``, ``tpevent.hip`` and ``tpevent.cpu`` hold the same classes and
+``tpevent.cuda``, ``tpevent.hip``, ``tpevent.opencl`` and ``tpevent.cpu`` hold the same classes and
 functions with the device type defaulted to theirs (``tpevent.cuda.Event()`` is an
 event of the current CUDA device), for code written against ``torch.cuda``.
 
@@ -58,6 +58,7 @@ from ._tpevent import (
 cpu = _tpevent.cpu
 cuda = _tpevent.cuda
 hip = _tpevent.hip
+opencl = _tpevent.opencl
 
 # From here on host functions still pending are dropped, and CUDA/HIP streams are
 # no longer destroyed: other libraries may use their handles during teardown.
@@ -156,7 +157,7 @@ class graph:
         return False
 
 
-for _namespace in (cpu, cuda, hip):
+for _namespace in (cpu, cuda, hip, opencl):
     _namespace.stream = stream
     _namespace.get_elapsed_time = get_elapsed_time
     _namespace.graph = graph
@@ -186,7 +187,9 @@ __all__ = [
     "get_elapsed_time",
     "graph",
     "hip",
+    "opencl",
     "is_available",
+    "opencl",
     "range",
     "range_pop",
     "range_push",
