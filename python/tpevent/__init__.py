@@ -187,7 +187,6 @@ __all__ = [
     "get_elapsed_time",
     "graph",
     "hip",
-    "opencl",
     "is_available",
     "opencl",
     "range",
