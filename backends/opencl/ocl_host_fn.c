@@ -34,12 +34,23 @@ struct ocl_host_worker {
 
 static tp_free_list task_pool = TP_FREE_LIST_INIT;
 
-/* The stream whose host function this thread is running: set by its worker. */
-static _Thread_local const void *running_stream;
+/*
+ * The stream whose host function this thread is running, set by its worker: a
+ * pthread key rather than _Thread_local, whose dynamic TLS block in a dlopened
+ * module LeakSanitizer's thread walk at exit crashes on ("Tracer caught signal 11").
+ */
+static pthread_key_t running_stream_key;
+static pthread_once_t running_stream_once = PTHREAD_ONCE_INIT;
+
+static void running_stream_key_create(void)
+{
+    (void)pthread_key_create(&running_stream_key, NULL);
+}
 
 const void *tp_ocl_host_fn_running_stream(void)
 {
-    return running_stream;
+    pthread_once(&running_stream_once, running_stream_key_create);
+    return pthread_getspecific(running_stream_key);
 }
 
 static void worker_free(ocl_host_worker *worker)
@@ -65,7 +76,8 @@ static host_task *next_task(ocl_host_worker *worker)
 static void *worker_main(void *arg)
 {
     ocl_host_worker *worker = arg;
-    running_stream = worker->stream;
+    pthread_once(&running_stream_once, running_stream_key_create);
+    (void)pthread_setspecific(running_stream_key, worker->stream);
     host_task *task;
     while ((task = next_task(worker))) {
         /* A failed earlier command fails the wait: fn runs anyway, as the queue's
