@@ -101,11 +101,14 @@ tp_status tp_ocl_stream_create(int index, int priority, tp_stream **out)
     (void)priority; /* one priority: cl_khr_priority_hints is not on every platform */
     ocl_device *device = tp_ocl_device(index);
     cl_command_queue queue = pooled_queue_take(device);
+    bool pooled = queue != NULL;
     if (!queue && !(queue = tp_ocl_queue_create(device, "tp_stream_create")))
         return TP_ERR_BACKEND;
     tp_status status = stream_new(device, device->context, queue, 0, out);
     if (status != TP_OK)
         clReleaseCommandQueue(queue);
+    else if (pooled) /* its handle is still out there: it goes back to the pool */
+        atomic_store(&((ocl_stream *)*out)->given_out, true);
     return status;
 }
 
