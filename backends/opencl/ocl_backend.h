@@ -12,7 +12,10 @@
  * the device (of any context); NULL is refused (OpenCL has no legacy default queue)
  * and so is an out-of-order queue (rule 12). The default stream is a queue like any
  * other: its native handle is that queue, not NULL as on CUDA. One priority (0).
- * tp_stream_query enqueues a marker and answers whether it completed at once.
+ * tp_stream_query enqueues a marker and answers whether it has started: on PoCL a
+ * marker is CL_SUBMITTED once every earlier command of its queue completed, at once
+ * on an idle queue; elsewhere only CL_COMPLETE counts, so an idle queue may read busy
+ * for the few us its marker takes.
  *
  * Records are markers (clEnqueueMarkerWithWaitList), flushed at once. tp_event_native
  * is the latest record's marker (a cl_event, valid until the next record or the
