@@ -31,6 +31,7 @@
 
 typedef struct ocl_stream ocl_stream;
 typedef struct ocl_host_worker ocl_host_worker;
+typedef struct ocl_record ocl_record;
 
 /* A point of the map from the device's profiling clock to CLOCK_MONOTONIC: from
  * device_ns on, host = map_ns + (d - device_ns) * slew_rate for the first
@@ -76,6 +77,10 @@ typedef struct ocl_device {
     ocl_stream *streams;      /* every live stream, for device_synchronize */
     ocl_pooled_queue *pooled; /* rule 19: queues given out, their streams destroyed */
     int pooled_count, pooled_capacity;
+    /* The last work of destroyed streams not known done: device_synchronize waits
+     * for it too (rule 9's work runs on, and is the device's). */
+    ocl_record **retired;
+    int retired_count, retired_capacity;
 } ocl_device;
 
 /* ------------------------------------------------------------ ocl_device.c */
@@ -107,7 +112,7 @@ tp_status tp_ocl_device_clock(int device, tp_clock_info *info);
  * nothing of tpevent's own (OpenCL makes a new cl_event per command: a marker
  * cannot be reused as a CUDA event is).
  */
-typedef struct ocl_record {
+struct ocl_record {
     struct ocl_record *next_free; /* first: tp_free_item's layout */
     atomic_int refs;
     cl_event marker;
@@ -115,7 +120,7 @@ typedef struct ocl_record {
     cl_context context;      /* its queue's: a barrier may wait on it only there */
     const void *stream;      /* identity only, never read: rule 15's self-wait */
     _Atomic int64_t host_ns; /* the converted time once given (INT64_MIN: not yet) */
-} ocl_record;
+};
 
 /* A marker on `queue` after all its work, flushed, in a record of one reference. */
 tp_status tp_ocl_record_enqueue(ocl_device *device, cl_context context, cl_command_queue queue, const void *stream,

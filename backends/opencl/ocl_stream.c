@@ -169,10 +169,51 @@ tp_status tp_ocl_stream_default(int index, tp_stream **out)
     return TP_OK;
 }
 
+/* Forgets the retired records that are done; under the device's lock. */
+static void retired_prune(ocl_device *device)
+{
+    int kept = 0;
+    for (int i = 0; i < device->retired_count; i++) {
+        bool reached = false;
+        if (tp_ocl_record_query(device->retired[i], "tp_stream_destroy", &reached) != TP_OK || reached)
+            tp_ocl_record_unref(device->retired[i]);
+        else
+            device->retired[kept++] = device->retired[i];
+    }
+    device->retired_count = kept;
+}
+
+/* Keeps a marker after a destroyed stream's work for device_synchronize; a stream
+ * whose marker cannot be had (out of memory) is not waited for. */
+static void retire(ocl_stream *stream)
+{
+    ocl_device *device = stream->device;
+    ocl_record *tail = NULL;
+    if (tp_ocl_record_enqueue(device, stream->context, stream->queue, stream, "tp_stream_destroy", &tail) != TP_OK)
+        return;
+    pthread_mutex_lock(&device->lock);
+    retired_prune(device);
+    if (device->retired_count == device->retired_capacity) {
+        int capacity = device->retired_capacity ? device->retired_capacity * 2 : 16;
+        ocl_record **grown = realloc(device->retired, (size_t)capacity * sizeof *grown);
+        if (grown) {
+            device->retired = grown;
+            device->retired_capacity = capacity;
+        }
+    }
+    bool kept = device->retired_count < device->retired_capacity;
+    if (kept)
+        device->retired[device->retired_count++] = tail;
+    pthread_mutex_unlock(&device->lock);
+    if (!kept)
+        tp_ocl_record_unref(tail);
+}
+
 tp_status tp_ocl_stream_destroy(tp_stream *handle)
 {
     ocl_stream *stream = (ocl_stream *)handle;
     stream_unlink(stream->device, stream);
+    retire(stream);
     if (stream->worker)
         tp_ocl_host_worker_close(stream->worker);
     if (!stream->borrowed) {
@@ -280,12 +321,17 @@ tp_status tp_ocl_device_synchronize(int index)
         pthread_mutex_unlock(&device->lock);
         return refuse_self_wait(call);
     }
-    int count = 0;
+    retired_prune(device);
+    int count = device->retired_count;
     for (ocl_stream *stream = device->streams; stream; stream = stream->next)
         count++;
     ocl_record **tails = calloc((size_t)count + 1, sizeof *tails);
     tp_status status = tails ? TP_OK : tp_ocl_host()->fail(TP_ERR_OUT_OF_MEMORY, "%s: out of memory", call);
     int made = 0;
+    for (int i = 0; status == TP_OK && i < device->retired_count; i++) {
+        tp_ocl_record_ref(device->retired[i]);
+        tails[made++] = device->retired[i];
+    }
     for (ocl_stream *stream = device->streams; stream && status == TP_OK; stream = stream->next)
         if ((status = stream_tail(stream, call, &tails[made])) == TP_OK)
             made++;
