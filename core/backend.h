@@ -145,7 +145,7 @@ typedef struct tp_snapshot {
 struct tp_backend {
     uint32_t abi_version; /* TP_BACKEND_ABI_VERSION the module was built with */
     uint32_t size;        /* sizeof(tp_backend) the module was built with */
-    const char *name;     /* "cpu", "cuda", "hip" */
+    const char *name;     /* "cpu", "cuda", "hip", "opencl" */
     tp_device_type type;
 
     /*

@@ -11,12 +11,13 @@
  *   tp_backend_entry_cuda  built in by a static build only (TPEVENT_BUILTIN_CUDA);
  *   tp_backend_entry_hip   otherwise the GPU backends are modules, loaded through
  *                          TP_BACKEND_ENTRY_SYMBOL (backends/gpu/gpu_backend.c)
+ *   tp_backend_entry_opencl  likewise (TPEVENT_BUILTIN_OPENCL, backends/opencl/ocl_backend.c)
  *
- * All three are declared whatever the build, so that a backend's own sources can
+ * All four are declared whatever the build, so that a backend's own sources can
  * include this header for the declaration of the entry they define. What is built
  * in is said by TP_BUILTIN_ENTRY_*: the entry, or NULL for a backend that the core
- * loads as a module. cmake/TpeventStatic.cmake defines TPEVENT_BUILTIN_CUDA and
- * TPEVENT_BUILTIN_HIP for the static core.
+ * loads as a module. cmake/TpeventStatic.cmake defines TPEVENT_BUILTIN_CUDA,
+ * TPEVENT_BUILTIN_HIP and TPEVENT_BUILTIN_OPENCL for the static core.
  */
 #ifndef TPEVENT_CORE_BUILTIN_BACKENDS_H
 #define TPEVENT_CORE_BUILTIN_BACKENDS_H
@@ -30,6 +31,7 @@ extern "C" {
 tp_status tp_backend_entry_cpu(uint32_t core_abi, const tp_backend **out, char *reason, size_t reason_size);
 tp_status tp_backend_entry_cuda(uint32_t core_abi, const tp_backend **out, char *reason, size_t reason_size);
 tp_status tp_backend_entry_hip(uint32_t core_abi, const tp_backend **out, char *reason, size_t reason_size);
+tp_status tp_backend_entry_opencl(uint32_t core_abi, const tp_backend **out, char *reason, size_t reason_size);
 
 #define TP_BUILTIN_ENTRY_CPU tp_backend_entry_cpu
 #ifdef TPEVENT_BUILTIN_CUDA
@@ -41,6 +43,11 @@ tp_status tp_backend_entry_hip(uint32_t core_abi, const tp_backend **out, char *
 #define TP_BUILTIN_ENTRY_HIP tp_backend_entry_hip
 #else
 #define TP_BUILTIN_ENTRY_HIP NULL
+#endif
+#ifdef TPEVENT_BUILTIN_OPENCL
+#define TP_BUILTIN_ENTRY_OPENCL tp_backend_entry_opencl
+#else
+#define TP_BUILTIN_ENTRY_OPENCL NULL
 #endif
 
 #ifdef __cplusplus

@@ -4,7 +4,7 @@
  *
  * Grammar, strict on purpose (a typo must not silently pick another device):
  *     device := type [ ":" index ]
- *     type   := "cpu" | "cuda" | "hip"
+ *     type   := "cpu" | "cuda" | "hip" | "opencl"
  *     index  := "0" | [1-9][0-9]*        (below TP_MAX_DEVICES)
  */
 #include "core/internal.h"
@@ -16,11 +16,13 @@
 #define CPU_NAME "cpu"
 #define CUDA_NAME "cuda"
 #define HIP_NAME "hip"
+#define OPENCL_NAME "opencl"
 
 static const char *const type_names[TP_DEVICE_TYPE_COUNT] = {
     [TP_DEVICE_CPU] = CPU_NAME,
     [TP_DEVICE_CUDA] = CUDA_NAME,
     [TP_DEVICE_HIP] = HIP_NAME,
+    [TP_DEVICE_OPENCL] = OPENCL_NAME,
 };
 
 /*
@@ -33,6 +35,7 @@ _Static_assert(INT_MIN == -2147483647 - 1, "LONGEST_INDEX is INT_MIN's text");
 _Static_assert(sizeof CPU_NAME - 1 + sizeof LONGEST_INDEX <= TP_DEVICE_STRING_MAX &&
                    sizeof CUDA_NAME - 1 + sizeof LONGEST_INDEX <= TP_DEVICE_STRING_MAX &&
                    sizeof HIP_NAME - 1 + sizeof LONGEST_INDEX <= TP_DEVICE_STRING_MAX &&
+                   sizeof OPENCL_NAME - 1 + sizeof LONGEST_INDEX <= TP_DEVICE_STRING_MAX &&
                    sizeof "?" - 1 + sizeof LONGEST_INDEX <= TP_DEVICE_STRING_MAX,
                "TP_DEVICE_STRING_MAX is too small for a device string tp_device_str writes");
 
@@ -72,7 +75,7 @@ tp_status tp_device_format(tp_device device, char *buf, size_t size)
 }
 
 static const char expected_form[] =
-    "expected \"<type>\" or \"<type>:<index>\" with type cpu, cuda or hip and a decimal index";
+    "expected \"<type>\" or \"<type>:<index>\" with type cpu, cuda, hip or opencl and a decimal index";
 
 /* The type at the start of str, and where it ends (at ':' or the end), or NULL.
  * Written out by hand: device strings are parsed on every create, so no strlen,
@@ -96,8 +99,8 @@ static tp_status unknown_type(const char *str)
     size_t type_len = strcspn(str, ":");
     if (type_len == 0)
         return tp_fail(TP_ERR_INVALID_DEVICE, "missing device type in \"%s\": %s", str, expected_form);
-    return tp_fail(TP_ERR_INVALID_DEVICE, "unknown device type '%.*s' in \"%s\" (known: cpu, cuda, hip)", (int)type_len,
-                   str, str);
+    return tp_fail(TP_ERR_INVALID_DEVICE, "unknown device type '%.*s' in \"%s\" (known: cpu, cuda, hip, opencl)",
+                   (int)type_len, str, str);
 }
 
 static tp_status parse_index(const char *whole, const char *digits, int *index)

@@ -40,6 +40,7 @@ static backend_slot slots[TP_DEVICE_TYPE_COUNT] = {
     [TP_DEVICE_CPU] = {.builtin_entry = TP_BUILTIN_ENTRY_CPU},
     [TP_DEVICE_CUDA] = {.builtin_entry = TP_BUILTIN_ENTRY_CUDA},
     [TP_DEVICE_HIP] = {.builtin_entry = TP_BUILTIN_ENTRY_HIP},
+    [TP_DEVICE_OPENCL] = {.builtin_entry = TP_BUILTIN_ENTRY_OPENCL},
 };
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -164,7 +165,8 @@ static tp_status parse_type_only(const char *type, const char *caller, tp_device
     if (status != TP_OK)
         return status;
     if (device.index != TP_DEVICE_INDEX_CURRENT)
-        return tp_fail(TP_ERR_INVALID_DEVICE, "%s wants a backend name (cpu, cuda, hip), not \"%s\"", caller, type);
+        return tp_fail(TP_ERR_INVALID_DEVICE, "%s wants a backend name (cpu, cuda, hip, opencl), not \"%s\"", caller,
+                       type);
     *out = device.type;
     return TP_OK;
 }
@@ -175,7 +177,7 @@ tp_status tp_backend_status(const char *type, const char **reason)
     tp_status status = parse_type_only(type, "tp_backend_status", &device_type);
     if (status != TP_OK) {
         if (reason)
-            *reason = "not a backend name (known: cpu, cuda, hip)";
+            *reason = "not a backend name (known: cpu, cuda, hip, opencl)";
         return status;
     }
     backend_slot *slot = started_slot(device_type);

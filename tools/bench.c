@@ -200,7 +200,7 @@ static void skip_backend(bench_plan *plan, tp_device_type type, const char *what
  * the library's reason. */
 static bool open_default_targets(bench_plan *plan)
 {
-    static const tp_device_type order[] = {TP_DEVICE_CPU, TP_DEVICE_CUDA, TP_DEVICE_HIP};
+    static const tp_device_type order[] = {TP_DEVICE_CPU, TP_DEVICE_CUDA, TP_DEVICE_HIP, TP_DEVICE_OPENCL};
     for (size_t t = 0; t < sizeof order / sizeof order[0]; t++) {
         const char *type = tp_device_type_name(order[t]);
         tp_backend_info info;

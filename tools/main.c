@@ -23,7 +23,7 @@ static const char main_help[] =
     "this machine, and what each event operation costs there.\n"
     "\n"
     "Commands:\n"
-    "  devices   list the backends (cpu, cuda, hip): built, loaded, available or why\n"
+    "  devices   list the backends (cpu, cuda, hip, opencl): built, loaded, available or why\n"
     "            not, their devices, each device's name and measured timer resolution\n"
     "  bench     per-op latency (median, p99) of tpevent's event calls next to the\n"
     "            raw call underneath, measured in the same run\n"

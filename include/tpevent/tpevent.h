@@ -83,7 +83,7 @@ TP_API const char *tp_status_description(tp_status status);
 
 /*
  * The calling thread's message for its most recent failed call: what was wrong and
- * with what, e.g. `unknown device type 'cdua' in "cdua:0" (known: cpu, cuda, hip)`.
+ * with what, e.g. `unknown device type 'cdua' in "cdua:0" (known: cpu, cuda, hip, opencl)`.
  * Successful calls leave it as it was. Never NULL; "" before any failure. The string
  * stays valid until the thread's next failing call.
  */
@@ -95,9 +95,10 @@ typedef enum tp_device_type {
     TP_DEVICE_CPU = 0,
     TP_DEVICE_CUDA = 1,
     TP_DEVICE_HIP = 2,
+    TP_DEVICE_OPENCL = 3,
 } tp_device_type;
 
-#define TP_DEVICE_TYPE_COUNT 3
+#define TP_DEVICE_TYPE_COUNT 4
 
 /* Device indices are below this, on every backend. */
 #define TP_MAX_DEVICES 64
@@ -110,11 +111,11 @@ typedef struct tp_device {
     int index; /* 0.., or TP_DEVICE_INDEX_CURRENT after parsing a string without one */
 } tp_device;
 
-/* "cpu", "cuda", "hip"; NULL for a value outside the enum. */
+/* "cpu", "cuda", "hip", "opencl"; NULL for a value outside the enum. */
 TP_API const char *tp_device_type_name(tp_device_type type);
 
 /*
- * Strict parse of "<type>" or "<type>:<index>", type one of cpu, cuda, hip, index a
+ * Strict parse of "<type>" or "<type>:<index>", type one of cpu, cuda, hip, opencl, index a
  * plain decimal below TP_MAX_DEVICES. Anything else (empty, unknown type, missing or
  * signed or non-decimal index, spaces, trailing characters, overflow) is
  * TP_ERR_INVALID_DEVICE. Parsing never loads a backend and never checks that the
@@ -134,7 +135,7 @@ TP_API tp_status tp_device_parse(const char *str, tp_device *out);
 TP_API tp_status tp_device_format(tp_device device, char *buf, size_t size);
 
 /*
- * Number of devices of a backend ("cpu", "cuda", "hip"). An unavailable backend has
+ * Number of devices of a backend ("cpu", "cuda", "hip", "opencl"). An unavailable backend has
  * 0 devices and answers TP_OK: asking how many is not an error.
  */
 TP_API tp_status tp_device_count(const char *type, int *count);
@@ -162,7 +163,7 @@ typedef struct tp_backend_info {
     int device_count;        /* 0 when not usable */
 } tp_backend_info;
 
-/* Fills info for "cpu", "cuda" or "hip", loading the backend if needed. The strings
+/* Fills info for "cpu", "cuda", "hip" or "opencl", loading the backend if needed. The strings
  * live as long as the process. */
 TP_API tp_status tp_backend_get_info(const char *type, tp_backend_info *info);
 

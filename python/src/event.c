@@ -534,6 +534,7 @@ PyTypeObject tppy_namespace_event_types[TP_DEVICE_TYPE_COUNT] = {
     [TP_DEVICE_CPU] = NAMESPACE_EVENT_TYPE("cpu"),
     [TP_DEVICE_CUDA] = NAMESPACE_EVENT_TYPE("cuda"),
     [TP_DEVICE_HIP] = NAMESPACE_EVENT_TYPE("hip"),
+    [TP_DEVICE_OPENCL] = NAMESPACE_EVENT_TYPE("opencl"),
 };
 /* clang-format on */
 

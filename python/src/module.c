@@ -220,7 +220,7 @@ PyDoc_STRVAR(device_count_doc,
              "device_count(type=None)\n"
              "--\n"
              "\n"
-             "Return the number of devices of a backend ('cpu', 'cuda' or 'hip'); 0 if\n"
+             "Return the number of devices of a backend ('cpu', 'cuda', 'hip' or 'opencl'); 0 if\n"
              "the backend is unavailable. If not given, the type is the current\n"
              "device's (in tpevent.cuda and tpevent.hip: that namespace's). The CPU\n"
              "backend offers TPEVENT_CPU_DEVICES virtual devices (default 1).\n"
@@ -252,7 +252,7 @@ PyDoc_STRVAR(is_available_doc,
              "is_available(type=None)\n"
              "--\n"
              "\n"
-             "Return True if a backend ('cpu', 'cuda' or 'hip') can be used here. If not\n"
+             "Return True if a backend ('cpu', 'cuda', 'hip' or 'opencl') can be used here. If not\n"
              "given, the type is the current device's (in tpevent.cuda and tpevent.hip:\n"
              "that namespace's). backends() tells why one cannot.\n"
              "\n"
@@ -282,7 +282,7 @@ static PyObject *module_is_available(PyObject *module, PyObject *const *args, Py
 /* ------------------------------------------------------------ backends */
 
 static PyStructSequence_Field backend_info_fields[] = {
-    {"name", "the device type: 'cpu', 'cuda' or 'hip'"},
+    {"name", "the device type: 'cpu', 'cuda', 'hip' or 'opencl'"},
     {"available", "True if the backend can be used"},
     {"reason", "why it cannot be used, or None"},
     {"device_count", "its number of devices (0 when unavailable)"},
@@ -338,7 +338,7 @@ PyDoc_STRVAR(backends_doc,
              "backends()\n"
              "--\n"
              "\n"
-             "Return a list with one tpevent.BackendInfo per backend (cpu, cuda, hip):\n"
+             "Return a list with one tpevent.BackendInfo per backend (cpu, cuda, hip, opencl):\n"
              "its name, whether it is available, why not (reason), its device count,\n"
              "whether it is built in, and the module file tried. Loads each backend's\n"
              "module if not loaded yet.\n"
@@ -346,7 +346,7 @@ PyDoc_STRVAR(backends_doc,
              "Example:\n"
              "\n"
              ">>> [b.name for b in tpevent.backends()]\n"
-             "['cpu', 'cuda', 'hip']\n"
+             "['cpu', 'cuda', 'hip', 'opencl']\n"
              ">>> tpevent.backends()[0].available\n"
              "True\n");
 
@@ -442,6 +442,8 @@ static struct PyModuleDef namespace_defs[TP_DEVICE_TYPE_COUNT] = {
                         .m_size = sizeof(module_state), .m_methods = namespace_functions},
     [TP_DEVICE_HIP] = {PyModuleDef_HEAD_INIT, .m_name = "tpevent.hip", .m_doc = NAMESPACE_DOC("hip"),
                        .m_size = sizeof(module_state), .m_methods = namespace_functions},
+    [TP_DEVICE_OPENCL] = {PyModuleDef_HEAD_INIT, .m_name = "tpevent.opencl", .m_doc = NAMESPACE_DOC("opencl"),
+                          .m_size = sizeof(module_state), .m_methods = namespace_functions},
 };
 /* clang-format on */
 

@@ -373,6 +373,7 @@ PyTypeObject tppy_namespace_stream_types[TP_DEVICE_TYPE_COUNT] = {
     [TP_DEVICE_CPU] = NAMESPACE_STREAM_TYPE("cpu"),
     [TP_DEVICE_CUDA] = NAMESPACE_STREAM_TYPE("cuda"),
     [TP_DEVICE_HIP] = NAMESPACE_STREAM_TYPE("hip"),
+    [TP_DEVICE_OPENCL] = NAMESPACE_STREAM_TYPE("opencl"),
 };
 /* clang-format on */
 

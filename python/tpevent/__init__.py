@@ -13,7 +13,7 @@ cuda.core's names too, where they mean the same: python/README.md)::
     >>> start.elapsed_time(end) >= 0.0
     True
 
-``tpevent.cuda``, ``tpevent.hip`` and ``tpevent.cpu`` hold the same classes and
+``tpevent.cuda``, ``tpevent.hip``, ``tpevent.opencl`` and ``tpevent.cpu`` hold the same classes and
 functions with the device type defaulted to theirs (``tpevent.cuda.Event()`` is an
 event of the current CUDA device), for code written against ``torch.cuda``.
 
@@ -60,6 +60,7 @@ from ._measure import Measurement, do_bench, measure
 cpu = _tpevent.cpu
 cuda = _tpevent.cuda
 hip = _tpevent.hip
+opencl = _tpevent.opencl
 
 # From here on host functions still pending are dropped, and CUDA/HIP streams are
 # no longer destroyed: other libraries may use their handles during teardown.
@@ -158,7 +159,7 @@ class graph:
         return False
 
 
-for _namespace in (cpu, cuda, hip):
+for _namespace in (cpu, cuda, hip, opencl):
     _namespace.stream = stream
     _namespace.get_elapsed_time = get_elapsed_time
     _namespace.graph = graph
@@ -192,6 +193,7 @@ __all__ = [
     "hip",
     "is_available",
     "measure",
+    "opencl",
     "range",
     "range_pop",
     "range_push",

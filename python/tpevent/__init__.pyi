@@ -32,6 +32,7 @@ from ._tpevent import (
 cpu: _Namespace
 cuda: _Namespace
 hip: _Namespace
+opencl: _Namespace
 
 
 def stream(stream: Optional[_StreamLike]) -> ContextManager[Optional[Stream]]: ...

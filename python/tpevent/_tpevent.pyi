@@ -192,3 +192,4 @@ class _Namespace(ModuleType):
 cpu: _Namespace
 cuda: _Namespace
 hip: _Namespace
+opencl: _Namespace

@@ -75,14 +75,65 @@ static bool find_cuda_driver(native_stream_runtime *out)
     return true;
 }
 
+/* ------------------------------------------------------------ OpenCL's loader */
+
+typedef int (*cl_enqueue_marker_fn)(void *queue, unsigned count, const void *wait_list, void **event);
+typedef int (*cl_events_fn)(unsigned count, void *const *events);
+typedef int (*cl_event_fn)(void *event);
+
+static struct {
+    cl_enqueue_marker_fn enqueue_marker;
+    cl_events_fn wait_for_events;
+    cl_event_fn release_event;
+} cl;
+
+static int cl_record_and_wait(void *queue)
+{
+    void *marker = NULL;
+    int e = cl.enqueue_marker(queue, 0, NULL, &marker);
+    if (e == 0) {
+        e = cl.wait_for_events(1, &marker);
+        (void)cl.release_event(marker);
+    }
+    return e;
+}
+
+static int cl_live_queues(int device)
+{
+    (void)device;
+    return -1; /* OpenCL does not say */
+}
+
+/* The ICD loader the OpenCL module loaded (RTLD_NOLOAD: the same copy). */
+static bool find_opencl_loader(native_stream_runtime *out)
+{
+    void *loader = dlopen("libOpenCL.so.1", RTLD_NOW | RTLD_NOLOAD);
+    if (!loader) {
+        printf("skipped: libOpenCL.so.1 is not loaded: %s\n", dlerror());
+        return false;
+    }
+    cl.enqueue_marker = (cl_enqueue_marker_fn)dlsym(loader, "clEnqueueMarkerWithWaitList");
+    cl.wait_for_events = (cl_events_fn)dlsym(loader, "clWaitForEvents");
+    cl.release_event = (cl_event_fn)dlsym(loader, "clReleaseEvent");
+    if (!cl.enqueue_marker || !cl.wait_for_events || !cl.release_event) {
+        printf("skipped: the OpenCL loader lacks the calls this test needs\n");
+        return false;
+    }
+    *out = (native_stream_runtime){"OpenCL ICD loader", {cl_record_and_wait, cl_live_queues}};
+    return true;
+}
+
 /* ------------------------------------------------------------------- entry */
 
 bool native_stream_find(const char *device, native_stream_runtime *out)
 {
+    if (strncmp(device, "opencl", 6) == 0)
+        return find_opencl_loader(out);
     if (strncmp(device, "cuda", 4) != 0) {
         printf(
-            "skipped: %s: rule 19 is about the native streams of CUDA (the fake GPU's too) in this test; the CPU's "
-            "native handle is the tp stream itself, and HIP's is not looked at here\n",
+            "skipped: %s: rule 19 is about the native streams of CUDA (the fake GPU's too) and OpenCL in this test; "
+            "the "
+            "CPU's native handle is the tp stream itself, and HIP's is not looked at here\n",
             device);
         return false;
     }

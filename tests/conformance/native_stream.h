@@ -5,7 +5,7 @@
  * native streams the runtime has not destroyed.
  *
  * The calls come from the runtime behind the device: the fake GPU's own, exported
- * by its module (tests/gpu_fake/runtime_fake_event.c), or CUDA's driver API
+ * by its module (tests/gpu_fake/runtime_fake_event.c), OpenCL's ICD loader, or CUDA's driver API
  * (libcuda.so.1), which cannot count its streams.
  */
 #ifndef TPEVENT_TESTS_CONFORMANCE_NATIVE_STREAM_H

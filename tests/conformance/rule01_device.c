@@ -97,6 +97,7 @@ TEST(rule01_peer_stream_waits_on_event)
 TEST(rule01_peer_stream_waits_on_interprocess_event)
 {
     REQUIRE_PEER(env);
+    REQUIRE_IPC(env->device);
     return peer_stream_waits(env, TP_EVENT_INTERPROCESS);
 }
 

@@ -48,7 +48,10 @@ TEST(rule02_flags_reported_for_every_valid_combination)
         TP_EVENT_BLOCKING,     TP_EVENT_TIMING | TP_EVENT_BLOCKING,
         TP_EVENT_INTERPROCESS, TP_EVENT_INTERPROCESS | TP_EVENT_BLOCKING,
     };
+    bool ipc = ipc_supported(env->device, false); /* rule 8's own tests say it when not */
     for (size_t i = 0; i < sizeof combos / sizeof combos[0]; i++) {
+        if ((combos[i] & TP_EVENT_INTERPROCESS) && !ipc)
+            continue;
         tp_event *event = new_event(env->device, combos[i]);
         unsigned flags = 0xdeadu;
         CHECK_OK(tp_event_flags(event, &flags));

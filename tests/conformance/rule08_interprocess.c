@@ -20,6 +20,7 @@ TEST(rule08_interprocess_with_timing_refused)
 
 TEST(rule08_interprocess_event_works_in_process)
 {
+    REQUIRE_IPC(env->device);
     gate g;
     gate_init(&g);
     tp_stream *stream = new_stream(env->device);

@@ -319,3 +319,17 @@ const char *other_backend(const char *device)
     printf("skipped: needs a second backend, and no GPU backend is usable here (cuda, hip)\n");
     return NULL;
 }
+
+bool ipc_supported(const char *device, bool say_why)
+{
+    tp_event *event = NULL;
+    tp_status status = tp_event_create(&event, device, TP_EVENT_INTERPROCESS);
+    if (status == TP_ERR_UNSUPPORTED) {
+        if (say_why)
+            printf("skipped: %s\n", tp_last_error());
+        return false;
+    }
+    CHECK_OK(status);
+    CHECK_OK(tp_event_destroy(event));
+    return true;
+}

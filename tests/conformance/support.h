@@ -114,6 +114,16 @@ double thread_cpu_seconds(void);
  * usable here. NULL after printing why none is (the test then skips). */
 const char *other_backend(const char *device);
 
+/* Whether `device` has interprocess events (rule 8): OpenCL has none, and refuses
+ * TP_EVENT_INTERPROCESS with TP_ERR_UNSUPPORTED and the reason, which `say_why`
+ * prints as "skipped: <reason>". */
+bool ipc_supported(const char *device, bool say_why);
+
+/* Skips the test, saying why, on a device without interprocess events. */
+#define REQUIRE_IPC(device)             \
+    if (!ipc_supported((device), true)) \
+    return TEST_SKIP
+
 #define REQUIRE_OTHER_BACKEND(env, name)             \
     const char *name = other_backend((env)->device); \
     if (!name)                                       \

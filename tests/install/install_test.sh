@@ -107,16 +107,20 @@ how() {
 }
 cuda_how=$(how "$HAVE_CUDA")
 hip_how=$(how "$HAVE_HIP")
+# A static build links the GPU backends in, not OpenCL's (cmake/TpeventStatic.cmake).
+opencl_how=$( [ "$static" = 1 ] && echo absent || how "$HAVE_OPENCL" )
 backend_how() {
   case $1 in
     cuda) echo "$cuda_how" ;;
     hip) echo "$hip_how" ;;
+    opencl) echo "$opencl_how" ;;
   esac
 }
 expected_backends=cpu
 [ "$HAVE_CUDA" = 1 ] && expected_backends="$expected_backends;cuda"
 [ "$HAVE_HIP" = 1 ] && expected_backends="$expected_backends;hip"
-note "expected backends: $expected_backends (cuda: $cuda_how, hip: $hip_how)"
+[ "$opencl_how" != absent ] && expected_backends="$expected_backends;opencl"
+note "expected backends: $expected_backends (cuda: $cuda_how, hip: $hip_how, opencl: $opencl_how)"
 
 # ----------------------------------------------------------------- the files
 
@@ -129,7 +133,7 @@ step "installed files"
 if [ "$static" = 1 ]; then
   [ -f "$libdir/libtpevent.a" ] || fail "static build: no libtpevent.a"
   [ ! -e "$libdir/libtpevent.so" ] || fail "static build: libtpevent.so installed too"
-  for backend in cuda hip; do
+  for backend in cuda hip opencl; do
     [ ! -e "$libdir/libtpevent-$backend.so" ] || fail "static build: module libtpevent-$backend.so installed"
   done
 else
@@ -144,7 +148,7 @@ else
   else
     note "readelf not found: SONAME not checked"
   fi
-  for backend in cuda hip; do
+  for backend in cuda hip opencl; do
     if [ "$(backend_how $backend)" = module ]; then
       [ -f "$libdir/libtpevent-$backend.so" ] || fail "module libtpevent-$backend.so not installed next to libtpevent.so"
       note "module libtpevent-$backend.so installed"
@@ -249,7 +253,7 @@ else
   # Exit 1 is a backend error (a device that fails its timer check), not a missing
   # module; the rows below are what this test is about.
   [ "$status" -le 1 ] || fail "tpevent devices exited with $status"
-  for backend in cuda hip; do
+  for backend in cuda hip opencl; do
     row=$(grep -E "^$backend " <<<"$output" | head -n 1) || true
     [ -n "$row" ] || fail "tpevent devices has no $backend row"
     if [ "$(backend_how $backend)" = absent ]; then
@@ -343,7 +347,7 @@ for info in tpevent.backends():
   if [ "$static" != 1 ]; then
     [ -n "$loaded" ] && [ "$(realpath "$loaded")" = "$(realpath "$python_libdir/libtpevent.so.$VERSION")" ] ||
       fail "the python component's package loaded '$loaded', not $python_libdir/libtpevent.so.$VERSION"
-    for backend in cuda hip; do
+    for backend in cuda hip opencl; do
       [ "$(backend_how $backend)" = module ] || continue
       grep -qx "module folder: $backend $python_libdir" <<<"$output" ||
         fail "the python component's core does not find the $backend module in $python_libdir"

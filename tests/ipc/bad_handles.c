@@ -237,7 +237,11 @@ static bool backend_exports(tp_device_type type)
 {
     char device[16];
     snprintf(device, sizeof device, "%s:0", tp_device_type_name(type));
-    tp_event *event = new_event(device, TP_EVENT_INTERPROCESS);
+    tp_event *event = NULL;
+    tp_status made = tp_event_create(&event, device, TP_EVENT_INTERPROCESS);
+    if (made == TP_ERR_UNSUPPORTED) /* no interprocess events at all (OpenCL) */
+        return false;
+    CHECK_OK(made);
     tp_ipc_handle handle;
     tp_status status = tp_event_ipc_handle(event, &handle);
     CHECK_OK(tp_event_destroy(event));

@@ -56,6 +56,11 @@ void create_event(runner *r, int device, unsigned flags)
 {
     tp_event *event = NULL;
     int e;
+    if ((flags & TP_EVENT_INTERPROCESS) && !(flags & TP_EVENT_TIMING) && r->no_ipc[device]) {
+        trace(r, "event_create(%s, flags 0x%x) -> TP_ERR_UNSUPPORTED", device_name_of(r, device), flags);
+        EXPECT_STATUS(r, tp_event_create(&event, device_name_of(r, device), flags), TP_ERR_UNSUPPORTED);
+        return;
+    }
     tp_status want = model_create_event(r->m, device, flags, &e);
     trace(r, "e%d = event_create(%s, flags 0x%x) -> %s", e, device_name_of(r, device), flags, tp_status_name(want));
     EXPECT_STATUS(r, tp_event_create(&event, device_name_of(r, device), flags), want);

@@ -46,6 +46,7 @@ struct runner {
     const char *devices[2]; /* the device under test and its peer (NULL: none) */
     tp_device_type types[2];
     int64_t error_ns[2]; /* tp_device_clock's, for the order on the host clock */
+    bool no_ipc[2];      /* TP_EVENT_INTERPROCESS is TP_ERR_UNSUPPORTED there (OpenCL, rule 8) */
     bool independent_host_threads;
     bool verbose;
     uint64_t base_seed;

@@ -224,6 +224,11 @@ int main(int argc, char **argv)
             return 1;
         }
         r.error_ns[d] = clock.error_ns;
+        tp_event *probe = NULL;
+        r.no_ipc[d] = r.devices[d] &&
+                      tp_event_create(&probe, r.devices[d], TP_EVENT_INTERPROCESS) == TP_ERR_UNSUPPORTED;
+        if (probe)
+            tp_event_destroy(probe);
     }
     r.independent_host_threads = parsed.type == TP_DEVICE_CPU && (!r.devices[1] || r.types[1] == TP_DEVICE_CPU);
     r.m = &m;

@@ -139,7 +139,8 @@ if command -v readelf >/dev/null 2>&1; then
   [ "$runpath" = '$ORIGIN/lib' ] || fail "the extension's run path is '$runpath', not \$ORIGIN/lib"
   # No runtime dependency to bundle: the C library and the loader only (libpthread,
   # libdl and libm on a glibc older than 2.34). The CUDA module links its runtime
-  # statically and finds the driver at run time; HIP's module needs ROCm's runtime.
+  # statically and finds the driver at run time; HIP's module needs ROCm's runtime, and
+  # OpenCL's the ICD loader (libOpenCL.so.1), which comes with every OpenCL driver.
   for library in "$package"/lib/*.so*; do
     needed=$(readelf -d "$library" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ')
     note "$(basename "$library") needs: $needed"
@@ -147,6 +148,7 @@ if command -v readelf >/dev/null 2>&1; then
       case $dependency in
         libc.so.* | ld-linux*.so.* | libpthread.so.* | libdl.so.* | libm.so.* | librt.so.*) ;;
         libamdhip64.so.*) [[ $library == */libtpevent-hip.so ]] || fail "$library needs $dependency" ;;
+        libOpenCL.so.*) [[ $library == */libtpevent-opencl.so ]] || fail "$library needs $dependency" ;;
         *) fail "$(basename "$library") needs $dependency, which the package does not bundle" ;;
       esac
     done

@@ -27,7 +27,7 @@ def table_rows(tool):
     check(result.returncode == 0, f"devices exited with {result.returncode}")
     rows = {}
     for line in result.stdout.splitlines():
-        match = re.fullmatch(r"(cpu|cuda|hip) +(yes|no) +(yes|no) +([0-9]+) +(available \((.*)\)|"
+        match = re.fullmatch(r"(cpu|cuda|hip|opencl) +(yes|no) +(yes|no) +([0-9]+) +(available \((.*)\)|"
                              r"unavailable: (.*))", line)
         if match:
             rows[match.group(1)] = (match.group(5).startswith("available"),
@@ -103,9 +103,10 @@ def check_device(index, device, backends):
     check(device["error"] is None, f"{where}: error {device['error']!r}")
     check(isinstance(device["cross_backend_wait"], str) and device["cross_backend_wait"],
           f"{where}: cross_backend_wait {device['cross_backend_wait']!r}")
-    # tp_stream_hold_window (rule 17): unbounded (null) on the CPU, a positive count on a GPU.
+    # tp_stream_hold_window (rule 17): unbounded (null) on the CPU and OpenCL (PoCL's
+    # queues have no bound), a positive count on a GPU.
     window = device["hold_window"]
-    check(window is None if device["backend"] == "cpu" else isinstance(window, int) and window > 0,
+    check(window is None if device["backend"] in ("cpu", "opencl") else isinstance(window, int) and window > 0,
           f"{where}: hold_window {window!r}")
     # tp_device_clock (rule 13): a positive step and a bound of at least 0 (the CPU's is 0).
     resolution, error = device["clock_resolution_ns"], device["clock_error_ns"]
@@ -131,8 +132,8 @@ def main():
         tool_json.check_version(report, args.tool)
         tool_json.check_host(report["host"])
         backends = {}
-        if check(isinstance(report["backends"], list) and len(report["backends"]) == 3,
-                 f"backends {report['backends']!r:.200} is not a list of 3"):
+        if check(isinstance(report["backends"], list) and len(report["backends"]) == len(tool_json.BACKENDS),
+                 f"backends {report['backends']!r:.200} is not a list of {len(tool_json.BACKENDS)}"):
             for index, entry in enumerate(report["backends"]):
                 backend = check_backend(index, entry, table)
                 if backend is not None:

@@ -5,9 +5,9 @@ import json
 import re
 import subprocess
 
-BACKENDS = ["cpu", "cuda", "hip"]
+BACKENDS = ["cpu", "cuda", "hip", "opencl"]
 HOST_FIELDS = {"system", "release", "machine", "libc", "cpu", "clock_resolution_ns"}
-DEVICE_STRING = re.compile(r"(cpu|cuda|hip):(0|[1-9][0-9]*)")
+DEVICE_STRING = re.compile(r"(cpu|cuda|hip|opencl):(0|[1-9][0-9]*)")
 
 failures = []
 

@@ -1,0 +1,54 @@
+/*
+ * The OpenCL backend: device "opencl", the module libtpevent-opencl.so, on the ICD
+ * loader. What it promises, beyond the rules of DESIGN.md:
+ *
+ * Devices. Every device of every platform the ICD loader lists, numbered across the
+ * platforms in the loader's order, each platform's devices in its order;
+ * tp_device_name is "<device> (<platform>)". A machine without a platform makes the
+ * backend unavailable with the reason (no ICD file, or OCL_ICD_FILENAMES).
+ *
+ * Streams are in-order command queues with CL_QUEUE_PROFILING_ENABLE, one context
+ * per device. tp_stream_from_native wraps a caller's in-order cl_command_queue of
+ * the device (of any context); NULL is refused (OpenCL has no legacy default queue)
+ * and so is an out-of-order queue (rule 12). The default stream is a queue like any
+ * other: its native handle is that queue, not NULL as on CUDA. One priority (0).
+ * tp_stream_query enqueues a marker and answers whether it has started: on PoCL a
+ * marker is CL_SUBMITTED once every earlier command of its queue completed, at once
+ * on an idle queue; elsewhere only CL_COMPLETE counts, so an idle queue may read busy
+ * for the few us its marker takes.
+ *
+ * Records are markers (clEnqueueMarkerWithWaitList), flushed at once. tp_event_native
+ * is the latest record's marker (a cl_event, valid until the next record or the
+ * destroy). tp_event_from_native is unsupported: a cl_event is one command's and
+ * cannot be recorded again.
+ *
+ * Synchronize spins TP_SPIN_NS, then sleeps in clWaitForEvents with
+ * TP_EVENT_BLOCKING and yields the CPU between polls without it.
+ *
+ * Waits. Within one context a barrier on the marker; across contexts, and from a
+ * record of another backend, a barrier on a user event that the record's
+ * completion sets (rule 14: no thread is held). tp_stream_hold is the same user
+ * event barrier (rule 17); PoCL's queues have no bound, so the window is INT64_MAX.
+ *
+ * Timestamps (rule 13) are CL_PROFILING_COMMAND_END mapped to CLOCK_MONOTONIC
+ * through bracketed, drift-corrected anchors (ocl_clock.c); error_ns is the widest
+ * anchor bracket's half plus its residual, plus 2 us.
+ *
+ * Host functions (rule 15) run on a worker thread of their stream's own; one may
+ * call tpevent and OpenCL but must not wait for its own stream, its device or an
+ * event recorded on its stream after itself (TP_ERR_INVALID_ARGUMENT).
+ *
+ * Not offered: interprocess events (rule 8; TP_EVENT_INTERPROCESS is
+ * TP_ERR_UNSUPPORTED with the reason) and capture (rule 16: cl_khr_command_buffer
+ * records only its own commands, not markers, waits or host functions).
+ */
+#ifndef TPEVENT_BACKENDS_OPENCL_OCL_BACKEND_H
+#define TPEVENT_BACKENDS_OPENCL_OCL_BACKEND_H
+
+#include "core/builtin_backends.h"
+
+/* The module's exported entry (ocl_module_entry.c); forwards to tp_backend_entry_opencl. */
+TP_BACKEND_EXPORT tp_status tpevent_backend_entry(uint32_t core_abi, const tp_backend **out, char *reason,
+                                                  size_t reason_size);
+
+#endif /* TPEVENT_BACKENDS_OPENCL_OCL_BACKEND_H */

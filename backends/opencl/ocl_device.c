@@ -1,0 +1,167 @@
+/*
+ * Module state: the core's services and the devices. OpenCL devices are numbered
+ * across the ICD loader's platforms in its order, each platform's devices in its
+ * order (DESIGN, "Devices"); each gets one context, made at init, that every queue
+ * and user event of the device lives in.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "backends/opencl/ocl_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct ocl_module {
+    const tp_host *host;
+    const tp_backend *table;
+    ocl_device *devices;
+    int device_count;
+} ocl_module;
+
+/* One per process: the module is loaded once, and its table takes no handle. */
+static ocl_module module;
+
+const tp_host *tp_ocl_host(void)
+{
+    return module.host;
+}
+
+const tp_backend *tp_ocl_table(void)
+{
+    return module.table;
+}
+
+int tp_ocl_device_count(void)
+{
+    return module.device_count;
+}
+
+ocl_device *tp_ocl_device(int index)
+{
+    return &module.devices[index];
+}
+
+const char *tp_ocl_error_name(cl_int error)
+{
+    switch (error) {
+#define NAME(code) \
+    case code:     \
+        return #code
+        NAME(CL_DEVICE_NOT_FOUND);
+        NAME(CL_DEVICE_NOT_AVAILABLE);
+        NAME(CL_OUT_OF_RESOURCES);
+        NAME(CL_OUT_OF_HOST_MEMORY);
+        NAME(CL_PROFILING_INFO_NOT_AVAILABLE);
+        NAME(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+        NAME(CL_INVALID_VALUE);
+        NAME(CL_INVALID_PLATFORM);
+        NAME(CL_INVALID_DEVICE);
+        NAME(CL_INVALID_CONTEXT);
+        NAME(CL_INVALID_QUEUE_PROPERTIES);
+        NAME(CL_INVALID_COMMAND_QUEUE);
+        NAME(CL_INVALID_EVENT_WAIT_LIST);
+        NAME(CL_INVALID_EVENT);
+        NAME(CL_INVALID_OPERATION);
+#undef NAME
+    case -1001: /* CL_PLATFORM_NOT_FOUND_KHR, from the ICD loader */
+        return "CL_PLATFORM_NOT_FOUND_KHR";
+    default:
+        return "an unknown OpenCL error";
+    }
+}
+
+tp_status tp_ocl_fail(const char *call, const char *runtime_call, cl_int error)
+{
+    return module.host->fail(TP_ERR_BACKEND, "%s: %s: %s (%d)", call, runtime_call, tp_ocl_error_name(error),
+                             (int)error);
+}
+
+cl_command_queue tp_ocl_queue_create(ocl_device *device, const char *call)
+{
+    cl_int error = CL_SUCCESS;
+    cl_command_queue queue = clCreateCommandQueue(device->context, device->id, CL_QUEUE_PROFILING_ENABLE, &error);
+    if (error != CL_SUCCESS) {
+        tp_ocl_fail(call, "clCreateCommandQueue", error);
+        return NULL;
+    }
+    return queue;
+}
+
+static void clock_init(ocl_clock *clock)
+{
+    pthread_mutex_init(&clock->lock, NULL);
+    clock->queue = NULL;
+    clock->first = clock->count = 0;
+    clock->widest_half_width_ns = 0;
+}
+
+/* The platform's devices appended to `module`, each with its context. */
+static cl_int add_platform_devices(cl_platform_id platform, char *reason, size_t reason_size)
+{
+    cl_uint count = 0;
+    cl_int error = clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 0, NULL, &count);
+    if (error == CL_DEVICE_NOT_FOUND || count == 0)
+        return CL_SUCCESS;
+    if (error != CL_SUCCESS)
+        return error;
+    cl_device_id *ids = calloc(count, sizeof *ids);
+    ocl_device *grown = realloc(module.devices, (size_t)(module.device_count + (int)count) * sizeof *grown);
+    if (!ids || !grown) {
+        free(ids);
+        if (grown)
+            module.devices = grown;
+        snprintf(reason, reason_size, "opencl: out of memory listing devices");
+        return CL_OUT_OF_HOST_MEMORY;
+    }
+    module.devices = grown;
+    error = clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, count, ids, NULL);
+    for (cl_uint i = 0; error == CL_SUCCESS && i < count && module.device_count < TP_MAX_DEVICES; i++) {
+        ocl_device *device = &module.devices[module.device_count];
+        *device = (ocl_device){.index = module.device_count, .platform = platform, .id = ids[i]};
+        clGetPlatformInfo(platform, CL_PLATFORM_NAME, sizeof device->platform_name, device->platform_name, NULL);
+        clGetDeviceInfo(ids[i], CL_DEVICE_NAME, sizeof device->name, device->name, NULL);
+        device->submitted_marker_means_idle = strcmp(device->platform_name, "Portable Computing Language") == 0;
+        cl_context_properties properties[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)platform, 0};
+        device->context = clCreateContext(properties, 1, &ids[i], NULL, NULL, &error);
+        if (error != CL_SUCCESS) {
+            snprintf(reason, reason_size, "opencl: clCreateContext for %s (%s): %s", device->name,
+                     device->platform_name, tp_ocl_error_name(error));
+            break;
+        }
+        clock_init(&device->clock);
+        pthread_mutex_init(&device->lock, NULL);
+        module.device_count++;
+    }
+    free(ids);
+    return error;
+}
+
+tp_status tp_ocl_module_init(const tp_host *host, const tp_backend *table, char *reason, size_t reason_size)
+{
+    module.host = host;
+    module.table = table;
+    cl_uint count = 0;
+    cl_int error = clGetPlatformIDs(0, NULL, &count);
+    if (error != CL_SUCCESS || count == 0) {
+        snprintf(reason, reason_size,
+                 "opencl: no OpenCL platform (clGetPlatformIDs: %s; the ICD loader found no driver in "
+                 "/etc/OpenCL/vendors or OCL_ICD_FILENAMES; on Debian, pocl-opencl-icd is one)",
+                 error != CL_SUCCESS ? tp_ocl_error_name(error) : "0 platforms");
+        return TP_ERR_BACKEND_UNAVAILABLE;
+    }
+    cl_platform_id *platforms = calloc(count, sizeof *platforms);
+    if (!platforms) {
+        snprintf(reason, reason_size, "opencl: out of memory listing platforms");
+        return TP_ERR_BACKEND_UNAVAILABLE;
+    }
+    error = clGetPlatformIDs(count, platforms, NULL);
+    for (cl_uint i = 0; error == CL_SUCCESS && i < count; i++)
+        error = add_platform_devices(platforms[i], reason, reason_size);
+    free(platforms);
+    if (error != CL_SUCCESS) {
+        if (reason[0] == '\0')
+            snprintf(reason, reason_size, "opencl: listing devices: %s", tp_ocl_error_name(error));
+        return TP_ERR_BACKEND_UNAVAILABLE;
+    }
+    return TP_OK;
+}

@@ -1,0 +1,213 @@
+/*
+ * The OpenCL backend's objects and the functions its files share. What it promises
+ * is in ocl_backend.h. Layers, each calling only those above it in this list:
+ *
+ *   ocl_device.c    module state: the core's tp_host, the platforms' devices, a
+ *                   context per device, the error names
+ *   ocl_clock.c     a device's profiling clock on CLOCK_MONOTONIC (rule 13)
+ *   ocl_record.c    records: a retained marker and its converted time, pooled
+ *   ocl_hold.c      a user event and a barrier: the hold (rules 14, 17)
+ *   ocl_host_fn.c   host functions on a worker thread per stream (rule 15)
+ *   ocl_stream.c    the stream entries, device_synchronize
+ *   ocl_event.c     the event entries
+ *   ocl_snapshot.c  snapshots of records
+ *   ocl_backend.c   the table and the entry
+ */
+#ifndef TPEVENT_BACKENDS_OPENCL_OCL_INTERNAL_H
+#define TPEVENT_BACKENDS_OPENCL_OCL_INTERNAL_H
+
+#define CL_TARGET_OPENCL_VERSION 120
+#include <CL/cl.h>
+
+#include "core/builtin_backends.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Anchors a device's clock keeps (ocl_clock.c). */
+#define OCL_CLOCK_ANCHORS 8
+
+typedef struct ocl_stream ocl_stream;
+typedef struct ocl_host_worker ocl_host_worker;
+typedef struct ocl_record ocl_record;
+
+/* A point of the map from the device's profiling clock to CLOCK_MONOTONIC: from
+ * device_ns on, host = map_ns + (d - device_ns) * slew_rate for the first
+ * OCL_SLEW_NS, then at `rate`. */
+typedef struct ocl_anchor {
+    double device_ns;
+    double map_ns;
+    double host_ns; /* the bracket's middle */
+    double slew_rate;
+    double rate;
+    int64_t half_width_ns;
+} ocl_anchor;
+
+typedef struct ocl_clock {
+    pthread_mutex_t lock;
+    cl_command_queue queue;                /* idle but for anchors; made at the first conversion */
+    ocl_anchor anchors[OCL_CLOCK_ANCHORS]; /* a ring: oldest at `first` */
+    int first, count;
+    int64_t widest_half_width_ns;
+} ocl_clock;
+
+/* A queue kept for reuse (rule 19), with the marker after its last work. */
+typedef struct ocl_pooled_queue {
+    cl_command_queue queue;
+    cl_event tail;
+} ocl_pooled_queue;
+
+typedef struct ocl_device {
+    int index;
+    cl_platform_id platform;
+    cl_device_id id;
+    cl_context context;
+    char name[256];
+    char platform_name[256];
+    /* PoCL makes a marker CL_SUBMITTED as soon as every earlier command of its
+     * queue has completed, CL_QUEUED until then: a stream query needs no wait for
+     * its marker to complete. Elsewhere SUBMITTED says nothing of earlier work. */
+    bool submitted_marker_means_idle;
+    ocl_clock clock;
+
+    pthread_mutex_t lock; /* the members below */
+    ocl_stream *default_stream;
+    ocl_stream *streams;      /* every live stream, for device_synchronize */
+    ocl_pooled_queue *pooled; /* rule 19: queues given out, their streams destroyed */
+    int pooled_count, pooled_capacity;
+    /* The last work of destroyed streams not known done: device_synchronize waits
+     * for it too (rule 9's work runs on, and is the device's). */
+    ocl_record **retired;
+    int retired_count, retired_capacity;
+} ocl_device;
+
+/* ------------------------------------------------------------ ocl_device.c */
+
+tp_status tp_ocl_module_init(const tp_host *host, const tp_backend *table, char *reason, size_t reason_size);
+const tp_host *tp_ocl_host(void);
+/* The table every handle of the backend points at. */
+const tp_backend *tp_ocl_table(void);
+int tp_ocl_device_count(void);
+ocl_device *tp_ocl_device(int index);
+/* "CL_OUT_OF_RESOURCES" for the runtime's error codes, the number for others. */
+const char *tp_ocl_error_name(cl_int error);
+/* host->fail(TP_ERR_BACKEND, "<call>: <runtime call>: <error name>"). */
+tp_status tp_ocl_fail(const char *call, const char *runtime_call, cl_int error);
+/* A profiling in-order queue of the device; NULL after tp_ocl_fail. */
+cl_command_queue tp_ocl_queue_create(ocl_device *device, const char *call);
+
+/* ------------------------------------------------------------- ocl_clock.c */
+
+/* The CLOCK_MONOTONIC ns of the device's profiling time `device_ns`. */
+tp_status tp_ocl_clock_convert(ocl_device *device, cl_ulong device_ns, int64_t *host_ns);
+tp_status tp_ocl_device_clock(int device, tp_clock_info *info);
+
+/* ------------------------------------------------------------ ocl_record.c */
+
+/*
+ * One record: the marker it enqueued, retained. Shared by the event whose latest it
+ * is and by snapshots and waits (refs); pooled, so that a warmed-up record allocates
+ * nothing of tpevent's own (OpenCL makes a new cl_event per command: a marker
+ * cannot be reused as a CUDA event is).
+ */
+struct ocl_record {
+    struct ocl_record *next_free; /* first: tp_free_item's layout */
+    atomic_int refs;
+    cl_event marker;
+    ocl_device *device;
+    cl_context context;      /* its queue's: a barrier may wait on it only there */
+    const void *stream;      /* identity only, never read: rule 15's self-wait */
+    _Atomic int64_t host_ns; /* the converted time once given (INT64_MIN: not yet) */
+};
+
+/* A marker on `queue` after all its work, flushed, in a record of one reference. */
+tp_status tp_ocl_record_enqueue(ocl_device *device, cl_context context, cl_command_queue queue, const void *stream,
+                                const char *call, ocl_record **out);
+void tp_ocl_record_ref(ocl_record *record);
+void tp_ocl_record_unref(ocl_record *record);
+/* *reached: the marker completed. A failed command is TP_ERR_BACKEND. */
+tp_status tp_ocl_record_query(ocl_record *record, const char *call, bool *reached);
+/* Spins, then with `sleep` sleeps in clWaitForEvents, else yields. */
+tp_status tp_ocl_record_wait(ocl_record *record, bool sleep, const char *call);
+/* CL_PROFILING_COMMAND_END of a reached record, in the device's ns. */
+tp_status tp_ocl_record_end(ocl_record *record, cl_ulong *end_ns);
+/* The record's CLOCK_MONOTONIC time, the same every time it is asked. */
+tp_status tp_ocl_record_time(ocl_record *record, int64_t *host_ns);
+/* fn(arg) once the marker completes (at once if it has), on the runtime's thread. */
+tp_status tp_ocl_record_notify(ocl_record *record, void (*fn)(void *), void *arg, const char *call);
+
+/* -------------------------------------------------------------- ocl_hold.c */
+
+/* Later work on `queue` waits for *release(*arg). */
+tp_status tp_ocl_hold_queue(cl_context context, cl_command_queue queue, const char *call, void (**release)(void *),
+                            void **arg);
+
+/* ----------------------------------------------------------- ocl_host_fn.c */
+
+/* fn(arg) on the stream's worker after the queue's earlier work; later work waits
+ * for it. `*worker` is started on first use and owned by the stream. */
+tp_status tp_ocl_host_fn_launch(cl_context context, cl_command_queue queue, const void *stream,
+                                ocl_host_worker **worker, void (*fn)(void *), void *arg);
+/* Lets the worker end once its functions have run; never blocks. */
+void tp_ocl_host_worker_close(ocl_host_worker *worker);
+/* The stream (identity) whose host function the calling thread runs, or NULL. */
+const void *tp_ocl_host_fn_running_stream(void);
+
+/* ------------------------------------------------------------ ocl_stream.c */
+
+struct ocl_stream {
+    tp_stream head;
+    ocl_device *device;
+    cl_context context; /* the queue's (a wrapped queue may be of another context) */
+    cl_command_queue queue;
+    bool borrowed;         /* the caller's queue: never released */
+    atomic_bool given_out; /* rule 19: the queue goes to the device's pool */
+    pthread_mutex_t lock;  /* submissions that take two commands, the worker */
+    ocl_host_worker *worker;
+    ocl_stream *next, *prev; /* the device's list */
+};
+
+tp_status tp_ocl_stream_create(int device, int priority, tp_stream **out);
+tp_status tp_ocl_stream_from_native(int device, void *native, tp_stream **out);
+tp_status tp_ocl_stream_default(int device, tp_stream **out);
+tp_status tp_ocl_stream_destroy(tp_stream *stream);
+tp_status tp_ocl_stream_query(tp_stream *stream, bool *idle);
+tp_status tp_ocl_stream_synchronize(tp_stream *stream);
+tp_status tp_ocl_stream_launch_host_fn(tp_stream *stream, void (*fn)(void *), void *arg);
+void *tp_ocl_stream_native(tp_stream *stream);
+tp_status tp_ocl_stream_hold(tp_stream *stream, void (**release)(void *), void **arg);
+tp_status tp_ocl_device_synchronize(int device);
+bool tp_ocl_stream_waits_for_itself(tp_stream *stream);
+
+/* ------------------------------------------------------------- ocl_event.c */
+
+typedef struct ocl_event {
+    tp_event head;
+    pthread_mutex_t lock; /* `latest`: a record replaced while another thread reads it */
+    ocl_record *latest;   /* NULL: never recorded */
+} ocl_event;
+
+tp_status tp_ocl_event_create(int device, unsigned flags, tp_event **out);
+tp_status tp_ocl_event_destroy(tp_event *event);
+tp_status tp_ocl_event_record(tp_event *event, tp_stream *stream);
+tp_status tp_ocl_event_query(tp_event *event, bool *done);
+tp_status tp_ocl_event_synchronize(tp_event *event);
+tp_status tp_ocl_event_elapsed(tp_event *start, tp_event *end, float *ms);
+tp_status tp_ocl_event_timestamp(tp_event *event, int64_t *ns);
+tp_status tp_ocl_event_native(tp_event *event, void **native);
+tp_status tp_ocl_stream_wait_event(tp_stream *stream, tp_event *event);
+bool tp_ocl_event_waits_for_itself(tp_event *event);
+/* The event's latest record with a reference, or NULL: never recorded. */
+ocl_record *tp_ocl_event_latest(ocl_event *event);
+
+/* ---------------------------------------------------------- ocl_snapshot.c */
+
+tp_status tp_ocl_snapshot_take(tp_event *event, tp_snapshot *out);
+void tp_ocl_snapshot_release(tp_snapshot *snapshot);
+tp_status tp_ocl_snapshot_query(const tp_snapshot *snapshot, bool *reached);
+tp_status tp_ocl_snapshot_synchronize(const tp_snapshot *snapshot);
+tp_status tp_ocl_snapshot_notify(const tp_snapshot *snapshot, void (*fn)(void *), void *arg);
+
+#endif /* TPEVENT_BACKENDS_OPENCL_OCL_INTERNAL_H */

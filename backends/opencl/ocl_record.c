@@ -1,0 +1,158 @@
+/*
+ * Records: a marker (clEnqueueMarkerWithWaitList) after all the queue's work,
+ * retained, and what the rules ask of it: is it reached, wait for it, its END, its
+ * host time. A record is shared by the event whose latest it is, snapshots and
+ * waits, by reference; the last reference releases the marker and gives the record
+ * back to a free list, the backend's pool of native events: OpenCL makes a new
+ * cl_event for every command, so what a warmed-up record reuses is tpevent's part.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "backends/opencl/ocl_internal.h"
+#include "common/free_list.h"
+#include "common/spin.h"
+
+#include <limits.h>
+#include <stddef.h>
+#include <sched.h>
+#include <stdlib.h>
+
+_Static_assert(offsetof(ocl_record, next_free) == 0, "a record starts with its free list link");
+
+/* One pool for every device: a record of one device is as good for another. */
+static tp_free_list record_pool = TP_FREE_LIST_INIT;
+
+tp_status tp_ocl_record_enqueue(ocl_device *device, cl_context context, cl_command_queue queue, const void *stream,
+                                const char *call, ocl_record **out)
+{
+    cl_event marker = NULL;
+    cl_int error = clEnqueueMarkerWithWaitList(queue, 0, NULL, &marker);
+    /* PoCL may keep an unflushed command from its device until the queue is
+     * flushed: a record must be reached without anyone waiting for it (rule 4). */
+    if (error == CL_SUCCESS)
+        error = clFlush(queue);
+    if (error != CL_SUCCESS) {
+        if (marker)
+            clReleaseEvent(marker);
+        return tp_ocl_fail(call, "clEnqueueMarkerWithWaitList", error);
+    }
+    ocl_record *record = tp_free_list_take(&record_pool, sizeof *record);
+    if (!record) {
+        clReleaseEvent(marker);
+        return tp_ocl_host()->fail(TP_ERR_OUT_OF_MEMORY, "%s: out of memory", call);
+    }
+    atomic_init(&record->refs, 1);
+    record->marker = marker;
+    record->device = device;
+    record->context = context;
+    record->stream = stream;
+    atomic_init(&record->host_ns, INT64_MIN);
+    *out = record;
+    return TP_OK;
+}
+
+void tp_ocl_record_ref(ocl_record *record)
+{
+    atomic_fetch_add_explicit(&record->refs, 1, memory_order_relaxed);
+}
+
+void tp_ocl_record_unref(ocl_record *record)
+{
+    if (atomic_fetch_sub_explicit(&record->refs, 1, memory_order_acq_rel) != 1)
+        return;
+    clReleaseEvent(record->marker);
+    tp_free_list_give(&record_pool, record);
+}
+
+tp_status tp_ocl_record_query(ocl_record *record, const char *call, bool *reached)
+{
+    cl_int state = CL_QUEUED;
+    cl_int error = clGetEventInfo(record->marker, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof state, &state, NULL);
+    if (TP_UNLIKELY(error != CL_SUCCESS))
+        return tp_ocl_fail(call, "clGetEventInfo", error);
+    if (TP_UNLIKELY(state < 0))
+        return tp_ocl_fail(call, "the marker's command", state);
+    *reached = state == CL_COMPLETE;
+    return TP_OK;
+}
+
+static bool marker_complete(const void *arg)
+{
+    cl_int state = CL_QUEUED;
+    cl_int error = clGetEventInfo(*(const cl_event *)arg, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof state, &state,
+                                  NULL);
+    return error != CL_SUCCESS || state <= CL_COMPLETE;
+}
+
+tp_status tp_ocl_record_wait(ocl_record *record, bool sleep, const char *call)
+{
+    if (!tp_spin_until(marker_complete, &record->marker, TP_SPIN_NS)) {
+        if (sleep) {
+            cl_int error = clWaitForEvents(1, &record->marker);
+            if (error != CL_SUCCESS && error != CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST)
+                return tp_ocl_fail(call, "clWaitForEvents", error);
+        } else {
+            while (!marker_complete(&record->marker))
+                sched_yield();
+        }
+    }
+    bool reached = false;
+    return tp_ocl_record_query(record, call, &reached);
+}
+
+tp_status tp_ocl_record_end(ocl_record *record, cl_ulong *end_ns)
+{
+    cl_int error = clGetEventProfilingInfo(record->marker, CL_PROFILING_COMMAND_END, sizeof *end_ns, end_ns, NULL);
+    if (TP_UNLIKELY(error != CL_SUCCESS))
+        return tp_ocl_fail("tp_event_elapsed_time", "clGetEventProfilingInfo(CL_PROFILING_COMMAND_END)", error);
+    return TP_OK;
+}
+
+tp_status tp_ocl_record_time(ocl_record *record, int64_t *host_ns)
+{
+    int64_t known = atomic_load_explicit(&record->host_ns, memory_order_acquire);
+    if (known != INT64_MIN) {
+        *host_ns = known;
+        return TP_OK;
+    }
+    cl_ulong end = 0;
+    tp_status status = tp_ocl_record_end(record, &end);
+    if (status == TP_OK)
+        status = tp_ocl_clock_convert(record->device, end, &known);
+    if (status != TP_OK)
+        return status;
+    /* Two threads converting at once: the first time given is the one kept. */
+    int64_t expected = INT64_MIN;
+    if (!atomic_compare_exchange_strong(&record->host_ns, &expected, known))
+        known = expected;
+    *host_ns = known;
+    return TP_OK;
+}
+
+typedef struct record_notice {
+    void (*fn)(void *);
+    void *arg;
+} record_notice;
+
+static void CL_CALLBACK notice_run(cl_event marker, cl_int state, void *arg)
+{
+    (void)marker;
+    (void)state;
+    record_notice *notice = arg;
+    notice->fn(notice->arg);
+    free(notice);
+}
+
+tp_status tp_ocl_record_notify(ocl_record *record, void (*fn)(void *), void *arg, const char *call)
+{
+    record_notice *notice = malloc(sizeof *notice);
+    if (!notice)
+        return tp_ocl_host()->fail(TP_ERR_OUT_OF_MEMORY, "%s: out of memory", call);
+    *notice = (record_notice){fn, arg};
+    /* The runtime calls it at once if the marker has completed already. */
+    cl_int error = clSetEventCallback(record->marker, CL_COMPLETE, notice_run, notice);
+    if (error != CL_SUCCESS) {
+        free(notice);
+        return tp_ocl_fail(call, "clSetEventCallback", error);
+    }
+    return TP_OK;
+}
