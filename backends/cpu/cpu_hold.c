@@ -17,18 +17,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-/* How long the worker spins on a hold before it sleeps: a hold let go within it (the
- * hold around a measured batch, rule 18: queued in well under a millisecond) finds
- * the worker running, its core at speed, and the next task starts at once. Measured
- * on the H200's host: a batch of ~0.2 us tasks behind a hold read 26 % noise from one
- * stretch to the next when the worker slept through the hold. */
-static const uint64_t hold_spin_ns = 1000 * 1000;
-
 typedef struct cpu_hold {
     pthread_mutex_t lock;
     pthread_cond_t released_cond;
-    atomic_bool released; /* written under lock; read without it while spinning */
-    atomic_uint refs;     /* the task's and the release's */
+    bool released;
+    atomic_uint refs; /* the task's and the release's */
 } cpu_hold;
 
 static void hold_unref(cpu_hold *hold)
@@ -44,7 +37,7 @@ static void hold_release(void *arg)
 {
     cpu_hold *hold = arg;
     pthread_mutex_lock(&hold->lock);
-    atomic_store_explicit(&hold->released, true, memory_order_release);
+    hold->released = true;
     pthread_cond_signal(&hold->released_cond);
     pthread_mutex_unlock(&hold->lock);
     hold_unref(hold);
@@ -54,11 +47,8 @@ static void hold_task(void *arg, cpu_word word)
 {
     (void)word;
     cpu_hold *hold = arg;
-    uint64_t until = tp_now_ns() + hold_spin_ns;
-    while (!atomic_load_explicit(&hold->released, memory_order_acquire) && tp_now_ns() < until) {
-    }
     pthread_mutex_lock(&hold->lock);
-    while (!atomic_load_explicit(&hold->released, memory_order_acquire))
+    while (!hold->released)
         pthread_cond_wait(&hold->released_cond, &hold->lock);
     pthread_mutex_unlock(&hold->lock);
     hold_unref(hold);
@@ -71,7 +61,7 @@ tp_status tp_cpu_stream_hold(tp_stream *stream, void (**release)(void *), void *
         return tp_cpu_host()->fail(TP_ERR_OUT_OF_MEMORY, "tp_stream_hold: out of memory");
     pthread_mutex_init(&hold->lock, NULL);
     pthread_cond_init(&hold->released_cond, NULL);
-    atomic_init(&hold->released, false);
+    hold->released = false;
     atomic_init(&hold->refs, 2);
     cpu_task task = {.run = hold_task, .arg = hold};
     tp_status status = tp_cpu_queue_submit(((cpu_stream *)stream)->queue, &task, "stream_hold");
