@@ -404,6 +404,23 @@ struct tp_backend {
      * TP_MEASURE_COLD is TP_ERR_UNSUPPORTED).
      */
     tp_status (*stream_flush_cache)(tp_stream *stream);
+
+    /*
+     * Profiling tools (appended; optional, NULL: none): tpevent's ranges and stream
+     * names passed on to the runtime's own tools (NVTX on CUDA, which Nsight Systems
+     * reads), whether or not a tpevent trace runs. tool_attached is asked once, after
+     * init: true when a tool is attached to the process (CUDA: NVTX_INJECTION64_PATH
+     * set, as Nsight Systems sets it for the program it runs); only then does the core
+     * call the three others, from tp_range_push, tp_range_pop and tp_stream_set_name,
+     * on the caller's thread, once their arguments are checked. A range is the tool's
+     * push/pop range of the calling thread (NVTX's nest per thread, as
+     * torch.cuda.nvtx.range's do). They cannot fail: a tool's trouble is not the
+     * caller's.
+     */
+    bool (*tool_attached)(void);
+    void (*tool_range_push)(tp_stream *stream, const char *name);
+    void (*tool_range_pop)(tp_stream *stream);
+    void (*tool_stream_name)(tp_stream *stream, const char *name);
 };
 
 /*

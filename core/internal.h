@@ -28,6 +28,15 @@ extern const tp_host tp_core_host;
 
 /* ---------------------------------------------------------- registry.c */
 
+/* Set once a backend said a profiling tool is attached (its tool_attached): from then
+ * on tp_range_push, tp_range_pop and tp_stream_set_name pass on to the backends'
+ * tool entries, trace or not. */
+extern atomic_bool tp_range_tools_flag;
+static inline bool tp_range_tools_on(void)
+{
+    return atomic_load_explicit(&tp_range_tools_flag, memory_order_relaxed);
+}
+
 /* The usable backend of a type and its device count (may be NULL), loading it on
  * first use. Fails with TP_ERR_BACKEND_UNAVAILABLE and a message that gives the
  * reason. */

@@ -43,6 +43,8 @@ static backend_slot slots[TP_DEVICE_TYPE_COUNT] = {
     [TP_DEVICE_OPENCL] = {.builtin_entry = TP_BUILTIN_ENTRY_OPENCL},
 };
 
+__attribute__((visibility("hidden"))) atomic_bool tp_range_tools_flag;
+
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static int type_loading = -1; /* under registry_lock: the slot start_slot is starting */
 
@@ -94,6 +96,8 @@ static void start_slot(backend_slot *slot, tp_device_type type)
         }
         slot->device_count = count;
     }
+    if (status == TP_OK && slot->backend->tool_attached && slot->backend->tool_attached())
+        atomic_store_explicit(&tp_range_tools_flag, true, memory_order_relaxed);
     if (status != TP_OK)
         slot->reason[sizeof slot->reason - 1] = '\0';
     else

@@ -54,7 +54,10 @@ tp_status tp_stream_set_name(tp_stream *stream, const char *name)
 {
     if (!stream || !name)
         return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_stream_set_name: %s is NULL", stream ? "name" : "stream");
-    return tp_trace_name_stream(stream, name); /* core/trace.c: under the trace's lock, which reads it */
+    tp_status status = tp_trace_name_stream(stream, name); /* core/trace.c: under the trace's lock, which reads it */
+    if (status == TP_OK && tp_range_tools_on() && stream->backend->tool_stream_name)
+        stream->backend->tool_stream_name(stream, name);
+    return status;
 }
 
 tp_status tp_stream_destroy(tp_stream *stream)

@@ -3,7 +3,9 @@
  * (tp_range_push/pop, tp_trace_start/stop; DESIGN.md, "Timeline").
  *
  * While no trace runs, every entry here and every hook in event.c and stream.c
- * costs one relaxed load of tp_trace_running_flag and a branch. While one runs,
+ * costs one relaxed load of tp_trace_running_flag and a branch (the ranges a second,
+ * of tp_range_tools_flag: with a profiling tool attached, they go to the backend's
+ * tool entries too, trace or not). While one runs,
  * everything goes under one lock (trace.lock): a range is two pooled timing
  * records on its stream and an entry on that stream's stack of open ranges.
  *
@@ -174,6 +176,8 @@ TP_COLD static tp_status range_push_traced(tp_stream *stream, const char *name)
     tp_status status = resolve_stream(&stream);
     if (status != TP_OK)
         return status;
+    if (tp_range_tools_on() && stream->backend->tool_range_push)
+        stream->backend->tool_range_push(stream, name);
     pthread_mutex_lock(&trace.lock);
     uint32_t index = 0, name_at = 0;
     if (trace.state != RUNNING)
@@ -215,7 +219,7 @@ out:
 
 TP_API tp_status tp_range_push(tp_stream *stream, const char *name)
 {
-    if (TP_LIKELY(!tp_trace_on()))
+    if (TP_LIKELY(!tp_trace_on() && !tp_range_tools_on()))
         return TP_OK;
     return range_push_traced(stream, name);
 }
@@ -225,6 +229,8 @@ TP_COLD static tp_status range_pop_traced(tp_stream *stream)
     tp_status status = resolve_stream(&stream);
     if (status != TP_OK)
         return status;
+    if (tp_range_tools_on() && stream->backend->tool_range_pop)
+        stream->backend->tool_range_pop(stream);
     pthread_mutex_lock(&trace.lock);
     uint32_t index = 0;
     trace_track *track = trace.state == RUNNING ? track_find(stream, &index) : NULL;
@@ -243,7 +249,7 @@ TP_COLD static tp_status range_pop_traced(tp_stream *stream)
 
 TP_API tp_status tp_range_pop(tp_stream *stream)
 {
-    if (TP_LIKELY(!tp_trace_on()))
+    if (TP_LIKELY(!tp_trace_on() && !tp_range_tools_on()))
         return TP_OK;
     return range_pop_traced(stream);
 }

@@ -10,6 +10,7 @@
 #include "backends/gpu/gpu_internal.h"
 #include "backends/gpu/gpu_graph.h"
 #include "backends/gpu/gpu_entries.h"
+#include "backends/gpu/gpu_tool.h"
 
 #include <stdio.h>
 

@@ -87,6 +87,10 @@ typedef void gpu_fn(void *);
     GUARDED(graph_launch, tp_graph_launch, gpu_graph_launch, tp_graph *, tp_stream *)                                 \
     GUARDED(graph_destroy, tp_graph_destroy, gpu_graph_destroy, tp_graph *)                                           \
     GUARDED(stream_flush_cache, tp_measure, gpu_stream_flush_cache, tp_stream *)                                       \
+    UNGUARDED(tool_attached, gpu_tool_attached)                                                                        \
+    UNGUARDED(tool_range_push, gpu_tool_range_push)                                                                    \
+    UNGUARDED(tool_range_pop, gpu_tool_range_pop)                                                                      \
+    UNGUARDED(tool_stream_name, gpu_tool_stream_name)                                                                  \
     UNGUARDED(stream_waits_for_itself, stream_waits_for_itself)                                                       \
     UNGUARDED(event_waits_for_itself, NULL) /* an event does not know its record's stream (the README) */             \
     DIRECT(event_elapsed, tp_event_elapsed_time, gpu_event_elapsed,                                                   \

@@ -576,4 +576,24 @@ static inline void rt_thread_capture_restore(rt_capture_mode mode)
     (void)cudaThreadExchangeStreamCaptureMode(&mode);
 }
 
+/* ------------------------------------------------------- profiling tools */
+
+/* gpu_tool.c's alone (GPU_TOOL_MAPPING): NVTX v3, header-only. A tool attaches by
+ * NVTX_INJECTION64_PATH (Nsight Systems sets it for the program it runs); without one
+ * tpevent makes no NVTX call (core/backend.h, tool_attached). */
+#ifdef GPU_TOOL_MAPPING
+#include <nvtx3/nvToolsExt.h>
+#include <nvtx3/nvToolsExtCudaRt.h>
+#include <stdlib.h>
+
+static inline bool rt_tool_attached(void)
+{
+    const char *path = getenv("NVTX_INJECTION64_PATH");
+    return path && *path;
+}
+static inline void rt_tool_range_push(const char *name) { (void)nvtxRangePushA(name); }
+static inline void rt_tool_range_pop(void) { (void)nvtxRangePop(); }
+static inline void rt_tool_name_stream(rt_stream s, const char *name) { nvtxNameCudaStreamA(s, name); }
+#endif
+
 #endif /* TPEVENT_BACKENDS_GPU_RUNTIME_CUDA_H */

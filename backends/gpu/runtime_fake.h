@@ -344,4 +344,35 @@ static inline rt_capture_mode rt_thread_capture_relax_save(void)
 }
 static inline void rt_thread_capture_restore(rt_capture_mode mode) { (void)fake_thread_exchange_capture_mode(mode); }
 
+/* ------------------------------------------------------- profiling tools */
+
+/* gpu_tool.c's alone: NVTX's core as on CUDA where the toolkit's headers were found
+ * (TPEVENT_FAKE_NVTX, tests/gpu_fake/CMakeLists.txt), so that CI tests the ranges
+ * through NVTX's injection interface; stream names are not passed on (a fake stream
+ * is no cudaStream_t, and naming one needs the CUDA headers). */
+#ifdef GPU_TOOL_MAPPING
+#ifdef TPEVENT_FAKE_NVTX
+#include <nvtx3/nvToolsExt.h>
+
+#include <stdlib.h>
+
+static inline bool rt_tool_attached(void)
+{
+    const char *path = getenv("NVTX_INJECTION64_PATH");
+    return path && *path;
+}
+static inline void rt_tool_range_push(const char *name) { (void)nvtxRangePushA(name); }
+static inline void rt_tool_range_pop(void) { (void)nvtxRangePop(); }
+#else
+static inline bool rt_tool_attached(void) { return false; }
+static inline void rt_tool_range_push(const char *name) { (void)name; }
+static inline void rt_tool_range_pop(void) {}
+#endif
+static inline void rt_tool_name_stream(rt_stream s, const char *name)
+{
+    (void)s;
+    (void)name;
+}
+#endif
+
 #endif /* TPEVENT_BACKENDS_GPU_RUNTIME_FAKE_H */

@@ -420,4 +420,19 @@ static inline void rt_thread_capture_restore(rt_capture_mode mode)
 /* HIP's mapping keeps no state of its own. */
 #define RT_DEFINE_STATE() _Static_assert(1, "no state")
 
+/* ------------------------------------------------------- profiling tools */
+
+/* gpu_tool.c's alone. roctx, ROCm's NVTX (roctracer's libroctx64), is not part of
+ * Debian's ROCm packages: HIP passes no range to a tool (tool_attached is false). */
+#ifdef GPU_TOOL_MAPPING
+static inline bool rt_tool_attached(void) { return false; }
+static inline void rt_tool_range_push(const char *name) { (void)name; }
+static inline void rt_tool_range_pop(void) {}
+static inline void rt_tool_name_stream(rt_stream s, const char *name)
+{
+    (void)s;
+    (void)name;
+}
+#endif
+
 #endif /* TPEVENT_BACKENDS_GPU_RUNTIME_HIP_H */

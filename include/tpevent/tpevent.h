@@ -509,9 +509,11 @@ TP_API tp_status tp_graph_device(tp_graph *graph, tp_device *out);
  *
  * tp_range_push / tp_range_pop: open and close a range named `name` on the stream
  * (NULL: the current stream of the current device). One stack of ranges per stream:
- * a pop closes the range pushed last on that stream. While no trace runs, both return
- * TP_OK at once and record nothing, without looking at their arguments (one relaxed
- * load and a branch). While one runs, a range is two records of pooled timing events
+ * a pop closes the range pushed last on that stream. While no trace runs and no tool
+ * is attached, both return TP_OK at once, without looking at their arguments (two
+ * relaxed loads). A profiling tool attached to the process (CUDA: NVTX's, as Nsight
+ * Systems attaches) gets every range as an NVTX push/pop range of the calling thread,
+ * and tp_stream_set_name's names, trace or not. While a trace runs, a range is two records of pooled timing events
  * on the stream (no allocation once the trace's storage has warmed up, see the
  * README); its start is tp_event_timestamp of the first (CLOCK_MONOTONIC), its
  * length tp_event_elapsed_time of the two (the device's own clock). The name is
