@@ -39,12 +39,15 @@
     } while (0)
 
 /* TSan cannot run a thread started in a child of a multi-threaded fork ("dup
- * thread with used id"), so there the children take the library's locks and use
- * their own CPU streams without starting a stream's worker. */
-#if defined(__SANITIZE_THREAD__)
+ * thread with used id"), and under ASan (GCC 12's) such a thread can hang at its
+ * first allocation on the allocator's lock that a parent thread held at the fork
+ * (seen in CI's asan run: SizeClassAllocator64::GetFromAllocator, in this file's
+ * two tests). There the children take the library's locks and use their own CPU
+ * streams without starting a stream's worker. */
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
 #define CHILD_STARTS_THREADS 0
 #elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
+#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
 #define CHILD_STARTS_THREADS 0
 #endif
 #endif
@@ -314,7 +317,8 @@ TEST(cpu_fork_while_another_thread_takes_the_device_lock)
 
 /* In the child: its own hold with a watchdog, let go by a watchdog thread of the
  * child's own (the parent's thread did not cross the fork), the release then saying
- * so. The parent's hold is not the child's to release, and never fires there. */
+ * so. The parent's hold is not the child's to release, and never fires there. Under
+ * the sanitizers (no thread started in the child, above) only its own stream. */
 static void child_holds_its_own_stream(const char *device)
 {
     alarm(CHILD_SECONDS);
@@ -323,13 +327,11 @@ static void child_holds_its_own_stream(const char *device)
     tp_hold *hold = NULL;
     CHILD_CHECK(tp_stream_create(&own, device, 0) == TP_OK);
     CHILD_CHECK(tp_event_create(&after, device, 0) == TP_OK);
-    CHILD_CHECK(tp_stream_hold(own, CHILD_STARTS_THREADS ? 50 * 1000000LL : INT64_MAX, &hold) == TP_OK);
     if (CHILD_STARTS_THREADS) {
+        CHILD_CHECK(tp_stream_hold(own, 50 * 1000000LL, &hold) == TP_OK);
         CHILD_CHECK(tp_event_record(after, own) == TP_OK);
         CHILD_CHECK(tp_event_synchronize(after) == TP_OK);
         CHILD_CHECK(tp_hold_release(hold) == TP_ERR_NOT_READY);
-    } else {
-        CHILD_CHECK(tp_hold_release(hold) == TP_OK);
     }
     _exit(0);
 }
