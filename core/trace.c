@@ -178,6 +178,8 @@ TP_COLD static tp_status range_push_traced(tp_stream *stream, const char *name)
         return status;
     if (tp_range_tools_on() && stream->backend->tool_range_push)
         stream->backend->tool_range_push(stream, name);
+    if (!tp_trace_on())
+        return TP_OK; /* a tool's range alone: no trace lock per range under Nsight */
     pthread_mutex_lock(&trace.lock);
     uint32_t index = 0, name_at = 0;
     if (trace.state != RUNNING)
@@ -231,6 +233,8 @@ TP_COLD static tp_status range_pop_traced(tp_stream *stream)
         return status;
     if (tp_range_tools_on() && stream->backend->tool_range_pop)
         stream->backend->tool_range_pop(stream);
+    if (!tp_trace_on())
+        return TP_OK;
     pthread_mutex_lock(&trace.lock);
     uint32_t index = 0;
     trace_track *track = trace.state == RUNNING ? track_find(stream, &index) : NULL;
