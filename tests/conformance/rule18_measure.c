@@ -376,3 +376,22 @@ TEST(rule18_measure_traces_each_sample_as_a_range)
     CHECK_OK(tp_stream_destroy(stream));
     return 0;
 }
+
+/* The batch stays within the stream's window (rule 17): work too short to fill a
+ * sample by itself is batched up to the window less tpevent's own operations, never
+ * past it (a GPU's queue would then block the caller behind the hold). */
+TEST(rule18_measure_batch_stays_within_the_window)
+{
+    tp_stream *stream = new_stream(env->device);
+    int64_t window = 0;
+    CHECK_OK(tp_stream_hold_window(stream, &window));
+    work w = {.stream_ns = 1};
+    tp_measure_options options = quick_options();
+    options.min_time_ns = 0;
+    tp_measurement m = new_measurement();
+    CHECK_OK(tp_measure(stream, work_fn, &w, &options, &m));
+    CHECK(m.batch >= 1 && (window == INT64_MAX || m.batch <= (window > 9 ? window - 8 : 1)));
+    CHECK(m.held);
+    CHECK_OK(tp_stream_destroy(stream));
+    return 0;
+}
