@@ -5,8 +5,15 @@
  * lock again, advances `completed` and wakes sleeping waiters (only if there are
  * any) before it pops the next one: one lock round per task, and a waiter that
  * holds the lock and sees `completed` short is sure to be woken.
+ *
+ * A worker whose FIFO ran empty spins for a while (TP_SPIN_NS) before it sleeps:
+ * work that comes within it starts at once instead of after a futex wake-up, which
+ * on the H200's host took about 10 us and was most of what a wait across backends
+ * cost beyond its floor (bench/cuda/cross_wait_bench.c). Submitters signal only a
+ * sleeping worker, so a spinning one costs them nothing.
  */
 #include "backends/cpu/cpu_internal.h"
+#include "common/spin.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -200,6 +207,23 @@ static void run_due_watches(cpu_queue *queue, uint64_t done)
 
 /* ------------------------------------------------------------------ worker */
 
+static bool task_submitted(const void *arg)
+{
+    const cpu_queue *queue = arg;
+    /* Only the worker moves `completed`: it equals `submitted` until a push. */
+    return atomic_load_explicit(&queue->submitted, memory_order_acquire) !=
+           atomic_load_explicit(&queue->completed, memory_order_relaxed);
+}
+
+/* Under the queue's lock, its FIFO empty: spins unlocked for TP_SPIN_NS on the
+ * next push (see the top). */
+static void spin_for_a_task(cpu_queue *queue)
+{
+    pthread_mutex_unlock(&queue->lock);
+    (void)tp_spin_until(task_submitted, queue, TP_SPIN_NS);
+    pthread_mutex_lock(&queue->lock);
+}
+
 _Thread_local cpu_queue *tp_cpu_current_worker;
 
 static void *worker_main(void *arg)
@@ -213,7 +237,13 @@ static void *worker_main(void *arg)
 #endif
     pthread_mutex_lock(&queue->lock);
     for (;;) {
+        bool spun = false;
         while (queue->count == 0 && queue->handles > 0) {
+            if (!spun) {
+                spun = true;
+                spin_for_a_task(queue);
+                continue; /* pushes went unsignalled while it spun, whatever it saw */
+            }
             queue->worker_idle = true;
             pthread_cond_wait(&queue->work_ready, &queue->lock);
             queue->worker_idle = false;

@@ -14,6 +14,11 @@
  *   cpu->cuda raw waitvalue  the floor: a raw stream held by cuStreamWaitValue32 on
  *                            mapped host memory, then a raw record; t0: the store
  *                            that releases it; t1 as above.
+ *   cpu->cuda raw waitvalue64  the same with cuStreamWaitValue64 on a 64-bit word,
+ *                            the operation tpevent's holds use.
+ *   cpu->cuda tp_stream_hold a CUDA stream held by tp_stream_hold, then a record;
+ *                            t0: tp_hold_release from this thread. The GPU half of
+ *                            the tpevent row, without the CPU stream's part.
  *   cpu->cuda raw host-fn    a cudaLaunchHostFunc gate spinning on a flag, then a
  *                            raw record: the relay that holds the driver's one
  *                            callback thread; t0: the flag store; t1 as above.
@@ -23,6 +28,8 @@
  *   cuda->cpu blocking       the same with a TP_EVENT_BLOCKING event (sleeps).
  *   cuda->cpu raw floor      t0; cudaEventRecord on an idle raw stream; spin on
  *                            cudaEventQuery; t1.
+ *   cuda->cpu tp query floor the same through tpevent: tp_event_record on an idle
+ *                            CUDA stream, spin on tp_event_query.
  *   cuda->cuda tpevent       the same-backend wait for reference: a CUDA stream
  *                            held by cuStreamWaitValue32 records; another waits
  *                            (tp_event_wait) and records. t0: the releasing store.
@@ -58,6 +65,7 @@
 #define DEADLINE_NS 1000000000ull
 
 typedef CUresult (*wait_value32_fn)(CUstream, CUdeviceptr, cuuint32_t, unsigned int);
+typedef CUresult (*wait_value64_fn)(CUstream, CUdeviceptr, cuuint64_t, unsigned int);
 
 static struct {
     const char *device;
@@ -65,7 +73,9 @@ static struct {
     double max_seconds;
     uint64_t stop_at_ns; /* no sample starts after this */
     wait_value32_fn wait_value32;
-    volatile uint32_t *flag; /* mapped host memory: what raw waits compare with */
+    wait_value64_fn wait_value64;
+    volatile uint32_t *flag;   /* mapped host memory: what raw waits compare with */
+    volatile uint64_t *flag64; /* the same memory: [1] is the 64-bit waits' word */
     CUdeviceptr flag_device;
     _Atomic uint32_t host_flag; /* what host-function gates spin on */
     uint32_t next;              /* the value the next sample releases with */
@@ -105,6 +115,7 @@ static void release_everything(void)
     uint32_t ahead = bench.next + (1u << 30);
     atomic_store(&bench.host_flag, ahead);
     *bench.flag = ahead;
+    bench.flag64[1] = ahead;
 }
 
 static void missed(const char *row)
@@ -251,6 +262,41 @@ static void cpu_to_cuda_raw_wait_value(row *r, cudaStream_t stream, cudaEvent_t 
     }
 }
 
+static void cpu_to_cuda_raw_wait_value64(row *r, cudaStream_t stream, cudaEvent_t after)
+{
+    for (size_t i = 0; i < bench.samples && time_left(); i++) {
+        uint32_t value = ++bench.next;
+        if (bench.wait_value64((CUstream)stream, bench.flag_device + 8, value, CU_STREAM_WAIT_VALUE_GEQ) !=
+            CUDA_SUCCESS)
+            die("cuStreamWaitValue64", "failed");
+        check_rt(cudaEventRecord(after, stream), "cudaEventRecord");
+        uint64_t t0 = now_ns();
+        bench.flag64[1] = value;
+        r->ns[r->count++] = spin_raw_event(after, r->name) - t0;
+    }
+}
+
+static void cpu_to_cuda_tp_hold(row *r, tp_stream *cuda, tp_event *after)
+{
+    for (size_t i = 0; i < bench.samples && time_left(); i++) {
+        tp_hold *hold = NULL;
+        check_tp(tp_stream_hold(cuda, (int64_t)DEADLINE_NS, &hold), "tp_stream_hold");
+        check_tp(tp_event_record(after, cuda), "tp_event_record (cuda)");
+        uint64_t t0 = now_ns();
+        check_tp(tp_hold_release(hold), "tp_hold_release");
+        r->ns[r->count++] = spin_tp_event(after, r->name) - t0;
+    }
+}
+
+static void cuda_to_cpu_tp_query_floor(row *r, tp_stream *cuda, tp_event *e)
+{
+    for (size_t i = 0; i < bench.samples && time_left(); i++) {
+        uint64_t t0 = now_ns();
+        check_tp(tp_event_record(e, cuda), "tp_event_record (cuda)");
+        r->ns[r->count++] = spin_tp_event(e, r->name) - t0;
+    }
+}
+
 static void cpu_to_cuda_raw_host_fn(row *r, cudaStream_t stream, cudaEvent_t after)
 {
     for (size_t i = 0; i < bench.samples && time_left(); i++) {
@@ -352,11 +398,22 @@ static void setup_raw(int index)
     if (e != cudaSuccess || found != cudaDriverEntryPointSuccess || !fn)
         die("cudaGetDriverEntryPoint(cuStreamWaitValue32)", "not found");
     bench.wait_value32 = (wait_value32_fn)fn;
+    fn = NULL;
+#if CUDART_VERSION >= 12050
+    e = cudaGetDriverEntryPointByVersion("cuStreamWaitValue64", &fn, 12000, cudaEnableDefault, &found);
+#else
+    e = cudaGetDriverEntryPoint("cuStreamWaitValue64", &fn, cudaEnableDefault, &found);
+#endif
+    if (e != cudaSuccess || found != cudaDriverEntryPointSuccess || !fn)
+        die("cudaGetDriverEntryPoint(cuStreamWaitValue64)", "not found");
+    bench.wait_value64 = (wait_value64_fn)fn;
     void *host = NULL, *device = NULL;
     check_rt(cudaHostAlloc(&host, 64, cudaHostAllocMapped), "cudaHostAlloc");
     check_rt(cudaHostGetDevicePointer(&device, host, 0), "cudaHostGetDevicePointer");
     bench.flag = host;
+    bench.flag64 = host;
     *bench.flag = 0;
+    bench.flag64[1] = 0;
     bench.flag_device = (CUdeviceptr)(uintptr_t)device;
 }
 
@@ -390,7 +447,7 @@ int main(int argc, char **argv)
     check_rt(cudaStreamCreateWithFlags(&raw, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
     check_rt(cudaEventCreateWithFlags(&raw_event, cudaEventDisableTiming), "cudaEventCreateWithFlags");
 
-    enum { ROWS = 8 };
+    enum { ROWS = 11 };
     row rows[ROWS];
     row_init(&rows[0], "cpu->cuda tpevent");
     row_init(&rows[1], "cpu->cuda raw cuStreamWaitValue32");
@@ -400,6 +457,9 @@ int main(int argc, char **argv)
     row_init(&rows[5], "cuda->cpu raw record+spin-query floor");
     row_init(&rows[6], "cuda->cuda tpevent (same backend)");
     row_init(&rows[7], "cpu->cpu tpevent (same backend)");
+    row_init(&rows[8], "cpu->cuda raw cuStreamWaitValue64");
+    row_init(&rows[9], "cpu->cuda tp_stream_hold, released here");
+    row_init(&rows[10], "cuda->cpu tp record+spin-query floor");
 
     /* Interleaved in rounds, so that drifts fall on every row alike. */
     bench.stop_at_ns = now_ns() + (uint64_t)(bench.max_seconds * 1e9);
@@ -415,6 +475,9 @@ int main(int argc, char **argv)
         cuda_to_cpu_raw_floor(&rows[5], raw, raw_event);
         cuda_to_cuda_tpevent(&rows[6], cuda_a, cuda_b, cuda_event, cuda_after);
         cpu_to_cpu_tpevent(&rows[7], cpu_a, cpu_b, cpu_event);
+        cpu_to_cuda_raw_wait_value64(&rows[8], raw, raw_event);
+        cpu_to_cuda_tp_hold(&rows[9], cuda_a, cuda_after);
+        cuda_to_cpu_tp_query_floor(&rows[10], cuda_a, cuda_event);
     }
     check_tp(tp_stream_synchronize(cuda_b), "tp_stream_synchronize");
 
