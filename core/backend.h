@@ -17,7 +17,7 @@
  *   - for stream_wait_event: stream and event belong to this backend (the device may
  *     differ: any stream, of any device, may wait on an event, rule 1);
  *   - for event_elapsed: both events belong to this backend and both have TIMING;
- *     rule 7's order is the core's (core/elapsed.c);
+ *     rule 7's order is the core's (core/elapsed.c), through host->elapsed_sequenced;
  *   - for stream_destroy: the stream is not a default stream;
  *   - for event_ipc_export: the event has TP_EVENT_INTERPROCESS;
  *   - for event_ipc_import: the handle's header (magic, layout version, checksum,
@@ -42,7 +42,7 @@ extern "C" {
 #endif
 
 /* Bumped on any incompatible change of the structs below. */
-#define TP_BACKEND_ABI_VERSION 3u
+#define TP_BACKEND_ABI_VERSION 4u
 
 typedef struct tp_backend tp_backend;
 
@@ -90,6 +90,19 @@ typedef struct tp_host {
     uint32_t size;
     /* Sets the calling thread's error message (printf format) and returns status. */
     tp_status (*fail)(tp_status status, const char *fmt, ...) TP_PRINTF(2, 3);
+
+    /*
+     * Rule 7's answer to tp_event_elapsed_time(start, end, ms), for an event_elapsed
+     * entry that has no milliseconds to give: the core finds TIMING_DISABLED,
+     * NOT_RECORDED, NOT_READY, DEVICE_MISMATCH, in that order, from snapshots of the
+     * records; times two devices on the host clock (rule 13); and, for two records
+     * of one device now both reached, calls event_elapsed once more, whose answer
+     * is then the one (core/elapsed.c). The entry passes its own arguments and
+     * returns what this returns. It is the entry's to call, not the core's after the
+     * entry, so that the core's call of the entry is a tail call: nothing of the
+     * caller's is kept across it on the budgeted path.
+     */
+    tp_status (*elapsed_sequenced)(tp_event *start, tp_event *end, float *ms);
 } tp_host;
 
 /* ------------------------------------------------------------ IPC handle */
@@ -235,14 +248,16 @@ struct tp_backend {
     tp_status (*event_synchronize)(tp_event *event);
 
     /*
-     * Milliseconds between two reached records of events of one device (rule 7's
-     * fast path). Both events are of this backend and have TIMING; they may be of
-     * two devices. Anything but two reached records of one device (never recorded,
-     * not reached, two devices) fails with TP_ERR_NOT_READY, TP_ERR_NOT_RECORDED or
-     * TP_ERR_DEVICE_MISMATCH, no message needed: the core then finds rule 7's
-     * answer, in its order, from snapshots (core/elapsed.c). A failure of the
-     * runtime is TP_ERR_BACKEND, passed through. Must not leave the runtime's
-     * current device changed, nor create a context.
+     * tp_event_elapsed_time, called last by the core (a tail call): milliseconds
+     * between two reached records of events of one device. Both events are of this
+     * backend and have TIMING; they may be of two devices. For anything but two
+     * reached records of one device (never recorded, not reached, two devices) the
+     * entry returns host->elapsed_sequenced(start, end, ms), which gives rule 7's
+     * answer in its order; where it knows the answer without its arguments (the
+     * runtime's own call said "not reached" for two recorded events of one device)
+     * it may fail with TP_ERR_NOT_READY and a message itself. A failure of the
+     * runtime is TP_ERR_BACKEND. Must not leave the runtime's current device
+     * changed, nor create a context.
      */
     tp_status (*event_elapsed)(tp_event *start, tp_event *end, float *ms);
 

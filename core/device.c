@@ -320,3 +320,18 @@ tp_status tp_device_wait_mechanism(const char *device_str, char *buf, size_t siz
         return tp_unsupported(backend, "waits on records of other backends");
     return backend->wait_mechanism(device.index, buf, size);
 }
+
+/* Rule 13: the device's timer resolution and calibration. */
+tp_status tp_device_clock(const char *str, tp_clock_info *info)
+{
+    if (!info)
+        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_device_clock: info is NULL");
+    tp_device device;
+    const tp_backend *backend;
+    tp_status status = tp_device_resolve(str, &device, &backend);
+    if (status != TP_OK)
+        return status;
+    if (!backend->device_clock)
+        return tp_unsupported(backend, "tp_device_clock");
+    return backend->device_clock(device.index, info);
+}

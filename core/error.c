@@ -73,12 +73,6 @@ TP_COLD tp_status tp_unsupported(const tp_backend *backend, const char *operatio
     return tp_fail(TP_ERR_UNSUPPORTED, "the %s backend does not support %s", backend->name, operation);
 }
 
-const tp_host tp_core_host = {
-    .abi_version = TP_BACKEND_ABI_VERSION,
-    .size = sizeof(tp_host),
-    .fail = tp_fail,
-};
-
 const char *tp_version_string(void)
 {
     return TPEVENT_VERSION_STRING;

@@ -23,8 +23,12 @@ tp_status tp_fail_within(tp_status status, const char *operation, const char *co
  * support <operation>". */
 tp_status tp_unsupported(const tp_backend *backend, const char *operation);
 
-/* The services handed to every backend at init. */
+/* The services handed to every backend at init (core/host.c). */
 extern const tp_host tp_core_host;
+
+/* tp_host's elapsed_sequenced (core/elapsed.c): rule 7's answer once the backend's
+ * event_elapsed had none. */
+tp_status tp_elapsed_sequenced(tp_event *start, tp_event *end, float *ms);
 
 /* ---------------------------------------------------------- registry.c */
 

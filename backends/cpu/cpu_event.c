@@ -457,7 +457,7 @@ tp_status tp_cpu_event_query(tp_event *handle, bool *done)
 }
 
 /* Two reached records of one device; anything else is for the core to sort out
- * in rule 7's order (core/event.c), so it gets no message here. */
+ * in rule 7's order (tp_host's elapsed_sequenced). */
 tp_status tp_cpu_event_elapsed(tp_event *start_handle, tp_event *end_handle, float *ms)
 {
     record_state start = read_record((cpu_event *)start_handle);
@@ -469,7 +469,7 @@ tp_status tp_cpu_event_elapsed(tp_event *start_handle, tp_event *end_handle, flo
                                            "tp_event_elapsed_time");
     if (TP_UNLIKELY(!(start.recorded & start.reached & end.recorded & end.reached) ||
                     start_handle->device.index != end_handle->device.index))
-        return TP_ERR_NOT_READY;
+        return tp_cpu_host()->elapsed_sequenced(start_handle, end_handle, ms);
     /* Signed: end may have been recorded before start. */
     int64_t ns = (int64_t)(end.time_ns - start.time_ns);
     *ms = (float)((double)ns / 1e6);

@@ -112,7 +112,8 @@ TP_COLD tp_status gpu_forked_fail(const char *operation)
 tp_status gpu_init(const tp_backend *table, const tp_backend *ipc_table, const tp_host *host, char *reason,
                    size_t reason_size)
 {
-    if (!host || host->abi_version != TP_BACKEND_ABI_VERSION || host->size < sizeof *host || !host->fail) {
+    if (!host || host->abi_version != TP_BACKEND_ABI_VERSION || host->size < sizeof *host || !host->fail ||
+        !host->elapsed_sequenced) {
         snprintf(reason, reason_size, "the core's services are not those of backend ABI %u",
                  (unsigned)TP_BACKEND_ABI_VERSION);
         return TP_ERR_BACKEND_UNAVAILABLE;

@@ -272,22 +272,26 @@ tp_status gpu_plain_stream_wait_event(tp_stream *stream_base, tp_event *event_ba
 
 /* --------------------------------------------------------------- elapsed */
 
-/* cudaEventElapsedTime failed for two recorded events of one device: not reached
- * is for the core to sort out in rule 7's order (core/elapsed.c). */
+/* cudaEventElapsedTime failed for two recorded events of one device, both with
+ * TIMING: "not reached" is then rule 7's answer already (core/backend.h). Which of
+ * the two is not known here: nothing of the call is kept across it. */
 TP_COLD static tp_status elapsed_failed(rt_error e)
 {
-    return e == RT_ERROR_NOT_READY ? TP_ERR_NOT_READY : gpu_fail_call(RT_CALL("EventElapsedTime"), e);
+    if (e == RT_ERROR_NOT_READY)
+        return gpu.host->fail(TP_ERR_NOT_READY,
+                              "tp_event_elapsed_time: the start or the end event's record is not reached yet");
+    return gpu_fail_call(RT_CALL("EventElapsedTime"), e);
 }
 
 /* Anything but two recorded events of one device needing no guard: those of two
- * devices, or never recorded, are the core's to sequence (no message needed);
+ * devices, or never recorded, are the core's to sequence (rule 7's order);
  * where the runtime would create a context on a thread that has none, the guard
  * lends the thread the events' device's context for the call and takes it back,
  * so the caller's current device is as it was. */
 TP_COLD static tp_status event_elapsed_checked(gpu_event *start, gpu_event *end, float *ms)
 {
     if (!gpu_event_recorded(start) || !gpu_event_recorded(end) || start->head.device.index != end->head.device.index)
-        return TP_ERR_NOT_READY;
+        return gpu.host->elapsed_sequenced(&start->head, &end->head, ms);
     rt_guard guard;
     rt_error e = gpu_guard_enter_if(RT_ELAPSED_NEEDS_CONTEXT, &guard, gpu_event_device(start)->context,
                                     RT_NEED_CONTEXT_FOR_CALL);

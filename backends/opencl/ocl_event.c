@@ -127,10 +127,12 @@ static tp_status reached_end(ocl_record *record, cl_ulong *end)
     return reached ? tp_ocl_record_end(record, end) : TP_ERR_NOT_READY;
 }
 
+/* Two reached records of one device; anything else is for the core to sort out in
+ * rule 7's order (tp_host's elapsed_sequenced). */
 tp_status tp_ocl_event_elapsed(tp_event *start_handle, tp_event *end_handle, float *ms)
 {
     if (TP_UNLIKELY(start_handle->device.index != end_handle->device.index))
-        return TP_ERR_DEVICE_MISMATCH;
+        return tp_ocl_host()->elapsed_sequenced(start_handle, end_handle, ms);
     ocl_record *start = tp_ocl_event_latest((ocl_event *)start_handle);
     ocl_record *end = tp_ocl_event_latest((ocl_event *)end_handle);
     cl_ulong start_ns = 0, end_ns = 0;
@@ -143,6 +145,8 @@ tp_status tp_ocl_event_elapsed(tp_event *start_handle, tp_event *end_handle, flo
         tp_ocl_record_unref(start);
     if (end)
         tp_ocl_record_unref(end);
+    if (status == TP_ERR_NOT_RECORDED || status == TP_ERR_NOT_READY)
+        return tp_ocl_host()->elapsed_sequenced(start_handle, end_handle, ms);
     return status;
 }
 
