@@ -113,7 +113,7 @@ tp_status tp_ocl_device_clock(int device, tp_clock_info *info);
  * cannot be reused as a CUDA event is).
  */
 struct ocl_record {
-    struct ocl_record *next_free; /* first: tp_free_item's layout */
+    struct ocl_record *next_free; /* first: tp_free_item's layout; also an event's retired stack */
     atomic_int refs;
     cl_event marker;
     ocl_device *device;
@@ -131,10 +131,11 @@ void tp_ocl_record_unref(ocl_record *record);
 tp_status tp_ocl_record_query(ocl_record *record, const char *call, bool *reached);
 /* Spins, then with `sleep` sleeps in clWaitForEvents, else yields. */
 tp_status tp_ocl_record_wait(ocl_record *record, bool sleep, const char *call);
-/* CL_PROFILING_COMMAND_END of a reached record, in the device's ns. */
-tp_status tp_ocl_record_end(ocl_record *record, cl_ulong *end_ns);
-/* The record's CLOCK_MONOTONIC time, the same every time it is asked. */
-tp_status tp_ocl_record_time(ocl_record *record, int64_t *host_ns);
+/* CL_PROFILING_COMMAND_END, in the device's ns; TP_ERR_NOT_READY with no message
+ * while the record is not reached. */
+tp_status tp_ocl_record_end(ocl_record *record, const char *call, cl_ulong *end_ns);
+/* A reached record's CLOCK_MONOTONIC time, the same every time it is asked. */
+tp_status tp_ocl_record_time(ocl_record *record, const char *call, int64_t *host_ns);
 /* fn(arg) once the marker completes (at once if it has), on the runtime's thread. */
 tp_status tp_ocl_record_notify(ocl_record *record, void (*fn)(void *), void *arg, const char *call);
 
@@ -183,10 +184,13 @@ bool tp_ocl_stream_waits_for_itself(tp_stream *stream);
 
 /* ------------------------------------------------------------- ocl_event.c */
 
+/* `latest` is read without a lock; ocl_event.c's top comment says how a record it
+ * replaces outlives the readers that may still use it (rule 10). */
 typedef struct ocl_event {
     tp_event head;
-    pthread_mutex_t lock; /* `latest`: a record replaced while another thread reads it */
-    ocl_record *latest;   /* NULL: never recorded */
+    _Atomic(ocl_record *) latest;  /* NULL: never recorded */
+    atomic_uint readers;           /* threads between reading `latest` and done with what they read */
+    _Atomic(ocl_record *) retired; /* replaced while readers were in: a stack through next_free */
 } ocl_event;
 
 tp_status tp_ocl_event_create(int device, unsigned flags, tp_event **out);
