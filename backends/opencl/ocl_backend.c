@@ -47,6 +47,12 @@ static tp_status ocl_event_from_native(int device, void *native, tp_event **out)
                                "OpenCL event is one command's); only cuda and hip events can be wrapped");
 }
 
+static tp_status ocl_stream_hold_window(tp_stream *stream, int64_t *ops)
+{
+    *ops = ((ocl_stream *)stream)->device->hold_window;
+    return TP_OK;
+}
+
 /* One priority: cl_khr_priority_hints is an extension few platforms have. */
 static tp_status ocl_stream_priority_range(int device, int *least, int *greatest)
 {
@@ -110,7 +116,8 @@ static const tp_backend ocl_table = {
     .graph_destroy = NULL,
     .stream_waits_for_itself = tp_ocl_stream_waits_for_itself,
     .event_waits_for_itself = tp_ocl_event_waits_for_itself,
-    .stream_hold_window = NULL, /* INT64_MAX: PoCL's queues have no bound */
+    .stream_hold_window = ocl_stream_hold_window,
+    .stream_flush_cache = tp_ocl_stream_flush_cache,
 };
 
 tp_status tp_backend_entry_opencl(uint32_t core_abi, const tp_backend **out, char *reason, size_t reason_size)

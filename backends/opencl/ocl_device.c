@@ -120,7 +120,9 @@ static cl_int add_platform_devices(cl_platform_id platform, char *reason, size_t
         *device = (ocl_device){.index = module.device_count, .platform = platform, .id = ids[i]};
         clGetPlatformInfo(platform, CL_PLATFORM_NAME, sizeof device->platform_name, device->platform_name, NULL);
         clGetDeviceInfo(ids[i], CL_DEVICE_NAME, sizeof device->name, device->name, NULL);
-        device->submitted_marker_means_idle = strcmp(device->platform_name, "Portable Computing Language") == 0;
+        bool pocl = strcmp(device->platform_name, "Portable Computing Language") == 0;
+        device->submitted_marker_means_idle = pocl;
+        device->hold_window = pocl ? INT64_MAX : OCL_HOLD_WINDOW;
         cl_context_properties properties[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)platform, 0};
         device->context = clCreateContext(properties, 1, &ids[i], NULL, NULL, &error);
         if (error != CL_SUCCESS) {

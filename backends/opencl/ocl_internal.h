@@ -9,6 +9,7 @@
  *   ocl_hold.c      a user event and a barrier: the hold (rules 14, 17)
  *   ocl_host_fn.c   host functions on a worker thread per stream (rule 15)
  *   ocl_stream.c    the stream entries, device_synchronize
+ *   ocl_flush.c     the cache flush before tp_measure's cold calls (rule 18)
  *   ocl_event.c     the event entries
  *   ocl_snapshot.c  snapshots of records
  *   ocl_backend.c   the table and the entry
@@ -25,6 +26,13 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+
+/* Rule 17's window on a platform whose queues are bounded or not known to be
+ * unbounded: NVIDIA's OpenCL sits on the CUDA driver, whose stream queue blocks its
+ * caller past ~1,020 pending operations (H200-measured), so the window of the CUDA
+ * backend (RT_HOLD_WINDOW). PoCL keeps its commands in host lists of no bound:
+ * INT64_MAX there. */
+#define OCL_HOLD_WINDOW 256
 
 /* Anchors a device's clock keeps (ocl_clock.c). */
 #define OCL_CLOCK_ANCHORS 8
@@ -53,6 +61,12 @@ typedef struct ocl_clock {
     int64_t widest_half_width_ns;
 } ocl_clock;
 
+/* The buffer a cache flush fills (ocl_flush.c); memory NULL until the first. */
+typedef struct ocl_flush_buffer {
+    cl_mem memory;
+    size_t bytes;
+} ocl_flush_buffer;
+
 /* A queue kept for reuse (rule 19), with the marker after its last work. */
 typedef struct ocl_pooled_queue {
     cl_command_queue queue;
@@ -70,6 +84,7 @@ typedef struct ocl_device {
      * queue has completed, CL_QUEUED until then: a stream query needs no wait for
      * its marker to complete. Elsewhere SUBMITTED says nothing of earlier work. */
     bool submitted_marker_means_idle;
+    int64_t hold_window; /* rule 17: OCL_HOLD_WINDOW, INT64_MAX on PoCL */
     ocl_clock clock;
 
     pthread_mutex_t lock; /* the members below */
@@ -81,6 +96,7 @@ typedef struct ocl_device {
      * for it too (rule 9's work runs on, and is the device's). */
     ocl_record **retired;
     int retired_count, retired_capacity;
+    ocl_flush_buffer flush; /* of `context` */
 } ocl_device;
 
 /* ------------------------------------------------------------ ocl_device.c */
@@ -167,6 +183,7 @@ struct ocl_stream {
     atomic_bool given_out; /* rule 19: the queue goes to the device's pool */
     pthread_mutex_t lock;  /* submissions that take two commands, the worker */
     ocl_host_worker *worker;
+    ocl_flush_buffer flush;  /* a wrapped queue of another context than the device's: its own */
     ocl_stream *next, *prev; /* the device's list */
 };
 
@@ -181,6 +198,10 @@ void *tp_ocl_stream_native(tp_stream *stream);
 tp_status tp_ocl_stream_hold(tp_stream *stream, void (**release)(void *), void **arg);
 tp_status tp_ocl_device_synchronize(int device);
 bool tp_ocl_stream_waits_for_itself(tp_stream *stream);
+
+/* ------------------------------------------------------------- ocl_flush.c */
+
+tp_status tp_ocl_stream_flush_cache(tp_stream *stream);
 
 /* ------------------------------------------------------------- ocl_event.c */
 

@@ -221,6 +221,8 @@ tp_status tp_ocl_stream_destroy(tp_stream *handle)
         if (!pooled && !atomic_load(&stream->given_out))
             clReleaseCommandQueue(stream->queue);
     }
+    if (stream->flush.memory) /* OpenCL frees it once the fills queued on it are done */
+        clReleaseMemObject(stream->flush.memory);
     pthread_mutex_destroy(&stream->lock);
     free(stream);
     return TP_OK;
