@@ -67,6 +67,46 @@ tp_status tp_ocl_event_destroy(tp_event *handle)
     return TP_OK;
 }
 
+tp_status tp_ocl_event_wrap(int index, void *native, const tp_backend *table, tp_event **out)
+{
+    static const char call[] = "tp_event_from_native";
+    const tp_host *host = tp_ocl_host();
+    ocl_device *device = tp_ocl_device(index);
+    cl_event marker = native;
+    cl_command_queue queue = NULL;
+    cl_context context = NULL;
+    cl_device_id queue_device = NULL;
+    cl_int error = clGetEventInfo(marker, CL_EVENT_COMMAND_QUEUE, sizeof queue, &queue, NULL);
+    if (error == CL_SUCCESS)
+        error = clGetEventInfo(marker, CL_EVENT_CONTEXT, sizeof context, &context, NULL);
+    if (error != CL_SUCCESS)
+        return host->fail(TP_ERR_INVALID_ARGUMENT, "%s: %p is not a cl_event (clGetEventInfo: %s)", call, native,
+                          tp_ocl_error_name(error));
+    if (!queue)
+        return host->fail(TP_ERR_INVALID_ARGUMENT,
+                          "%s: the cl_event is a user event, of no command and so of no time: wrap a command's event",
+                          call);
+    error = clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof queue_device, &queue_device, NULL);
+    if (error != CL_SUCCESS)
+        return tp_ocl_fail(call, "clGetCommandQueueInfo", error);
+    if (queue_device != device->id)
+        return host->fail(TP_ERR_DEVICE_MISMATCH, "%s: the event's command is not of opencl:%d (%s)", call, index,
+                          device->name);
+    ocl_record *record = NULL;
+    tp_status status = tp_ocl_record_wrap(device, context, queue, marker, call, &record);
+    if (status != TP_OK)
+        return status;
+    tp_event *made = NULL;
+    if ((status = tp_ocl_event_create(index, TP_EVENT_TIMING, &made)) != TP_OK) {
+        tp_ocl_record_unref(record);
+        return status;
+    }
+    made->backend = table;
+    atomic_store_explicit(&((ocl_event *)made)->latest, record, memory_order_relaxed);
+    *out = made;
+    return TP_OK;
+}
+
 /* The reader's side: between these two, the record read is not given back. */
 static inline ocl_record *latest_enter(ocl_event *event)
 {

@@ -141,6 +141,9 @@ struct ocl_record {
 /* A marker on `queue` after all its work, flushed, in a record of one reference. */
 tp_status tp_ocl_record_enqueue(ocl_device *device, cl_context context, cl_command_queue queue, const void *stream,
                                 const char *call, ocl_record **out);
+/* A caller's command event (of `queue`, on the device) as a record, retained. */
+tp_status tp_ocl_record_wrap(ocl_device *device, cl_context context, cl_command_queue queue, cl_event marker,
+                             const char *call, ocl_record **out);
 void tp_ocl_record_ref(ocl_record *record);
 void tp_ocl_record_unref(ocl_record *record);
 /* *reached: the marker completed. A failed command is TP_ERR_BACKEND. */
@@ -216,6 +219,9 @@ typedef struct ocl_event {
 
 tp_status tp_ocl_event_create(int device, unsigned flags, tp_event **out);
 tp_status tp_ocl_event_destroy(tp_event *event);
+/* tp_event_from_native: the caller's command event as the latest record of an event
+ * of `table` (the backend's, but for a record refused). */
+tp_status tp_ocl_event_wrap(int device, void *native, const tp_backend *table, tp_event **out);
 tp_status tp_ocl_event_record(tp_event *event, tp_stream *stream);
 tp_status tp_ocl_event_query(tp_event *event, bool *done);
 tp_status tp_ocl_event_synchronize(tp_event *event);

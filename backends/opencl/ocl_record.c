@@ -50,6 +50,27 @@ tp_status tp_ocl_record_enqueue(ocl_device *device, cl_context context, cl_comma
     return TP_OK;
 }
 
+tp_status tp_ocl_record_wrap(ocl_device *device, cl_context context, cl_command_queue queue, cl_event marker,
+                             const char *call, ocl_record **out)
+{
+    ocl_record *record = tp_free_list_take(&record_pool, sizeof *record);
+    if (!record)
+        return tp_ocl_host()->fail(TP_ERR_OUT_OF_MEMORY, "%s: out of memory", call);
+    cl_int error = clRetainEvent(marker);
+    if (error != CL_SUCCESS) {
+        tp_free_list_give(&record_pool, record);
+        return tp_ocl_fail(call, "clRetainEvent", error);
+    }
+    atomic_init(&record->refs, 1);
+    record->marker = marker;
+    record->device = device;
+    record->context = context;
+    record->stream = queue; /* identity only: never a tpevent stream, so never a self-wait */
+    atomic_init(&record->host_ns, INT64_MIN);
+    *out = record;
+    return TP_OK;
+}
+
 void tp_ocl_record_ref(ocl_record *record)
 {
     atomic_fetch_add_explicit(&record->refs, 1, memory_order_relaxed);
