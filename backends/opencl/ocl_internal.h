@@ -6,7 +6,8 @@
  *                   context per device, the error names
  *   ocl_clock.c     a device's profiling clock on CLOCK_MONOTONIC (rule 13)
  *   ocl_record.c    records: a retained marker and its converted time, pooled
- *   ocl_hold.c      a user event and a barrier: the hold (rules 14, 17)
+ *   ocl_hold.c      a user event and a barrier: the hold (rules 14, 17), and
+ *                   the chain that joins holds past a bounded queue's window
  *   ocl_host_fn.c   host functions on a worker thread per stream (rule 15)
  *   ocl_stream.c    the stream entries, device_synchronize
  *   ocl_flush.c     the cache flush before tp_measure's cold calls (rule 18)
@@ -164,6 +165,16 @@ tp_status tp_ocl_record_notify(ocl_record *record, void (*fn)(void *), void *arg
 tp_status tp_ocl_hold_queue(cl_context context, cl_command_queue queue, const char *call, void (**release)(void *),
                             void **arg);
 
+/* A stream's holds where its queue is bounded (rule 17's window): past `window`
+ * gates not let go, a hold joins the latest. Opened with the stream's reference. */
+typedef struct ocl_hold_chain ocl_hold_chain;
+tp_status tp_ocl_hold_chain_open(int64_t window, ocl_hold_chain **out);
+/* The stream's reference dropped; the chain goes once every release came. */
+void tp_ocl_hold_chain_close(ocl_hold_chain *chain);
+/* tp_ocl_hold_queue through the chain. */
+tp_status tp_ocl_hold_chained(ocl_hold_chain *chain, cl_context context, cl_command_queue queue, const char *call,
+                              void (**release)(void *), void **arg);
+
 /* ----------------------------------------------------------- ocl_host_fn.c */
 
 /* fn(arg) on the stream's worker after the queue's earlier work; later work waits
@@ -186,6 +197,7 @@ struct ocl_stream {
     atomic_bool given_out; /* rule 19: the queue goes to the device's pool */
     pthread_mutex_t lock;  /* submissions that take two commands, the worker */
     ocl_host_worker *worker;
+    ocl_hold_chain *holds;   /* made at the first hold where the window is finite */
     ocl_flush_buffer flush;  /* a wrapped queue of another context than the device's: its own */
     ocl_stream *next, *prev; /* the device's list */
 };
