@@ -36,7 +36,7 @@
  * there, and OCL_HOLD_WINDOW (256, ocl_internal.h) on other platforms.
  *
  * tp_measure's cold calls (rule 18) fill a buffer twice CL_DEVICE_GLOBAL_MEM_CACHE_SIZE
- * first, 64 MB where the device reports no cache (PoCL); ocl_flush.c.
+ * first, at least 64 MB (PoCL reports no cache); ocl_flush.c.
  *
  * Timestamps (rule 13) are CL_PROFILING_COMMAND_END mapped to CLOCK_MONOTONIC
  * through bracketed, drift-corrected anchors (ocl_clock.c); error_ns is the widest

@@ -4,10 +4,11 @@
  * cache (CL_DEVICE_GLOBAL_MEM_CACHE_SIZE), so that what the call reads comes from
  * memory whatever the cache's replacement order (as backends/gpu/gpu_flush.c).
  *
- * A device that reports no such cache (PoCL's CPU devices: cache type None, size 0)
- * still has the CPU's: it gets a fixed 64 MB, twice the 32 MB L3 of a server core
- * complex and the bound backends/cpu/cpu_flush.c puts on its own flush. The size is
- * at most CL_DEVICE_MAX_MEM_ALLOC_SIZE.
+ * At least 64 MB: a device that reports no such cache (PoCL's CPU devices: cache
+ * type None, size 0) still has the CPU's, and 64 MB is twice the 32 MB L3 of a
+ * server core complex and the bound backends/cpu/cpu_flush.c puts on its own flush;
+ * and a platform may report a smaller cache than its last level (the floor costs a
+ * GPU some 20 us). At most CL_DEVICE_MAX_MEM_ALLOC_SIZE.
  *
  * A buffer is of one context: the device's, made at the first flush under the
  * device's lock and kept for the life of the process, as the clock's queue is; a
@@ -16,14 +17,14 @@
 #define _POSIX_C_SOURCE 200809L
 #include "backends/opencl/ocl_internal.h"
 
-static const cl_ulong flush_bytes_without_cache = (cl_ulong)64 << 20;
+static const cl_ulong flush_bytes_least = (cl_ulong)64 << 20;
 
 static cl_ulong flush_bytes(ocl_device *device)
 {
     cl_ulong cache = 0, max_alloc = 0;
     clGetDeviceInfo(device->id, CL_DEVICE_GLOBAL_MEM_CACHE_SIZE, sizeof cache, &cache, NULL);
     clGetDeviceInfo(device->id, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max_alloc, &max_alloc, NULL);
-    cl_ulong bytes = cache > 0 ? cache * 2 : flush_bytes_without_cache;
+    cl_ulong bytes = cache * 2 > flush_bytes_least ? cache * 2 : flush_bytes_least;
     return max_alloc > 0 && bytes > max_alloc ? max_alloc : bytes;
 }
 
