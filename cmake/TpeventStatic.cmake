@@ -1,4 +1,4 @@
-# The static build (TPEVENT_STATIC=ON): libtpevent.a with the GPU backends linked in,
+# The static build (TPEVENT_STATIC=ON): libtpevent.a with the GPU and OpenCL backends linked in,
 # for programs that cannot load modules. Included by TpeventInstall.cmake, after every
 # folder has been read, so that the backend modules' targets exist.
 #
@@ -12,7 +12,7 @@
 # link gets them, and into tpevent.pc's Libs.private.
 #
 # Sets, for TpeventInstall.cmake:
-#   TPEVENT_BACKENDS_BUILT_IN          cuda and/or hip
+#   TPEVENT_BACKENDS_BUILT_IN          cuda, hip and/or opencl
 #   TPEVENT_STATIC_PC_LIBS             tpevent.pc's Libs.private for the runtimes
 #   TPEVENT_CONFIG_FIND_DEPENDENCIES   find_dependency() lines for tpeventConfig.cmake
 #   TPEVENT_STATIC_NOTE                a word for the configure summary
@@ -20,7 +20,7 @@
 set(TPEVENT_BACKENDS_BUILT_IN "")
 set(TPEVENT_STATIC_PC_LIBS "")
 set(TPEVENT_CONFIG_FIND_DEPENDENCIES "")
-set(TPEVENT_STATIC_NOTE " (static: libtpevent.a, GPU backends linked in)")
+set(TPEVENT_STATIC_NOTE " (static: libtpevent.a, GPU and OpenCL backends linked in)")
 
 # tpevent_pc_link_flags(<out> <items...>): pkg-config flags for CMake link items:
 # imported targets (followed through their own link interface), library files,
@@ -122,6 +122,21 @@ foreach(backend cuda hip)
     string(APPEND TPEVENT_CONFIG_FIND_DEPENDENCIES "find_dependency(CUDAToolkit)\n")
   endif()
 endforeach()
+
+# OpenCL, when its module is built (the ICD loader was found): its objects go in as
+# they are, since its functions are its own (tp_ocl_*), not a second build of the
+# GPU backend's; the loader, libOpenCL.so.1, joins the link interface. The registry
+# calls tp_backend_entry_opencl (TPEVENT_BUILTIN_OPENCL).
+if(TARGET tpevent_opencl AND TARGET tpevent_backend_opencl_objects)
+  find_package(OpenCL REQUIRED) # its target, OpenCL::OpenCL, seen from this folder
+  target_sources(tpevent PRIVATE $<TARGET_OBJECTS:tpevent_backend_opencl_objects>)
+  target_link_libraries(tpevent PRIVATE OpenCL::OpenCL m)
+  target_compile_definitions(tpevent_static_objects PRIVATE TPEVENT_BUILTIN_OPENCL)
+  list(APPEND TPEVENT_BACKENDS_BUILT_IN opencl)
+  tpevent_pc_link_flags(pc_flags OpenCL::OpenCL m)
+  list(APPEND TPEVENT_STATIC_PC_LIBS ${pc_flags})
+  string(APPEND TPEVENT_CONFIG_FIND_DEPENDENCIES "find_dependency(OpenCL)\n")
+endif()
 
 list(REMOVE_DUPLICATES TPEVENT_STATIC_PC_LIBS)
 string(REPLACE ";" " " TPEVENT_STATIC_PC_LIBS "${TPEVENT_STATIC_PC_LIBS}")

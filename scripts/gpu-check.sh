@@ -12,6 +12,7 @@
 #        TEST_JOBS  tests run at once (default 8: timing tests share the GPUs)
 #        BENCH_ARGS  extra arguments for tpevent_bench_cuda
 #        CROSS_WAIT_SECONDS  how long the cross-backend wait benchmark samples (default 30)
+#        OPENCL_BENCH_ARGS  arguments for tpevent_bench_opencl (default: every OpenCL device)
 #        HOLD_BENCH_ARGS  arguments for tpevent_bench_hold (default: 64 launches, 200 rounds)
 #        TIMESTAMP_BENCH_ARGS  arguments for tpevent_bench_timestamp_cuda (default:
 #                 its short defaults, 200 records over 2 s and 10 s of drift; the
@@ -99,6 +100,16 @@ echo "exit status $?" >>"$hold_log"
 
 # The tool's view (cpu and cuda side by side) and the Python binding against
 # torch.cuda.Event and cupy.cuda.Event, in the same quiet window.
+# The OpenCL backend against raw OpenCL, one table per OpenCL device (PoCL and
+# NVIDIA's OpenCL where OCL_ICD_FILENAMES lists both).
+opencl_bench_log="$out/gpu-check-opencl-bench.log"
+step "OpenCL benchmark ($opencl_bench_log)"
+if [ -x "$build/bin/tpevent_bench_opencl" ]; then
+  timeout 300 "$build/bin/tpevent_bench_opencl" ${OPENCL_BENCH_ARGS:-} >"$opencl_bench_log" 2>&1
+  echo "(exit status $?)" >>"$opencl_bench_log"
+else
+  echo "OpenCL backend not built: no OpenCL benchmark" >"$opencl_bench_log"
+fi
 tool_bench_log="$out/gpu-check-tool-bench.log"
 step "tpevent bench ($tool_bench_log)"
 devices=(--device cpu)
@@ -181,6 +192,9 @@ group_line() { # label, name pattern
   echo
   echo "hold benchmark:"
   cat "$hold_log"
+  echo
+  echo "OpenCL benchmark:"
+  cat "$opencl_bench_log"
   echo
   echo "tpevent bench:"
   cat "$tool_bench_log"

@@ -10,8 +10,23 @@
 
 static const tp_backend ocl_table;
 
+/* The table of events wrapped from a caller's cl_event: the backend's, but a record
+ * is refused. Made once, at init, from ocl_table. */
+static tp_backend wrapped_table;
+
+static tp_status ocl_record_refused(tp_event *event, tp_stream *stream)
+{
+    (void)event;
+    (void)stream;
+    return tp_ocl_host()->fail(TP_ERR_UNSUPPORTED,
+                               "tp_event_record: the event wraps a cl_event (tp_event_from_native), which is one "
+                               "command's and cannot be recorded again; record an event of tp_event_create");
+}
+
 static tp_status ocl_init(const tp_host *host, char *reason, size_t reason_size)
 {
+    wrapped_table = ocl_table;
+    wrapped_table.event_record = ocl_record_refused;
     return tp_ocl_module_init(host, &ocl_table, reason, reason_size);
 }
 
@@ -36,15 +51,17 @@ static tp_status ocl_wait_mechanism(int device, char *buf, size_t size)
     return TP_OK;
 }
 
-/* Refused with OpenCL's reason rather than the core's ("tpevent's own events"). */
+/* Read-only: query, synchronize, wait, elapsed time and the timestamp answer for the
+ * caller's command (its END is the time); a record is refused (see wrapped_table). */
 static tp_status ocl_event_from_native(int device, void *native, tp_event **out)
 {
-    (void)device;
-    (void)native;
-    (void)out;
-    return tp_ocl_host()->fail(TP_ERR_UNSUPPORTED,
-                               "tp_event_from_native: the opencl backend cannot record through a cl_event (an "
-                               "OpenCL event is one command's); only cuda and hip events can be wrapped");
+    return tp_ocl_event_wrap(device, native, &wrapped_table, out);
+}
+
+static tp_status ocl_stream_hold_window(tp_stream *stream, int64_t *ops)
+{
+    *ops = ((ocl_stream *)stream)->device->hold_window;
+    return TP_OK;
 }
 
 /* One priority: cl_khr_priority_hints is an extension few platforms have. */
@@ -110,7 +127,8 @@ static const tp_backend ocl_table = {
     .graph_destroy = NULL,
     .stream_waits_for_itself = tp_ocl_stream_waits_for_itself,
     .event_waits_for_itself = tp_ocl_event_waits_for_itself,
-    .stream_hold_window = NULL, /* INT64_MAX: PoCL's queues have no bound */
+    .stream_hold_window = ocl_stream_hold_window,
+    .stream_flush_cache = tp_ocl_stream_flush_cache,
 };
 
 tp_status tp_backend_entry_opencl(uint32_t core_abi, const tp_backend **out, char *reason, size_t reason_size)

@@ -19,8 +19,12 @@
  *
  * Records are markers (clEnqueueMarkerWithWaitList), flushed at once. tp_event_native
  * is the latest record's marker (a cl_event, valid until the next record or the
- * destroy). tp_event_from_native is unsupported: a cl_event is one command's and
- * cannot be recorded again.
+ * destroy). tp_event_from_native wraps a caller's command event (a pyopencl
+ * Event's int_ptr) of the device read-only, retained until the wrapper goes: query,
+ * synchronize, wait, elapsed time and the timestamp answer for that command (its
+ * CL_PROFILING_COMMAND_END is its time: its queue must profile for those two); a
+ * record on it is TP_ERR_UNSUPPORTED, since a cl_event is one command's and cannot
+ * be recorded again. A user event is refused (no command, no time).
  *
  * Synchronize spins TP_SPIN_NS, then sleeps in clWaitForEvents with
  * TP_EVENT_BLOCKING and yields the CPU between polls without it.
@@ -28,7 +32,11 @@
  * Waits. Within one context a barrier on the marker; across contexts, and from a
  * record of another backend, a barrier on a user event that the record's
  * completion sets (rule 14: no thread is held). tp_stream_hold is the same user
- * event barrier (rule 17); PoCL's queues have no bound, so the window is INT64_MAX.
+ * event barrier (rule 17); PoCL's queues have no bound, so the window is INT64_MAX
+ * there, and OCL_HOLD_WINDOW (256, ocl_internal.h) on other platforms.
+ *
+ * tp_measure's cold calls (rule 18) fill a buffer twice CL_DEVICE_GLOBAL_MEM_CACHE_SIZE
+ * first, at least 64 MB (PoCL reports no cache); ocl_flush.c.
  *
  * Timestamps (rule 13) are CL_PROFILING_COMMAND_END mapped to CLOCK_MONOTONIC
  * through bracketed, drift-corrected anchors (ocl_clock.c); error_ns is the widest

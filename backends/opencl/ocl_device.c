@@ -6,6 +6,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "backends/opencl/ocl_internal.h"
+#include "common/env.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,6 +96,18 @@ static void clock_init(ocl_clock *clock)
     clock->widest_half_width_ns = 0;
 }
 
+/* Rule 17's window of a device's streams (OCL_HOLD_WINDOW, or none on PoCL);
+ * TPEVENT_OPENCL_HOLD_WINDOW, a count > 0, sets it instead: CI runs the chain that
+ * joins holds past the window (ocl_hold.c) on PoCL with it. */
+static int64_t hold_window(bool pocl)
+{
+    const char *setting = tp_env("TPEVENT_OPENCL_HOLD_WINDOW");
+    long long forced = setting ? strtoll(setting, NULL, 10) : 0;
+    if (forced > 0)
+        return forced;
+    return pocl ? INT64_MAX : OCL_HOLD_WINDOW;
+}
+
 /* The platform's devices appended to `module`, each with its context. */
 static cl_int add_platform_devices(cl_platform_id platform, char *reason, size_t reason_size)
 {
@@ -120,7 +133,9 @@ static cl_int add_platform_devices(cl_platform_id platform, char *reason, size_t
         *device = (ocl_device){.index = module.device_count, .platform = platform, .id = ids[i]};
         clGetPlatformInfo(platform, CL_PLATFORM_NAME, sizeof device->platform_name, device->platform_name, NULL);
         clGetDeviceInfo(ids[i], CL_DEVICE_NAME, sizeof device->name, device->name, NULL);
-        device->submitted_marker_means_idle = strcmp(device->platform_name, "Portable Computing Language") == 0;
+        bool pocl = strcmp(device->platform_name, "Portable Computing Language") == 0;
+        device->submitted_marker_means_idle = pocl;
+        device->hold_window = hold_window(pocl);
         cl_context_properties properties[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)platform, 0};
         device->context = clCreateContext(properties, 1, &ids[i], NULL, NULL, &error);
         if (error != CL_SUCCESS) {

@@ -1,10 +1,28 @@
 /*
- * Events: the latest record (ocl_record.c) behind a small lock, since a record
- * replaces it while other threads may read it (rule 10: a marker released under a
- * reader would be used after its release). Timing needs nothing of its own: every
- * queue tpevent makes profiles, and a record's END is its time (rules 7, 13).
- * A wait within one context is a barrier on the marker; across contexts (two
- * platforms, or two devices), a hold released by the marker's completion.
+ * Events: the latest record (ocl_record.c), which a record replaces while other
+ * threads may read it. Timing needs nothing of its own: every queue tpevent makes
+ * profiles, and a record's END is its time (rules 7, 13). A wait within one context
+ * is a barrier on the marker; across contexts (two platforms, or two devices), a
+ * hold released by the marker's completion.
+ *
+ * No lock on the hot path. A reader (query, synchronize, wait, elapsed) counts
+ * itself in `readers`, reads `latest`, uses the record, counts itself out: two
+ * atomic adds on the event, no wait, readers never wait for one another. A record
+ * exchanges `latest` and then looks at `readers`: at 0 no reader can hold what it
+ * replaced, and it drops the event's reference at once. Why that is safe (rule 10:
+ * a marker released under a reader would be used after its release): both sides
+ * are sequentially consistent, the reader adds then loads, the recorder exchanges
+ * then loads; so a reader the recorder did not see load `latest` after the
+ * exchange and never had the old record, and one it saw counted out (release)
+ * before the recorder's load (acquire) only if it is done with it. When readers are
+ * in, the replaced record goes on the event's `retired` stack instead, linked
+ * through next_free (a record there is in no pool), and a later record takes the
+ * whole stack, then looks at `readers` again: at 0 every reader from before the
+ * records were replaced is gone and the stack is dropped, else it goes back. Only
+ * whole stacks are taken (no pop of one), so there is no ABA. A stack outlives a
+ * burst of readers at most until the next record that finds none, or the event's
+ * destroy. What a reader keeps past its count (synchronize's long wait, snapshots)
+ * it takes a reference on.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "backends/opencl/ocl_internal.h"
@@ -22,29 +40,130 @@ tp_status tp_ocl_event_create(int device, unsigned flags, tp_event **out)
     if (!event)
         return tp_ocl_host()->fail(TP_ERR_OUT_OF_MEMORY, "tp_event_create: out of memory");
     event->head = (tp_event){.backend = tp_ocl_table(), .device = {TP_DEVICE_OPENCL, device}, .flags = flags};
-    pthread_mutex_init(&event->lock, NULL);
-    event->latest = NULL;
+    atomic_init(&event->latest, NULL);
+    atomic_init(&event->readers, 0);
+    atomic_init(&event->retired, NULL);
     *out = &event->head;
     return TP_OK;
 }
 
+static void unref_stack(ocl_record *record)
+{
+    while (record) {
+        ocl_record *next = record->next_free;
+        tp_ocl_record_unref(record); /* a pending marker runs on: the runtime holds it */
+        record = next;
+    }
+}
+
 tp_status tp_ocl_event_destroy(tp_event *handle)
 {
-    ocl_event *event = (ocl_event *)handle;
-    if (event->latest)
-        tp_ocl_record_unref(event->latest); /* a pending marker runs on: the runtime holds it */
-    pthread_mutex_destroy(&event->lock);
+    ocl_event *event = (ocl_event *)handle; /* no reader left: the caller's promise */
+    ocl_record *latest = atomic_load_explicit(&event->latest, memory_order_relaxed);
+    if (latest)
+        tp_ocl_record_unref(latest);
+    unref_stack(atomic_load_explicit(&event->retired, memory_order_acquire));
     tp_free_list_give(&event_pool, event);
     return TP_OK;
 }
 
+tp_status tp_ocl_event_wrap(int index, void *native, const tp_backend *table, tp_event **out)
+{
+    static const char call[] = "tp_event_from_native";
+    const tp_host *host = tp_ocl_host();
+    ocl_device *device = tp_ocl_device(index);
+    cl_event marker = native;
+    cl_command_queue queue = NULL;
+    cl_context context = NULL;
+    cl_device_id queue_device = NULL;
+    cl_int error = clGetEventInfo(marker, CL_EVENT_COMMAND_QUEUE, sizeof queue, &queue, NULL);
+    if (error == CL_SUCCESS)
+        error = clGetEventInfo(marker, CL_EVENT_CONTEXT, sizeof context, &context, NULL);
+    if (error != CL_SUCCESS)
+        return host->fail(TP_ERR_INVALID_ARGUMENT, "%s: %p is not a cl_event (clGetEventInfo: %s)", call, native,
+                          tp_ocl_error_name(error));
+    if (!queue)
+        return host->fail(TP_ERR_INVALID_ARGUMENT,
+                          "%s: the cl_event is a user event, of no command and so of no time: wrap a command's event",
+                          call);
+    error = clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof queue_device, &queue_device, NULL);
+    if (error != CL_SUCCESS)
+        return tp_ocl_fail(call, "clGetCommandQueueInfo", error);
+    if (queue_device != device->id)
+        return host->fail(TP_ERR_DEVICE_MISMATCH, "%s: the event's command is not of opencl:%d (%s)", call, index,
+                          device->name);
+    ocl_record *record = NULL;
+    tp_status status = tp_ocl_record_wrap(device, context, queue, marker, call, &record);
+    if (status != TP_OK)
+        return status;
+    tp_event *made = NULL;
+    if ((status = tp_ocl_event_create(index, TP_EVENT_TIMING, &made)) != TP_OK) {
+        tp_ocl_record_unref(record);
+        return status;
+    }
+    made->backend = table;
+    atomic_store_explicit(&((ocl_event *)made)->latest, record, memory_order_relaxed);
+    *out = made;
+    return TP_OK;
+}
+
+/* The reader's side: between these two, the record read is not given back. */
+static inline ocl_record *latest_enter(ocl_event *event)
+{
+    atomic_fetch_add_explicit(&event->readers, 1, memory_order_seq_cst);
+    return atomic_load_explicit(&event->latest, memory_order_seq_cst);
+}
+
+static inline void latest_leave(ocl_event *event)
+{
+    atomic_fetch_sub_explicit(&event->readers, 1, memory_order_release);
+}
+
+static bool no_reader(ocl_event *event)
+{
+    return atomic_load_explicit(&event->readers, memory_order_seq_cst) == 0;
+}
+
+static void retired_push(ocl_event *event, ocl_record *first, ocl_record *last)
+{
+    ocl_record *head = atomic_load_explicit(&event->retired, memory_order_relaxed);
+    do
+        last->next_free = head;
+    while (!atomic_compare_exchange_weak_explicit(&event->retired, &head, first, memory_order_release,
+                                                  memory_order_relaxed));
+}
+
+/* The event's reference on `replaced` (and on what earlier records left), dropped
+ * once no reader can hold it. */
+static void retire(ocl_event *event, ocl_record *replaced)
+{
+    if (replaced) {
+        if (no_reader(event))
+            tp_ocl_record_unref(replaced);
+        else
+            retired_push(event, replaced, replaced);
+    }
+    if (TP_LIKELY(!atomic_load_explicit(&event->retired, memory_order_relaxed)))
+        return;
+    ocl_record *stack = atomic_exchange_explicit(&event->retired, NULL, memory_order_acquire);
+    if (!stack)
+        return;
+    if (no_reader(event)) {
+        unref_stack(stack);
+        return;
+    }
+    ocl_record *last = stack;
+    while (last->next_free)
+        last = last->next_free;
+    retired_push(event, stack, last);
+}
+
 ocl_record *tp_ocl_event_latest(ocl_event *event)
 {
-    pthread_mutex_lock(&event->lock);
-    ocl_record *record = event->latest;
+    ocl_record *record = latest_enter(event);
     if (record)
         tp_ocl_record_ref(record);
-    pthread_mutex_unlock(&event->lock);
+    latest_leave(event);
     return record;
 }
 
@@ -57,25 +176,20 @@ tp_status tp_ocl_event_record(tp_event *handle, tp_stream *stream_handle)
                                              &record);
     if (TP_UNLIKELY(status != TP_OK))
         return status;
-    pthread_mutex_lock(&event->lock);
-    ocl_record *replaced = event->latest;
-    event->latest = record;
-    pthread_mutex_unlock(&event->lock);
-    if (replaced)
-        tp_ocl_record_unref(replaced);
+    retire(event, atomic_exchange_explicit(&event->latest, record, memory_order_seq_cst));
     return TP_OK;
 }
 
 tp_status tp_ocl_event_query(tp_event *handle, bool *done)
 {
     ocl_event *event = (ocl_event *)handle;
-    pthread_mutex_lock(&event->lock);
+    ocl_record *record = latest_enter(event);
     tp_status status = TP_OK;
-    if (event->latest)
-        status = tp_ocl_record_query(event->latest, "tp_event_query", done);
+    if (record)
+        status = tp_ocl_record_query(record, "tp_event_query", done);
     else
         *done = true;
-    pthread_mutex_unlock(&event->lock);
+    latest_leave(event);
     return status;
 }
 
@@ -98,33 +212,30 @@ bool tp_ocl_event_waits_for_itself(tp_event *handle)
     return waits;
 }
 
-tp_status tp_ocl_event_synchronize(tp_event *handle)
+/* The wait past a record not reached at the first look (a reference held). */
+static tp_status synchronize_pending(tp_event *handle, ocl_record *record)
 {
-    ocl_record *record = tp_ocl_event_latest((ocl_event *)handle);
-    if (!record)
-        return TP_OK;
-    tp_status status;
     if (TP_UNLIKELY(record_waits_for_caller(record)))
-        status = tp_ocl_host()->fail(TP_ERR_INVALID_ARGUMENT,
-                                     "tp_event_synchronize: the record comes after the host function that waits for "
-                                     "it, on its stream: it would wait for itself forever");
-    else
-        status = tp_ocl_record_wait(record, handle->flags & TP_EVENT_BLOCKING, "tp_event_synchronize");
-    tp_ocl_record_unref(record);
-    return status;
+        return tp_ocl_host()->fail(TP_ERR_INVALID_ARGUMENT,
+                                   "tp_event_synchronize: the record comes after the host function that waits for "
+                                   "it, on its stream: it would wait for itself forever");
+    return tp_ocl_record_wait(record, handle->flags & TP_EVENT_BLOCKING, "tp_event_synchronize");
 }
 
-/* A reached record's END; TP_ERR_NOT_RECORDED / NOT_READY with no message (the
- * core sorts out rule 7's answer). */
-static tp_status reached_end(ocl_record *record, cl_ulong *end)
+tp_status tp_ocl_event_synchronize(tp_event *handle)
 {
-    if (!record)
-        return TP_ERR_NOT_RECORDED;
-    bool reached = false;
-    tp_status status = tp_ocl_record_query(record, "tp_event_elapsed_time", &reached);
-    if (status != TP_OK)
+    ocl_event *event = (ocl_event *)handle;
+    ocl_record *record = latest_enter(event);
+    bool reached = true;
+    tp_status status = record ? tp_ocl_record_query(record, "tp_event_synchronize", &reached) : TP_OK;
+    if (TP_UNLIKELY(status == TP_OK && !reached))
+        tp_ocl_record_ref(record); /* the wait may be long: kept past the count */
+    latest_leave(event);
+    if (TP_LIKELY(status != TP_OK || reached))
         return status;
-    return reached ? tp_ocl_record_end(record, end) : TP_ERR_NOT_READY;
+    status = synchronize_pending(handle, record);
+    tp_ocl_record_unref(record);
+    return status;
 }
 
 /* Two reached records of one device; anything else is for the core to sort out in
@@ -133,18 +244,18 @@ tp_status tp_ocl_event_elapsed(tp_event *start_handle, tp_event *end_handle, flo
 {
     if (TP_UNLIKELY(start_handle->device.index != end_handle->device.index))
         return tp_ocl_host()->elapsed_sequenced(start_handle, end_handle, ms);
-    ocl_record *start = tp_ocl_event_latest((ocl_event *)start_handle);
-    ocl_record *end = tp_ocl_event_latest((ocl_event *)end_handle);
+    ocl_event *start_event = (ocl_event *)start_handle, *end_event = (ocl_event *)end_handle;
+    ocl_record *start = latest_enter(start_event);
+    ocl_record *end = latest_enter(end_event);
     cl_ulong start_ns = 0, end_ns = 0;
-    tp_status status = reached_end(start, &start_ns);
+    /* NOT_RECORDED / NOT_READY: the core sorts out rule 7's answer (below). */
+    tp_status status = start ? tp_ocl_record_end(start, "tp_event_elapsed_time", &start_ns) : TP_ERR_NOT_RECORDED;
     if (status == TP_OK)
-        status = reached_end(end, &end_ns);
+        status = end ? tp_ocl_record_end(end, "tp_event_elapsed_time", &end_ns) : TP_ERR_NOT_RECORDED;
+    latest_leave(end_event);
+    latest_leave(start_event);
     if (status == TP_OK)
         *ms = (float)((double)(int64_t)(end_ns - start_ns) / 1e6);
-    if (start)
-        tp_ocl_record_unref(start);
-    if (end)
-        tp_ocl_record_unref(end);
     if (status == TP_ERR_NOT_RECORDED || status == TP_ERR_NOT_READY)
         return tp_ocl_host()->elapsed_sequenced(start_handle, end_handle, ms);
     return status;
@@ -158,7 +269,7 @@ tp_status tp_ocl_event_timestamp(tp_event *handle, int64_t *ns)
     bool reached = false;
     tp_status status = tp_ocl_record_query(record, "tp_event_timestamp", &reached);
     if (status == TP_OK)
-        status = reached ? tp_ocl_record_time(record, ns) : TP_ERR_NOT_READY;
+        status = reached ? tp_ocl_record_time(record, "tp_event_timestamp", ns) : TP_ERR_NOT_READY;
     tp_ocl_record_unref(record);
     return status;
 }
@@ -166,9 +277,9 @@ tp_status tp_ocl_event_timestamp(tp_event *handle, int64_t *ns)
 tp_status tp_ocl_event_native(tp_event *handle, void **native)
 {
     ocl_event *event = (ocl_event *)handle;
-    pthread_mutex_lock(&event->lock);
-    *native = event->latest ? (void *)event->latest->marker : NULL;
-    pthread_mutex_unlock(&event->lock);
+    ocl_record *record = latest_enter(event);
+    *native = record ? (void *)record->marker : NULL;
+    latest_leave(event);
     return TP_OK;
 }
 
@@ -176,10 +287,14 @@ tp_status tp_ocl_stream_wait_event(tp_stream *stream_handle, tp_event *event_han
 {
     static const char call[] = "tp_event_wait";
     ocl_stream *stream = (ocl_stream *)stream_handle;
-    ocl_record *record = tp_ocl_event_latest((ocl_event *)event_handle);
-    if (!record)
-        return TP_OK; /* never recorded: nothing to wait for (rule 6) */
+    ocl_event *event = (ocl_event *)event_handle;
+    /* The barrier and the callback retain the marker themselves: no reference. */
+    ocl_record *record = latest_enter(event);
     tp_status status = TP_OK;
+    if (!record) {
+        latest_leave(event);
+        return TP_OK; /* never recorded: nothing to wait for (rule 6) */
+    }
     if (TP_LIKELY(record->context == stream->context)) {
         cl_int error = clEnqueueBarrierWithWaitList(stream->queue, 1, &record->marker, NULL);
         if (error == CL_SUCCESS)
@@ -193,6 +308,6 @@ tp_status tp_ocl_stream_wait_event(tp_stream *stream_handle, tp_event *event_han
         if (status == TP_OK && (status = tp_ocl_record_notify(record, release, arg, call)) != TP_OK)
             release(arg);
     }
-    tp_ocl_record_unref(record);
+    latest_leave(event);
     return status;
 }

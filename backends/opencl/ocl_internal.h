@@ -6,9 +6,11 @@
  *                   context per device, the error names
  *   ocl_clock.c     a device's profiling clock on CLOCK_MONOTONIC (rule 13)
  *   ocl_record.c    records: a retained marker and its converted time, pooled
- *   ocl_hold.c      a user event and a barrier: the hold (rules 14, 17)
+ *   ocl_hold.c      a user event and a barrier: the hold (rules 14, 17), and
+ *                   the chain that joins holds past a bounded queue's window
  *   ocl_host_fn.c   host functions on a worker thread per stream (rule 15)
  *   ocl_stream.c    the stream entries, device_synchronize
+ *   ocl_flush.c     the cache flush before tp_measure's cold calls (rule 18)
  *   ocl_event.c     the event entries
  *   ocl_snapshot.c  snapshots of records
  *   ocl_backend.c   the table and the entry
@@ -25,6 +27,13 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+
+/* Rule 17's window on a platform whose queues are bounded or not known to be
+ * unbounded: NVIDIA's OpenCL sits on the CUDA driver, whose stream queue blocks its
+ * caller past ~1,020 pending operations (H200-measured), so the window of the CUDA
+ * backend (RT_HOLD_WINDOW). PoCL keeps its commands in host lists of no bound:
+ * INT64_MAX there. */
+#define OCL_HOLD_WINDOW 256
 
 /* Anchors a device's clock keeps (ocl_clock.c). */
 #define OCL_CLOCK_ANCHORS 8
@@ -53,6 +62,12 @@ typedef struct ocl_clock {
     int64_t widest_half_width_ns;
 } ocl_clock;
 
+/* The buffer a cache flush fills (ocl_flush.c); memory NULL until the first. */
+typedef struct ocl_flush_buffer {
+    cl_mem memory;
+    size_t bytes;
+} ocl_flush_buffer;
+
 /* A queue kept for reuse (rule 19), with the marker after its last work. */
 typedef struct ocl_pooled_queue {
     cl_command_queue queue;
@@ -70,6 +85,7 @@ typedef struct ocl_device {
      * queue has completed, CL_QUEUED until then: a stream query needs no wait for
      * its marker to complete. Elsewhere SUBMITTED says nothing of earlier work. */
     bool submitted_marker_means_idle;
+    int64_t hold_window; /* rule 17: OCL_HOLD_WINDOW, INT64_MAX on PoCL */
     ocl_clock clock;
 
     pthread_mutex_t lock; /* the members below */
@@ -81,6 +97,7 @@ typedef struct ocl_device {
      * for it too (rule 9's work runs on, and is the device's). */
     ocl_record **retired;
     int retired_count, retired_capacity;
+    ocl_flush_buffer flush; /* of `context` */
 } ocl_device;
 
 /* ------------------------------------------------------------ ocl_device.c */
@@ -113,7 +130,7 @@ tp_status tp_ocl_device_clock(int device, tp_clock_info *info);
  * cannot be reused as a CUDA event is).
  */
 struct ocl_record {
-    struct ocl_record *next_free; /* first: tp_free_item's layout */
+    struct ocl_record *next_free; /* first: tp_free_item's layout; also an event's retired stack */
     atomic_int refs;
     cl_event marker;
     ocl_device *device;
@@ -125,16 +142,20 @@ struct ocl_record {
 /* A marker on `queue` after all its work, flushed, in a record of one reference. */
 tp_status tp_ocl_record_enqueue(ocl_device *device, cl_context context, cl_command_queue queue, const void *stream,
                                 const char *call, ocl_record **out);
+/* A caller's command event (of `queue`, on the device) as a record, retained. */
+tp_status tp_ocl_record_wrap(ocl_device *device, cl_context context, cl_command_queue queue, cl_event marker,
+                             const char *call, ocl_record **out);
 void tp_ocl_record_ref(ocl_record *record);
 void tp_ocl_record_unref(ocl_record *record);
 /* *reached: the marker completed. A failed command is TP_ERR_BACKEND. */
 tp_status tp_ocl_record_query(ocl_record *record, const char *call, bool *reached);
 /* Spins, then with `sleep` sleeps in clWaitForEvents, else yields. */
 tp_status tp_ocl_record_wait(ocl_record *record, bool sleep, const char *call);
-/* CL_PROFILING_COMMAND_END of a reached record, in the device's ns. */
-tp_status tp_ocl_record_end(ocl_record *record, cl_ulong *end_ns);
-/* The record's CLOCK_MONOTONIC time, the same every time it is asked. */
-tp_status tp_ocl_record_time(ocl_record *record, int64_t *host_ns);
+/* CL_PROFILING_COMMAND_END, in the device's ns; TP_ERR_NOT_READY with no message
+ * while the record is not reached. */
+tp_status tp_ocl_record_end(ocl_record *record, const char *call, cl_ulong *end_ns);
+/* A reached record's CLOCK_MONOTONIC time, the same every time it is asked. */
+tp_status tp_ocl_record_time(ocl_record *record, const char *call, int64_t *host_ns);
 /* fn(arg) once the marker completes (at once if it has), on the runtime's thread. */
 tp_status tp_ocl_record_notify(ocl_record *record, void (*fn)(void *), void *arg, const char *call);
 
@@ -143,6 +164,16 @@ tp_status tp_ocl_record_notify(ocl_record *record, void (*fn)(void *), void *arg
 /* Later work on `queue` waits for *release(*arg). */
 tp_status tp_ocl_hold_queue(cl_context context, cl_command_queue queue, const char *call, void (**release)(void *),
                             void **arg);
+
+/* A stream's holds where its queue is bounded (rule 17's window): past `window`
+ * gates not let go, a hold joins the latest. Opened with the stream's reference. */
+typedef struct ocl_hold_chain ocl_hold_chain;
+tp_status tp_ocl_hold_chain_open(int64_t window, ocl_hold_chain **out);
+/* The stream's reference dropped; the chain goes once every release came. */
+void tp_ocl_hold_chain_close(ocl_hold_chain *chain);
+/* tp_ocl_hold_queue through the chain. */
+tp_status tp_ocl_hold_chained(ocl_hold_chain *chain, cl_context context, cl_command_queue queue, const char *call,
+                              void (**release)(void *), void **arg);
 
 /* ----------------------------------------------------------- ocl_host_fn.c */
 
@@ -166,6 +197,8 @@ struct ocl_stream {
     atomic_bool given_out; /* rule 19: the queue goes to the device's pool */
     pthread_mutex_t lock;  /* submissions that take two commands, the worker */
     ocl_host_worker *worker;
+    ocl_hold_chain *holds;   /* made at the first hold where the window is finite */
+    ocl_flush_buffer flush;  /* a wrapped queue of another context than the device's: its own */
     ocl_stream *next, *prev; /* the device's list */
 };
 
@@ -181,16 +214,26 @@ tp_status tp_ocl_stream_hold(tp_stream *stream, void (**release)(void *), void *
 tp_status tp_ocl_device_synchronize(int device);
 bool tp_ocl_stream_waits_for_itself(tp_stream *stream);
 
+/* ------------------------------------------------------------- ocl_flush.c */
+
+tp_status tp_ocl_stream_flush_cache(tp_stream *stream);
+
 /* ------------------------------------------------------------- ocl_event.c */
 
+/* `latest` is read without a lock; ocl_event.c's top comment says how a record it
+ * replaces outlives the readers that may still use it (rule 10). */
 typedef struct ocl_event {
     tp_event head;
-    pthread_mutex_t lock; /* `latest`: a record replaced while another thread reads it */
-    ocl_record *latest;   /* NULL: never recorded */
+    _Atomic(ocl_record *) latest;  /* NULL: never recorded */
+    atomic_uint readers;           /* threads between reading `latest` and done with what they read */
+    _Atomic(ocl_record *) retired; /* replaced while readers were in: a stack through next_free */
 } ocl_event;
 
 tp_status tp_ocl_event_create(int device, unsigned flags, tp_event **out);
 tp_status tp_ocl_event_destroy(tp_event *event);
+/* tp_event_from_native: the caller's command event as the latest record of an event
+ * of `table` (the backend's, but for a record refused). */
+tp_status tp_ocl_event_wrap(int device, void *native, const tp_backend *table, tp_event **out);
 tp_status tp_ocl_event_record(tp_event *event, tp_stream *stream);
 tp_status tp_ocl_event_query(tp_event *event, bool *done);
 tp_status tp_ocl_event_synchronize(tp_event *event);

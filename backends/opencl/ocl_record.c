@@ -50,6 +50,27 @@ tp_status tp_ocl_record_enqueue(ocl_device *device, cl_context context, cl_comma
     return TP_OK;
 }
 
+tp_status tp_ocl_record_wrap(ocl_device *device, cl_context context, cl_command_queue queue, cl_event marker,
+                             const char *call, ocl_record **out)
+{
+    ocl_record *record = tp_free_list_take(&record_pool, sizeof *record);
+    if (!record)
+        return tp_ocl_host()->fail(TP_ERR_OUT_OF_MEMORY, "%s: out of memory", call);
+    cl_int error = clRetainEvent(marker);
+    if (error != CL_SUCCESS) {
+        tp_free_list_give(&record_pool, record);
+        return tp_ocl_fail(call, "clRetainEvent", error);
+    }
+    atomic_init(&record->refs, 1);
+    record->marker = marker;
+    record->device = device;
+    record->context = context;
+    record->stream = queue; /* identity only: never a tpevent stream, so never a self-wait */
+    atomic_init(&record->host_ns, INT64_MIN);
+    *out = record;
+    return TP_OK;
+}
+
 void tp_ocl_record_ref(ocl_record *record)
 {
     atomic_fetch_add_explicit(&record->refs, 1, memory_order_relaxed);
@@ -99,15 +120,28 @@ tp_status tp_ocl_record_wait(ocl_record *record, bool sleep, const char *call)
     return tp_ocl_record_query(record, call, &reached);
 }
 
-tp_status tp_ocl_record_end(ocl_record *record, cl_ulong *end_ns)
+tp_status tp_ocl_record_end(ocl_record *record, const char *call, cl_ulong *end_ns)
 {
     cl_int error = clGetEventProfilingInfo(record->marker, CL_PROFILING_COMMAND_END, sizeof *end_ns, end_ns, NULL);
-    if (TP_UNLIKELY(error != CL_SUCCESS))
-        return tp_ocl_fail("tp_event_elapsed_time", "clGetEventProfilingInfo(CL_PROFILING_COMMAND_END)", error);
-    return TP_OK;
+    if (TP_LIKELY(error == CL_SUCCESS))
+        return TP_OK;
+    /* OpenCL answers CL_PROFILING_INFO_NOT_AVAILABLE for a command not CL_COMPLETE
+     * (so a reached record costs one call): not reached yet, failed, or reached
+     * between the two calls, when the END asked again is there. */
+    bool reached = true;
+    tp_status status = error == CL_PROFILING_INFO_NOT_AVAILABLE ? tp_ocl_record_query(record, call, &reached) : TP_OK;
+    if (status != TP_OK)
+        return status;
+    if (!reached)
+        return TP_ERR_NOT_READY;
+    if (error == CL_PROFILING_INFO_NOT_AVAILABLE)
+        error = clGetEventProfilingInfo(record->marker, CL_PROFILING_COMMAND_END, sizeof *end_ns, end_ns, NULL);
+    if (error == CL_SUCCESS)
+        return TP_OK;
+    return tp_ocl_fail(call, "clGetEventProfilingInfo(CL_PROFILING_COMMAND_END)", error);
 }
 
-tp_status tp_ocl_record_time(ocl_record *record, int64_t *host_ns)
+tp_status tp_ocl_record_time(ocl_record *record, const char *call, int64_t *host_ns)
 {
     int64_t known = atomic_load_explicit(&record->host_ns, memory_order_acquire);
     if (known != INT64_MIN) {
@@ -115,7 +149,7 @@ tp_status tp_ocl_record_time(ocl_record *record, int64_t *host_ns)
         return TP_OK;
     }
     cl_ulong end = 0;
-    tp_status status = tp_ocl_record_end(record, &end);
+    tp_status status = tp_ocl_record_end(record, call, &end);
     if (status == TP_OK)
         status = tp_ocl_clock_convert(record->device, end, &known);
     if (status != TP_OK)

@@ -221,6 +221,10 @@ tp_status tp_ocl_stream_destroy(tp_stream *handle)
         if (!pooled && !atomic_load(&stream->given_out))
             clReleaseCommandQueue(stream->queue);
     }
+    if (stream->holds) /* its holds' releases still come (rule 9) */
+        tp_ocl_hold_chain_close(stream->holds);
+    if (stream->flush.memory) /* OpenCL frees it once the fills queued on it are done */
+        clReleaseMemObject(stream->flush.memory);
     pthread_mutex_destroy(&stream->lock);
     free(stream);
     return TP_OK;
@@ -296,8 +300,17 @@ void *tp_ocl_stream_native(tp_stream *handle)
 
 tp_status tp_ocl_stream_hold(tp_stream *handle, void (**release)(void *), void **arg)
 {
+    static const char call[] = "tp_stream_hold";
     ocl_stream *stream = (ocl_stream *)handle;
-    return tp_ocl_hold_queue(stream->context, stream->queue, "tp_stream_hold", release, arg);
+    int64_t window = stream->device->hold_window;
+    if (window == INT64_MAX) /* an unbounded queue (PoCL): a barrier per hold */
+        return tp_ocl_hold_queue(stream->context, stream->queue, call, release, arg);
+    pthread_mutex_lock(&stream->lock);
+    tp_status status = stream->holds ? TP_OK : tp_ocl_hold_chain_open(window, &stream->holds);
+    if (status == TP_OK)
+        status = tp_ocl_hold_chained(stream->holds, stream->context, stream->queue, call, release, arg);
+    pthread_mutex_unlock(&stream->lock);
+    return status;
 }
 
 /* Whether the calling thread runs a host function of a live stream of the device. */

@@ -80,6 +80,7 @@ if [ "$mode" = static ]; then
     -DTPEVENT_STATIC=ON -DBUILD_TESTING=OFF -DTPEVENT_PYTHON=OFF \
     -DTPEVENT_CUDA="$( [ "$HAVE_CUDA" = 1 ] && echo ON || echo OFF )" \
     -DTPEVENT_HIP="$( [ "$HAVE_HIP" = 1 ] && echo ON || echo OFF )" \
+    -DTPEVENT_OPENCL="$( [ "$HAVE_OPENCL" = 1 ] && echo ON || echo OFF )" \
     -DTPEVENT_SANITIZE="$SANITIZE" -DTPEVENT_WERROR="$WERROR"
   grep 'tpevent: backends' "$work/static-configure.log" || true
   run_logged "$work/static-build.log" "$CMAKE" --build "$build_dir" --parallel 2
@@ -107,8 +108,7 @@ how() {
 }
 cuda_how=$(how "$HAVE_CUDA")
 hip_how=$(how "$HAVE_HIP")
-# A static build links the GPU backends in, not OpenCL's (cmake/TpeventStatic.cmake).
-opencl_how=$( [ "$static" = 1 ] && echo absent || how "$HAVE_OPENCL" )
+opencl_how=$(how "$HAVE_OPENCL")
 backend_how() {
   case $1 in
     cuda) echo "$cuda_how" ;;
@@ -238,7 +238,7 @@ step "backend probe (find_package), no TPEVENT_* variable set"
 run_logged "$work/probe-configure.log" "$CMAKE" -S "$work/probe" -B "$work/probe-build" \
   "${cmake_consumer_args[@]}" -DCMAKE_PREFIX_PATH="$prefix"
 run_logged "$work/probe-build.log" "$CMAKE" --build "$work/probe-build"
-"$work/probe-build/backend_probe" "$libdir" cpu=builtin cuda="$cuda_how" hip="$hip_how" ||
+"$work/probe-build/backend_probe" "$libdir" cpu=builtin cuda="$cuda_how" hip="$hip_how" opencl="$opencl_how" ||
   fail "the installed core does not see the backends as built"
 
 step "installed tpevent devices, no TPEVENT_* variable set"

@@ -103,10 +103,11 @@ def check_device(index, device, backends):
     check(device["error"] is None, f"{where}: error {device['error']!r}")
     check(isinstance(device["cross_backend_wait"], str) and device["cross_backend_wait"],
           f"{where}: cross_backend_wait {device['cross_backend_wait']!r}")
-    # tp_stream_hold_window (rule 17): unbounded (null) on the CPU and OpenCL (PoCL's
-    # queues have no bound), a positive count on a GPU.
+    # tp_stream_hold_window (rule 17): unbounded (null) on the CPU and PoCL (its queues
+    # have no bound), a positive count on a GPU and other OpenCL platforms.
     window = device["hold_window"]
-    check(window is None if device["backend"] in ("cpu", "opencl") else isinstance(window, int) and window > 0,
+    unbounded = device["backend"] == "cpu" or "Portable Computing Language" in device["name"]
+    check(window is None if unbounded else isinstance(window, int) and window > 0,
           f"{where}: hold_window {window!r}")
     # tp_device_clock (rule 13): a positive step and a bound of at least 0 (the CPU's is 0).
     resolution, error = device["clock_resolution_ns"], device["clock_error_ns"]

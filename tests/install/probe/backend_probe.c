@@ -1,5 +1,5 @@
 /*
- * backend_probe LIBDIR cpu=HOW cuda=HOW hip=HOW
+ * backend_probe LIBDIR cpu=HOW cuda=HOW hip=HOW opencl=HOW
  *
  * Checks what an installed tpevent says of each backend against what the build
  * had, HOW being:
@@ -8,7 +8,9 @@
  *            core found it next to itself, with no TPEVENT_BACKEND_PATH), and usable
  *            or a reason that is not "module not found";
  *   absent   not built: not built in, no module found, unavailable with a reason.
- * The CPU backend must also be usable: one event pair is timed on it.
+ * The CPU backend must also be usable: one event pair is timed on it; so is one on
+ * opencl:0 when OpenCL is built in and usable (PoCL in CI: the static library's
+ * OpenCL backend at work).
  * Prints one line per backend; exits 1 on the first mismatch.
  */
 #define _XOPEN_SOURCE 700
@@ -16,6 +18,7 @@
 #include <tpevent/tpevent.h>
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,25 +73,25 @@ static int check_backend(const char *name, const char *how, const char *libdir)
     return 0;
 }
 
-static int time_on_cpu(void)
+static int time_on(const char *device)
 {
     tp_event *start = NULL, *end = NULL;
     float ms = -1;
-    if (tp_event_create(&start, "cpu", TP_EVENT_TIMING) != TP_OK ||
-        tp_event_create(&end, "cpu", TP_EVENT_TIMING) != TP_OK || tp_event_record(start, NULL) != TP_OK ||
+    if (tp_event_create(&start, device, TP_EVENT_TIMING) != TP_OK ||
+        tp_event_create(&end, device, TP_EVENT_TIMING) != TP_OK || tp_event_record(start, NULL) != TP_OK ||
         tp_event_record(end, NULL) != TP_OK || tp_event_synchronize(end) != TP_OK ||
         tp_event_elapsed_time(start, end, &ms) != TP_OK || ms < 0)
-        return mismatch("cpu", tp_last_error());
+        return mismatch(device, tp_last_error());
     tp_event_destroy(start);
     tp_event_destroy(end);
-    printf("cpu  timed an empty interval: %.6f ms\n", ms);
+    printf("%s timed an empty interval: %.6f ms\n", device, ms);
     return 0;
 }
 
 int main(int argc, char **argv)
 {
-    if (argc != 5) {
-        fprintf(stderr, "usage: backend_probe LIBDIR cpu=HOW cuda=HOW hip=HOW\n");
+    if (argc != 6) {
+        fprintf(stderr, "usage: backend_probe LIBDIR cpu=HOW cuda=HOW hip=HOW opencl=HOW\n");
         return 2;
     }
     printf("tpevent %s\n", tp_version_string());
@@ -104,5 +107,9 @@ int main(int argc, char **argv)
         if (check_backend(name, eq + 1, argv[1]))
             return 1;
     }
-    return time_on_cpu();
+    if (time_on("cpu:0"))
+        return 1;
+    tp_backend_info opencl;
+    bool opencl_usable = tp_backend_get_info("opencl", &opencl) == TP_OK && opencl.status == TP_OK;
+    return opencl_usable && opencl.built_in ? time_on("opencl:0") : 0;
 }
