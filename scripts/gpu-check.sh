@@ -144,6 +144,44 @@ step "ctest -j $test_jobs ${CTEST_ARGS:-} ($test_log)"
   >"$test_log" 2>&1
 ctest_status=$?
 
+# The conformance suite and the model, unchanged, on every OpenCL device that is not
+# PoCL (ctest runs them on PoCL): NVIDIA's OpenCL on the H200. Its peer is cuda:0, the
+# same GPU through the other runtime: the rules across backends (waits, elapsed time
+# on one host clock) run both ways, then the model against cuda:0 and cpu:0.
+opencl_gpu_log="$out/gpu-check-opencl-gpu.log"
+step "conformance and model on OpenCL GPUs ($opencl_gpu_log)"
+: >"$opencl_gpu_log"
+opencl_gpus=$(env -u POCL_DEVICES "$build/bin/tpevent" devices 2>/dev/null |
+              grep -E '^opencl:[0-9]+ ' | grep -v 'Portable Computing Language' | awk '{print $1}')
+opencl_gpu_summary=""
+for device in $opencl_gpus; do
+  peer=cpu:0
+  [ "$gpu_count" -ge 1 ] && peer=cuda:0
+  for pair in "$device $peer" "$peer $device"; do
+    set -- $pair
+    passed=0 skipped=0 failed=0 failed_names=""
+    names=$("$build/bin/tpevent_conformance" --list)
+    # The other way round, only what involves two backends (the rest is cuda:0's own, in ctest).
+    [ "$1" != "$device" ] && names=$(printf '%s\n' $names | grep -E 'across_backends|two_backends|rule17_hold_beside')
+    for name in $names; do
+      env -u POCL_DEVICES timeout 120 "$build/bin/tpevent_conformance" --device "$1" --peer "$2" --test "$name" \
+        >>"$opencl_gpu_log" 2>&1
+      case $? in
+        0) passed=$((passed + 1)) ;;
+        77) skipped=$((skipped + 1)) ;;
+        *) failed=$((failed + 1)); failed_names="$failed_names $name"; echo "FAILED: $1 peer $2: $name" >>"$opencl_gpu_log" ;;
+      esac
+    done
+    opencl_gpu_summary+="  conformance $1 (peer $2): passed $passed  skipped $skipped  failed $failed${failed_names:+ ($failed_names )}"$'\n'
+  done
+  for model_peer in $peer cpu:0; do
+    env -u POCL_DEVICES timeout 300 "$build/bin/tpevent_model" --device "$device" --peer "$model_peer" --sequences 300 \
+      >>"$opencl_gpu_log" 2>&1
+    opencl_gpu_summary+="  model $device (peer $model_peer): exit status $?"$'\n'
+  done
+done
+[ -z "$opencl_gpus" ] && opencl_gpu_summary="  no OpenCL device other than PoCL"$'\n'
+
 # --------------------------------------------------------------- summary
 # One line per test in CTest's log: "  n/N Test  #k: name ....   Passed   0.1 sec".
 count() { grep -cE "Test +#[0-9]+: $1 .*$2" "$test_log" || true; }
@@ -163,6 +201,8 @@ group_line() { # label, name pattern
   group_line "  of them rules 7 and 13 (clock)" 'conformance\.cuda:0\.rule(07|13)_[^ ]+'
   group_line "gpu tests (cuda)" 'gpu\.cuda\.[^ ]+'
   group_line "conformance on cpu" 'conformance\.cpu:[01]\.[^ ]+'
+  echo "OpenCL GPUs (not PoCL), conformance and model:"
+  printf '%s' "$opencl_gpu_summary"
   if [ "$gpu_count" -lt 2 ]; then
     echo "  one GPU only: the cross-device rules on cuda:0/cuda:1 skipped (no peer)"
   fi
