@@ -16,7 +16,8 @@
  *   - for event_record: the stream is of the event's device (same backend, same index);
  *   - for stream_wait_event: stream and event belong to this backend (the device may
  *     differ: any stream, of any device, may wait on an event, rule 1);
- *   - for event_elapsed: both events belong to this backend and both have TIMING;
+ *   - for event_elapsed: both events belong to this backend's one device and both
+ *     have TIMING;
  *     rule 7's order is the core's (core/elapsed.c), through host->elapsed_sequenced;
  *   - for stream_destroy: the stream is not a default stream;
  *   - for event_ipc_export: the event has TP_EVENT_INTERPROCESS;
@@ -249,9 +250,9 @@ struct tp_backend {
 
     /*
      * tp_event_elapsed_time, called last by the core (a tail call): milliseconds
-     * between two reached records of events of one device. Both events are of this
-     * backend and have TIMING; they may be of two devices. For anything but two
-     * reached records of one device (never recorded, not reached, two devices) the
+     * between two reached records of events of one device. Both events are of one
+     * device of this backend and have TIMING (two devices are the core's, on the host
+     * clock). For anything but two reached records (never recorded, not reached) the
      * entry returns host->elapsed_sequenced(start, end, ms), which gives rule 7's
      * answer in its order; where it knows the answer without its arguments (the
      * runtime's own call said "not reached" for two recorded events of one device)

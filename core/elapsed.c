@@ -19,11 +19,6 @@ static bool rule7_answer(tp_status status)
     return status == TP_ERR_NOT_RECORDED || status == TP_ERR_NOT_READY || status == TP_ERR_DEVICE_MISMATCH;
 }
 
-static bool one_device(const tp_event *a, const tp_event *b)
-{
-    return a->device.type == b->device.type && a->device.index == b->device.index;
-}
-
 /* Rule 7's checks after TIMING, on the records of `events` as they are now, in
  * order: every one recorded, then every one reached. `names` say which failed. */
 static tp_status sequence_records(const char *who, tp_event *const *events, const char *const *names, int count)
@@ -120,7 +115,7 @@ TP_COLD tp_status tp_elapsed_sequenced(tp_event *start, tp_event *end, float *ms
     tp_status status = sequence_records(who, events, names, 2);
     if (status != TP_OK)
         return status;
-    if (!one_device(start, end))
+    if (!tp_device_same(start->device, end->device))
         return elapsed_on_host_clock(start, end, ms);
     /* Both reached on one device now, though the backend said otherwise a moment
      * ago (a record reached in between): its answer now is the one. */
@@ -136,7 +131,7 @@ tp_status tp_event_elapsed_time(tp_event *start, tp_event *end, float *ms)
 {
     if (TP_UNLIKELY(!start || !end || !ms))
         return tp_fail(TP_ERR_INVALID_ARGUMENT, "%s: %s is NULL", who, !start ? "start" : !end ? "end" : "ms");
-    if (TP_UNLIKELY(!(start->flags & end->flags & TP_EVENT_TIMING) || start->device.type != end->device.type))
+    if (TP_UNLIKELY(!(start->flags & end->flags & TP_EVENT_TIMING) || !tp_device_same(start->device, end->device)))
         return tp_elapsed_sequenced(start, end, ms);
     return start->backend->event_elapsed(start, end, ms);
 }

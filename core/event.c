@@ -5,11 +5,6 @@
  */
 #include "core/internal.h"
 
-static bool same_device(tp_device a, tp_device b)
-{
-    return a.type == b.type && a.index == b.index;
-}
-
 tp_status tp_event_create(tp_event **out, const char *device_str, unsigned flags)
 {
     tp_device device;
@@ -50,7 +45,7 @@ TP_COLD static tp_status record_mismatch(const tp_event *event, const tp_stream 
 /* tp_event_record with both arguments there: each path ends in a tail call. */
 static inline tp_status record_on(tp_event *event, tp_stream *stream)
 {
-    if (TP_UNLIKELY(!same_device(event->device, stream->device)))
+    if (TP_UNLIKELY(!tp_device_same(event->device, stream->device)))
         return record_mismatch(event, stream);
     if (TP_UNLIKELY(tp_trace_on()))
         return tp_trace_record(event, stream); /* core/trace.c: marks a wait's flow start */

@@ -9,6 +9,7 @@
 #include "common/compiler.h" /* TP_LIKELY, TP_UNLIKELY, TP_COLD, TP_PRINTF */
 
 #include <stdatomic.h>
+#include <string.h> /* memcpy */
 
 /* ------------------------------------------------------------- error.c */
 
@@ -22,6 +23,17 @@ tp_status tp_fail_within(tp_status status, const char *operation, const char *co
 /* TP_ERR_UNSUPPORTED for a NULL table entry: "the <backend> backend does not
  * support <operation>". */
 tp_status tp_unsupported(const tp_backend *backend, const char *operation);
+
+/* Two devices are one: type and index, read as one word (one compare on the hot
+ * paths instead of two). */
+_Static_assert(sizeof(tp_device) == sizeof(uint64_t), "tp_device is two 32-bit fields, no padding");
+static inline bool tp_device_same(tp_device a, tp_device b)
+{
+    uint64_t x, y;
+    memcpy(&x, &a, sizeof x);
+    memcpy(&y, &b, sizeof y);
+    return x == y;
+}
 
 /* The services handed to every backend at init (core/host.c). */
 extern const tp_host tp_core_host;

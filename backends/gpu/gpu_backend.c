@@ -8,6 +8,7 @@
  * Only creation picks the kind. What each slot of the tables calls: gpu_entries.h.
  */
 #include "backends/gpu/gpu_internal.h"
+#include "backends/gpu/gpu_event_direct.h"
 #include "backends/gpu/gpu_graph.h"
 #include "backends/gpu/gpu_entries.h"
 #include "backends/gpu/gpu_tool.h"

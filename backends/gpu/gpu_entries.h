@@ -17,10 +17,10 @@
  *       wrapped stream nobody captures, a capture closed since); if not,
  *       `function` is tail-called.
  *   DIRECT(slot, operation, function, test, capture_path, direct_test, direct, types...)
- *       a captured entry on a hot path. `direct_test` (gpu_graph.h), one test of
- *       the flags the call loads anyway, says that the common case holds, which
- *       no capture is part of: then `direct` (gpu_event.c), the common case alone,
- *       is tail-called; otherwise it goes on as CAPTURED.
+ *       a captured entry on a hot path. `direct_test` (gpu_event_direct.h), one test
+ *       of the flags the call loads anyway, says that the common case holds, which
+ *       no capture is part of: then `direct` (gpu_event_direct.h, inline), the
+ *       common case alone, runs in place; otherwise it goes on as CAPTURED.
  *   UNGUARDED(slot, value)
  *       a function that never reaches the runtime, or a constant.
  *

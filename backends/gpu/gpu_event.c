@@ -7,6 +7,7 @@
  * here.
  */
 #include "backends/gpu/gpu_internal.h"
+#include "backends/gpu/gpu_event_direct.h"
 
 #include <stdlib.h>
 
@@ -112,13 +113,6 @@ tp_status gpu_record_native(rt_event native, gpu_stream *stream)
     return TP_LIKELY(e == RT_SUCCESS) ? TP_OK : gpu_fail_call(RT_CALL("EventRecord"), e);
 }
 
-/* HIP only (RT_RERECORD_WHILE_PENDING 0): the native event must not be recorded
- * again before its record is reached. */
-static inline bool record_would_overlap(rt_event native)
-{
-    return !RT_RERECORD_WHILE_PENDING && rt_event_query(native) == RT_ERROR_NOT_READY;
-}
-
 tp_status gpu_event_record_fresh(gpu_event *event, gpu_stream *stream, rt_event expected, bool *published)
 {
     gpu_device *device = gpu_event_device(event);
@@ -151,11 +145,11 @@ tp_status gpu_event_record_fresh(gpu_event *event, gpu_stream *stream, rt_event 
 /* Everything but the common case: the first record, a stream that needs a guard,
  * (HIP) a record that would overlap the pending one. A record that loses a race
  * to publish its fresh native event records again. */
-TP_NOINLINE static tp_status event_record_slow(gpu_event *event, gpu_stream *stream)
+TP_NOINLINE tp_status gpu_event_record_slow(gpu_event *event, gpu_stream *stream)
 {
     for (;;) {
         rt_event native = atomic_load_explicit(&event->native, memory_order_acquire);
-        if (native != NULL && !record_would_overlap(native)) {
+        if (native != NULL && !gpu_record_would_overlap(native)) {
             tp_status status = gpu_record_native(native, stream);
             if (status == TP_OK)
                 atomic_store_explicit(&event->recorded, true, memory_order_release);
@@ -168,45 +162,16 @@ TP_NOINLINE static tp_status event_record_slow(gpu_event *event, gpu_stream *str
     }
 }
 
-/* The common case (the record is ~250 ns, the budget 3% of it): recorded before,
- * on a stream that needs no guard. */
-tp_status gpu_direct_event_record(tp_event *base, tp_stream *stream_base)
-{
-    gpu_event *event = gpu_as_event(base);
-    gpu_stream *stream = gpu_as_stream(stream_base);
-    rt_event native = gpu_event_native(event);
-    if (TP_UNLIKELY(record_would_overlap(native)))
-        return event_record_slow(event, stream);
-    rt_error e = rt_event_record(native, stream->native);
-    return TP_LIKELY(e == RT_SUCCESS) ? TP_OK : gpu_fail_call(RT_CALL("EventRecord"), e);
-}
-
 tp_status gpu_plain_event_record(tp_event *base, tp_stream *stream_base)
 {
     gpu_event *event = gpu_as_event(base);
     gpu_stream *stream = gpu_as_stream(stream_base);
     if (TP_LIKELY(gpu_event_recorded(event) & stream->context_free))
         return gpu_direct_event_record(base, stream_base);
-    return event_record_slow(event, stream);
+    return gpu_event_record_slow(event, stream);
 }
 
 /* ------------------------------------------------------ query, synchronize */
-
-tp_status gpu_direct_event_query(tp_event *base, bool *done)
-{
-    gpu_event *event = gpu_as_event(base);
-    rt_guard guard;
-    rt_error e = gpu_guard_enter_if(RT_QUERY_NEEDS_CONTEXT, &guard, gpu_event_device(event)->context, RT_NEED_CONTEXT);
-    if (TP_UNLIKELY(e != RT_SUCCESS))
-        return gpu_fail_call(RT_CALL("SetDevice"), e);
-    e = rt_event_query(gpu_event_native(event));
-    rt_guard_leave(&guard);
-    if (TP_LIKELY(e == RT_SUCCESS || e == RT_ERROR_NOT_READY)) {
-        *done = e == RT_SUCCESS;
-        return TP_OK;
-    }
-    return gpu_fail_call(RT_CALL("EventQuery"), e);
-}
 
 tp_status gpu_plain_event_query(tp_event *base, bool *done)
 {
@@ -215,19 +180,6 @@ tp_status gpu_plain_event_query(tp_event *base, bool *done)
         return TP_OK;
     }
     return gpu_direct_event_query(base, done);
-}
-
-tp_status gpu_direct_event_synchronize(tp_event *base)
-{
-    gpu_event *event = gpu_as_event(base);
-    rt_guard guard;
-    rt_error e = gpu_guard_enter_if(RT_SYNCHRONIZE_NEEDS_CONTEXT, &guard, gpu_event_device(event)->context,
-                                    RT_NEED_CONTEXT);
-    if (TP_UNLIKELY(e != RT_SUCCESS))
-        return gpu_fail_call(RT_CALL("SetDevice"), e);
-    e = rt_event_synchronize(gpu_event_native(event));
-    rt_guard_leave(&guard);
-    return TP_LIKELY(e == RT_SUCCESS) ? TP_OK : gpu_fail_call(RT_CALL("EventSynchronize"), e);
 }
 
 tp_status gpu_plain_event_synchronize(tp_event *base)
@@ -254,13 +206,6 @@ TP_NOINLINE static tp_status stream_wait_event_slow(gpu_stream *stream, gpu_even
     return TP_LIKELY(e == RT_SUCCESS) ? TP_OK : gpu_fail_call(RT_CALL("StreamWaitEvent"), e);
 }
 
-/* The common case: recorded, on a stream that needs no guard. */
-tp_status gpu_direct_stream_wait_event(tp_stream *stream_base, tp_event *event_base)
-{
-    rt_error e = rt_stream_wait_event(gpu_as_stream(stream_base)->native, gpu_event_native(gpu_as_event(event_base)));
-    return TP_LIKELY(e == RT_SUCCESS) ? TP_OK : gpu_fail_call(RT_CALL("StreamWaitEvent"), e);
-}
-
 tp_status gpu_plain_stream_wait_event(tp_stream *stream_base, tp_event *event_base)
 {
     gpu_event *event = gpu_as_event(event_base);
@@ -275,7 +220,7 @@ tp_status gpu_plain_stream_wait_event(tp_stream *stream_base, tp_event *event_ba
 /* cudaEventElapsedTime failed for two recorded events of one device, both with
  * TIMING: "not reached" is then rule 7's answer already (core/backend.h). Which of
  * the two is not known here: nothing of the call is kept across it. */
-TP_COLD static tp_status elapsed_failed(rt_error e)
+TP_COLD tp_status gpu_elapsed_failed(rt_error e)
 {
     if (e == RT_ERROR_NOT_READY)
         return gpu.host->fail(TP_ERR_NOT_READY,
@@ -299,16 +244,7 @@ TP_COLD static tp_status event_elapsed_checked(gpu_event *start, gpu_event *end,
         return gpu_fail_call(RT_CALL("SetDevice"), e);
     e = rt_event_elapsed(ms, gpu_event_native(start), gpu_event_native(end));
     rt_guard_leave(&guard);
-    return e == RT_SUCCESS ? TP_OK : elapsed_failed(e);
-}
-
-/* The common case in as few instructions as it takes (the call is ~100 ns, the
- * budget 3% of it): both recorded, one device, no guard needed; then a failure of
- * the call needs nothing but its error, so nothing is kept across it. */
-tp_status gpu_direct_event_elapsed(tp_event *start, tp_event *end, float *ms)
-{
-    rt_error e = rt_event_elapsed(ms, gpu_event_native(gpu_as_event(start)), gpu_event_native(gpu_as_event(end)));
-    return TP_LIKELY(e == RT_SUCCESS) ? TP_OK : elapsed_failed(e);
+    return e == RT_SUCCESS ? TP_OK : gpu_elapsed_failed(e);
 }
 
 tp_status gpu_event_elapsed(tp_event *start, tp_event *end, float *ms)

@@ -442,46 +442,7 @@ tp_status gpu_plain_event_synchronize(tp_event *event);
 tp_status gpu_plain_stream_wait_event(tp_stream *stream, tp_event *event);
 /* Events with timing only, so never interprocess ones (rule 8). */
 tp_status gpu_event_elapsed(tp_event *start, tp_event *end, float *ms);
-/* The same calls' common case alone, for callers that tested it (gpu_graph.h's
- * direct tests): the event (both) recorded, of one device; the stream direct. */
-tp_status gpu_direct_event_record(tp_event *event, tp_stream *stream);
-tp_status gpu_direct_event_query(tp_event *event, bool *done);
-tp_status gpu_direct_event_synchronize(tp_event *event);
-tp_status gpu_direct_stream_wait_event(tp_stream *stream, tp_event *event);
-tp_status gpu_direct_event_elapsed(tp_event *start, tp_event *end, float *ms);
-
-/*
- * The direct tests (gpu_entries.h, DIRECT): the common case of a hot call, from
- * flags its path loads anyway, true only where gpu_graph.h's capture tests would
- * be false: a stream is `direct` only while capture_check is off, and an event
- * whose latest record was made inside a capture is not `recorded` (gpu_graph.c:
- * capture_record clears it before the mark goes on; settle sets it only as the
- * mark goes; in between, record_outside's fresh native is the one it has). Where
- * they hold, the direct entries above run with no other test.
- */
-static inline bool gpu_record_is_direct(tp_event *event, tp_stream *stream)
-{
-    return (int)gpu_event_recorded(gpu_as_event(event)) &
-           (int)atomic_load_explicit(&gpu_as_stream(stream)->direct, memory_order_relaxed);
-}
-
-static inline bool gpu_wait_is_direct(tp_stream *stream, tp_event *event)
-{
-    return gpu_record_is_direct(event, stream);
-}
-
-static inline bool gpu_event_is_direct(tp_event *event)
-{
-    return gpu_event_recorded(gpu_as_event(event));
-}
-
-/* Both recorded, of one device, where the runtime needs no context for the call. */
-static inline bool gpu_elapsed_is_direct(tp_event *start, tp_event *end)
-{
-    return !RT_ELAPSED_NEEDS_CONTEXT &&
-           ((int)gpu_event_recorded(gpu_as_event(start)) & (int)gpu_event_recorded(gpu_as_event(end)) &
-            (start->device.index == end->device.index));
-}
+/* Their common case alone, inline for the tables' direct layer: gpu_event_direct.h. */
 
 /* tp_event_native, for every kind; tp_event_from_native's wrapper of a native event
  * its caller owns (its `table`: the plain entries but for these record, destroy). */
