@@ -90,6 +90,7 @@ static tp_status stream_new(ocl_device *device, cl_context context, cl_command_q
     stream->queue = queue;
     stream->borrowed = kind & TP_STREAM_BORROWED;
     atomic_init(&stream->given_out, false);
+    atomic_init(&stream->enqueued, false); /* a new queue, or a pooled one whose work is done */
     pthread_mutex_init(&stream->lock, NULL);
     stream_link(device, stream);
     *out = &stream->head;
@@ -223,6 +224,8 @@ tp_status tp_ocl_stream_destroy(tp_stream *handle)
     }
     if (stream->holds) /* its holds' releases still come (rule 9) */
         tp_ocl_hold_chain_close(stream->holds);
+    if (stream->probe)
+        tp_ocl_record_unref(stream->probe);
     if (stream->flush.memory) /* OpenCL frees it once the fills queued on it are done */
         clReleaseMemObject(stream->flush.memory);
     pthread_mutex_destroy(&stream->lock);
@@ -230,23 +233,56 @@ tp_status tp_ocl_stream_destroy(tp_stream *handle)
     return TP_OK;
 }
 
-/* A marker after the stream's work, for query and synchronize. */
-static tp_status stream_tail(ocl_stream *stream, const char *call, ocl_record **out)
+/*
+ * A marker after every command enqueued on the stream so far, with a reference, for
+ * query and synchronize; NULL when nothing ever was. The stream keeps the latest and
+ * enqueues a new one only once more work came: on NVIDIA's OpenCL a marker just
+ * enqueued on an idle queue stays CL_QUEUED or CL_SUBMITTED for some us, so that a
+ * query enqueuing one each time would say busy of an idle stream, forever to a
+ * polling caller; and a stream synchronized stays idle to later queries. A wrapped
+ * queue may have work of its caller that tpevent never saw: a new marker each time.
+ */
+static tp_status stream_probe(ocl_stream *stream, const char *call, ocl_record **out)
 {
-    return tp_ocl_record_enqueue(stream->device, stream->context, stream->queue, stream, call, out);
+    pthread_mutex_lock(&stream->lock);
+    tp_status status = TP_OK;
+    /* Cleared before the marker: work whose flag this missed is enqueued after the
+     * exchange, and sets it again. */
+    if (stream->borrowed || atomic_exchange_explicit(&stream->enqueued, false, memory_order_acq_rel)) {
+        ocl_record *made = NULL;
+        status = tp_ocl_record_enqueue(stream->device, stream->context, stream->queue, stream, call, &made);
+        if (status == TP_OK) {
+            if (stream->probe)
+                tp_ocl_record_unref(stream->probe);
+            stream->probe = made;
+        } else {
+            tp_ocl_stream_enqueued(stream); /* still not covered */
+        }
+    }
+    *out = status == TP_OK ? stream->probe : NULL;
+    if (*out)
+        tp_ocl_record_ref(*out);
+    pthread_mutex_unlock(&stream->lock);
+    return status;
 }
 
 tp_status tp_ocl_stream_query(tp_stream *handle, bool *idle)
 {
     static const char call[] = "tp_stream_query";
     ocl_stream *stream = (ocl_stream *)handle;
-    ocl_record *tail = NULL;
-    tp_status status = stream_tail(stream, call, &tail);
-    if (status != TP_OK)
+    ocl_record *probe = NULL;
+    tp_status status = stream_probe(stream, call, &probe);
+    if (status != TP_OK || !probe || atomic_load_explicit(&probe->reached, memory_order_acquire)) {
+        *idle = true;
+        if (probe)
+            tp_ocl_record_unref(probe);
         return status;
+    }
     cl_int state = CL_QUEUED;
-    cl_int error = clGetEventInfo(tail->marker, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof state, &state, NULL);
-    tp_ocl_record_unref(tail);
+    cl_int error = clGetEventInfo(probe->marker, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof state, &state, NULL);
+    if (error == CL_SUCCESS && state == CL_COMPLETE)
+        atomic_store_explicit(&probe->reached, true, memory_order_release);
+    tp_ocl_record_unref(probe);
     if (error != CL_SUCCESS)
         return tp_ocl_fail(call, "clGetEventInfo", error);
     if (state < 0)
@@ -273,12 +309,12 @@ tp_status tp_ocl_stream_synchronize(tp_stream *handle)
     static const char call[] = "tp_stream_synchronize";
     if (tp_ocl_stream_waits_for_itself(handle))
         return refuse_self_wait(call);
-    ocl_record *tail = NULL;
-    tp_status status = stream_tail((ocl_stream *)handle, call, &tail);
-    if (status != TP_OK)
+    ocl_record *probe = NULL;
+    tp_status status = stream_probe((ocl_stream *)handle, call, &probe);
+    if (status != TP_OK || !probe)
         return status;
-    status = tp_ocl_record_wait(tail, true, call);
-    tp_ocl_record_unref(tail);
+    status = tp_ocl_record_wait(probe, true, call);
+    tp_ocl_record_unref(probe);
     return status;
 }
 
@@ -287,6 +323,7 @@ tp_status tp_ocl_stream_launch_host_fn(tp_stream *handle, void (*fn)(void *), vo
     ocl_stream *stream = (ocl_stream *)handle;
     pthread_mutex_lock(&stream->lock); /* the marker, the hold and the task, in one order */
     tp_status status = tp_ocl_host_fn_launch(stream->context, stream->queue, stream, &stream->worker, fn, arg);
+    tp_ocl_stream_enqueued(stream);
     pthread_mutex_unlock(&stream->lock);
     return status;
 }
@@ -303,13 +340,17 @@ tp_status tp_ocl_stream_hold(tp_stream *handle, void (**release)(void *), void *
     static const char call[] = "tp_stream_hold";
     ocl_stream *stream = (ocl_stream *)handle;
     int64_t window = stream->device->hold_window;
-    if (window == INT64_MAX) /* an unbounded queue (PoCL): a barrier per hold */
-        return tp_ocl_hold_queue(stream->context, stream->queue, call, release, arg);
-    pthread_mutex_lock(&stream->lock);
-    tp_status status = stream->holds ? TP_OK : tp_ocl_hold_chain_open(window, &stream->holds);
-    if (status == TP_OK)
-        status = tp_ocl_hold_chained(stream->holds, stream->context, stream->queue, call, release, arg);
-    pthread_mutex_unlock(&stream->lock);
+    tp_status status = TP_OK;
+    if (window == INT64_MAX) { /* an unbounded queue (PoCL): a barrier per hold */
+        status = tp_ocl_hold_queue(stream->context, stream->queue, call, release, arg);
+    } else {
+        pthread_mutex_lock(&stream->lock);
+        status = stream->holds ? TP_OK : tp_ocl_hold_chain_open(window, &stream->holds);
+        if (status == TP_OK)
+            status = tp_ocl_hold_chained(stream->holds, stream->context, stream->queue, call, release, arg);
+        pthread_mutex_unlock(&stream->lock);
+    }
+    tp_ocl_stream_enqueued(stream);
     return status;
 }
 
@@ -346,7 +387,7 @@ tp_status tp_ocl_device_synchronize(int index)
         tails[made++] = device->retired[i];
     }
     for (ocl_stream *stream = device->streams; stream && status == TP_OK; stream = stream->next)
-        if ((status = stream_tail(stream, call, &tails[made])) == TP_OK)
+        if ((status = stream_probe(stream, call, &tails[made])) == TP_OK && tails[made])
             made++;
     pthread_mutex_unlock(&device->lock);
     for (int i = 0; i < made; i++) {
