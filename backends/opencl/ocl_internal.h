@@ -138,6 +138,7 @@ struct ocl_record {
     const void *stream;      /* identity only, never read: rule 15's self-wait */
     _Atomic int64_t host_ns; /* the converted time once given (INT64_MIN: not yet) */
     atomic_bool reached;     /* seen CL_COMPLETE: its END may be read (tp_ocl_record_end) */
+    _Atomic uint64_t end_ns; /* CL_PROFILING_COMMAND_END once read (0: not yet) */
 };
 
 /* A marker on `queue` after all its work, flushed, in a record of one reference. */
@@ -155,8 +156,8 @@ tp_status tp_ocl_record_wait(ocl_record *record, bool sleep, const char *call);
 /* Blocks, asleep, until the command of `marker` completes or fails; the error of
  * clSetEventCallback, which then waits for nothing. */
 cl_int tp_ocl_marker_sleep(cl_event marker);
-/* CL_PROFILING_COMMAND_END, in the device's ns; TP_ERR_NOT_READY with no message
- * while the record is not reached (asked of the runtime until it is seen reached). */
+/* CL_PROFILING_COMMAND_END, in the device's ns, read once; TP_ERR_NOT_READY with no
+ * message while the record is not reached. */
 tp_status tp_ocl_record_end(ocl_record *record, const char *call, cl_ulong *end_ns);
 /* A reached record's CLOCK_MONOTONIC time, the same every time it is asked. */
 tp_status tp_ocl_record_time(ocl_record *record, const char *call, int64_t *host_ns);

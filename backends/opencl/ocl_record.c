@@ -47,6 +47,7 @@ tp_status tp_ocl_record_enqueue(ocl_device *device, cl_context context, cl_comma
     record->stream = stream;
     atomic_init(&record->host_ns, INT64_MIN);
     atomic_init(&record->reached, false);
+    atomic_init(&record->end_ns, 0);
     *out = record;
     return TP_OK;
 }
@@ -69,6 +70,7 @@ tp_status tp_ocl_record_wrap(ocl_device *device, cl_context context, cl_command_
     record->stream = queue; /* identity only: never a tpevent stream, so never a self-wait */
     atomic_init(&record->host_ns, INT64_MIN);
     atomic_init(&record->reached, false);
+    atomic_init(&record->end_ns, 0);
     *out = record;
     return TP_OK;
 }
@@ -163,12 +165,12 @@ tp_status tp_ocl_record_wait(ocl_record *record, bool sleep, const char *call)
     return status;
 }
 
-tp_status tp_ocl_record_end(ocl_record *record, const char *call, cl_ulong *end_ns)
+/* The first read of a record's END. The state first, until seen CL_COMPLETE:
+ * NVIDIA's OpenCL answers CL_SUCCESS and a meaningless END for a command not
+ * complete, where the spec says CL_PROFILING_INFO_NOT_AVAILABLE. */
+static tp_status record_end_read(ocl_record *record, const char *call, cl_ulong *end_ns)
 {
-    /* The state first, until seen CL_COMPLETE: NVIDIA's OpenCL answers CL_SUCCESS and
-     * a meaningless END for a command not complete, where the spec says
-     * CL_PROFILING_INFO_NOT_AVAILABLE. Once seen, a reached record costs one call. */
-    if (TP_UNLIKELY(!atomic_load_explicit(&record->reached, memory_order_acquire))) {
+    if (!atomic_load_explicit(&record->reached, memory_order_acquire)) {
         bool reached = false;
         tp_status status = tp_ocl_record_query(record, call, &reached);
         if (status != TP_OK)
@@ -178,9 +180,22 @@ tp_status tp_ocl_record_end(ocl_record *record, const char *call, cl_ulong *end_
         atomic_store_explicit(&record->reached, true, memory_order_release);
     }
     cl_int error = clGetEventProfilingInfo(record->marker, CL_PROFILING_COMMAND_END, sizeof *end_ns, end_ns, NULL);
-    if (TP_LIKELY(error == CL_SUCCESS))
+    if (error != CL_SUCCESS)
+        return tp_ocl_fail(call, "clGetEventProfilingInfo(CL_PROFILING_COMMAND_END)", error);
+    atomic_store_explicit(&record->end_ns, *end_ns, memory_order_relaxed);
+    return TP_OK;
+}
+
+/* A completed command's END never changes: read once, then kept (an END of 0, never
+ * seen, would only be read again). */
+tp_status tp_ocl_record_end(ocl_record *record, const char *call, cl_ulong *end_ns)
+{
+    uint64_t known = atomic_load_explicit(&record->end_ns, memory_order_relaxed);
+    if (TP_LIKELY(known != 0)) {
+        *end_ns = known;
         return TP_OK;
-    return tp_ocl_fail(call, "clGetEventProfilingInfo(CL_PROFILING_COMMAND_END)", error);
+    }
+    return record_end_read(record, call, end_ns);
 }
 
 tp_status tp_ocl_record_time(ocl_record *record, const char *call, int64_t *host_ns)
