@@ -12,10 +12,15 @@
  * the device (of any context); NULL is refused (OpenCL has no legacy default queue)
  * and so is an out-of-order queue (rule 12). The default stream is a queue like any
  * other: its native handle is that queue, not NULL as on CUDA. One priority (0).
- * tp_stream_query enqueues a marker and answers whether it has started: on PoCL a
- * marker is CL_SUBMITTED once every earlier command of its queue completed, at once
- * on an idle queue; elsewhere only CL_COMPLETE counts, so an idle queue may read busy
- * for the few us its marker takes.
+ * tp_stream_query and tp_stream_synchronize look at a marker after the stream's
+ * work, which the stream keeps and makes anew only once tpevent enqueued more on it:
+ * a stream with nothing enqueued since that marker completed is idle without a new
+ * command (NVIDIA's OpenCL keeps a marker enqueued on an idle queue CL_QUEUED for
+ * some us). On PoCL a marker is CL_SUBMITTED once every earlier command of its queue
+ * completed, which counts as idle; elsewhere only CL_COMPLETE does. A stream wrapped
+ * from a caller's queue gets a new marker at each query (the caller may have
+ * enqueued work tpevent never saw): on NVIDIA's OpenCL an idle wrapped queue reads
+ * busy to a query for the few us its marker takes; synchronize is exact.
  *
  * Records are markers (clEnqueueMarkerWithWaitList), flushed at once. tp_event_native
  * is the latest record's marker (a cl_event, valid until the next record or the
@@ -26,8 +31,14 @@
  * record on it is TP_ERR_UNSUPPORTED, since a cl_event is one command's and cannot
  * be recorded again. A user event is refused (no command, no time).
  *
- * Synchronize spins TP_SPIN_NS, then sleeps in clWaitForEvents with
- * TP_EVENT_BLOCKING and yields the CPU between polls without it.
+ * Synchronize spins TP_SPIN_NS, then with TP_EVENT_BLOCKING (and stream and device
+ * synchronize, and a host function's worker) sleeps on a condition variable that the
+ * marker's CL_COMPLETE callback signals, not in clWaitForEvents (NVIDIA's spins a
+ * CPU); without it, yields the CPU between polls.
+ *
+ * Elapsed time and timestamps read CL_PROFILING_COMMAND_END only of a record seen
+ * CL_COMPLETE (NVIDIA's OpenCL answers CL_SUCCESS and a meaningless END before); a
+ * record keeps that it was seen so, and then costs one call.
  *
  * Waits. Within one context a barrier on the marker; across contexts, and from a
  * record of another backend, a barrier on a user event that the record's

@@ -11,12 +11,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef struct ocl_module {
     const tp_host *host;
     const tp_backend *table;
     ocl_device *devices;
     int device_count;
+    bool verbose; /* TPEVENT_OPENCL_VERBOSE: what init found, on stderr */
 } ocl_module;
 
 /* One per process: the module is loaded once, and its table takes no handle. */
@@ -108,11 +110,43 @@ static int64_t hold_window(bool pocl)
     return pocl ? INT64_MAX : OCL_HOLD_WINDOW;
 }
 
+/*
+ * With TPEVENT_OPENCL_VERBOSE, what each platform answered, on stderr: a platform
+ * skipped (no device, CL_DEVICE_NOT_FOUND) is otherwise silent, and one the ICD
+ * loader could not start is not listed at all (the count and the loader's variables
+ * show it). For a process that finds fewer devices than another with the same
+ * environment (a test's re-spawned child, #34).
+ */
+static void platform_note(cl_platform_id platform, cl_int error, cl_uint count)
+{
+    if (!module.verbose)
+        return;
+    char name[256] = "?", version[256] = "?";
+    clGetPlatformInfo(platform, CL_PLATFORM_NAME, sizeof name, name, NULL);
+    clGetPlatformInfo(platform, CL_PLATFORM_VERSION, sizeof version, version, NULL);
+    fprintf(stderr, "tpevent opencl (pid %ld): platform \"%s\" (%s): clGetDeviceIDs: %s, %u device%s\n", (long)getpid(),
+            name, version, error == CL_SUCCESS ? "CL_SUCCESS" : tp_ocl_error_name(error), (unsigned)count,
+            count == 1 ? "" : "s");
+}
+
+static void platforms_note(cl_int error, cl_uint count)
+{
+    if (!module.verbose)
+        return;
+    const char *filenames = getenv("OCL_ICD_FILENAMES"), *vendors = getenv("OCL_ICD_VENDORS");
+    fprintf(
+        stderr,
+        "tpevent opencl (pid %ld): clGetPlatformIDs: %s, %u platform%s (OCL_ICD_FILENAMES=%s, OCL_ICD_VENDORS=%s)\n",
+        (long)getpid(), error == CL_SUCCESS ? "CL_SUCCESS" : tp_ocl_error_name(error), (unsigned)count,
+        count == 1 ? "" : "s", filenames ? filenames : "(unset)", vendors ? vendors : "(unset)");
+}
+
 /* The platform's devices appended to `module`, each with its context. */
 static cl_int add_platform_devices(cl_platform_id platform, char *reason, size_t reason_size)
 {
     cl_uint count = 0;
     cl_int error = clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 0, NULL, &count);
+    platform_note(platform, error, count);
     if (error == CL_DEVICE_NOT_FOUND || count == 0)
         return CL_SUCCESS;
     if (error != CL_SUCCESS)
@@ -155,8 +189,10 @@ tp_status tp_ocl_module_init(const tp_host *host, const tp_backend *table, char 
 {
     module.host = host;
     module.table = table;
+    module.verbose = tp_env("TPEVENT_OPENCL_VERBOSE") != NULL;
     cl_uint count = 0;
     cl_int error = clGetPlatformIDs(0, NULL, &count);
+    platforms_note(error, count);
     if (error != CL_SUCCESS || count == 0) {
         snprintf(reason, reason_size,
                  "opencl: no OpenCL platform (clGetPlatformIDs: %s; the ICD loader found no driver in "

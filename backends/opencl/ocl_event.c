@@ -176,6 +176,7 @@ tp_status tp_ocl_event_record(tp_event *handle, tp_stream *stream_handle)
                                              &record);
     if (TP_UNLIKELY(status != TP_OK))
         return status;
+    tp_ocl_stream_enqueued(stream);
     retire(event, atomic_exchange_explicit(&event->latest, record, memory_order_seq_cst));
     return TP_OK;
 }
@@ -266,10 +267,7 @@ tp_status tp_ocl_event_timestamp(tp_event *handle, int64_t *ns)
     ocl_record *record = tp_ocl_event_latest((ocl_event *)handle);
     if (!record)
         return TP_ERR_NOT_RECORDED;
-    bool reached = false;
-    tp_status status = tp_ocl_record_query(record, "tp_event_timestamp", &reached);
-    if (status == TP_OK)
-        status = reached ? tp_ocl_record_time(record, "tp_event_timestamp", ns) : TP_ERR_NOT_READY;
+    tp_status status = tp_ocl_record_time(record, "tp_event_timestamp", ns); /* NOT_READY: not reached */
     tp_ocl_record_unref(record);
     return status;
 }
@@ -309,5 +307,6 @@ tp_status tp_ocl_stream_wait_event(tp_stream *stream_handle, tp_event *event_han
             release(arg);
     }
     latest_leave(event);
+    tp_ocl_stream_enqueued(stream);
     return status;
 }

@@ -59,5 +59,6 @@ tp_status tp_ocl_stream_flush_cache(tp_stream *handle)
                                        NULL);
     if (error == CL_SUCCESS)
         error = clFlush(stream->queue);
+    tp_ocl_stream_enqueued(stream);
     return error == CL_SUCCESS ? TP_OK : tp_ocl_fail("tp_measure", "clEnqueueFillBuffer (the cache flush)", error);
 }

@@ -80,9 +80,11 @@ static void *worker_main(void *arg)
     (void)pthread_setspecific(running_stream_key, worker->stream);
     host_task *task;
     while ((task = next_task(worker))) {
-        /* A failed earlier command fails the wait: fn runs anyway, as the queue's
-         * later work would, and the failure shows in that work's own events. */
-        (void)clWaitForEvents(1, &task->start);
+        /* A failed earlier command ends the wait too: fn runs anyway, as the queue's
+         * later work would, and the failure shows in that work's own events. Asleep:
+         * NVIDIA's clWaitForEvents spins, kept only should the callback be refused. */
+        if (tp_ocl_marker_sleep(task->start) != CL_SUCCESS)
+            (void)clWaitForEvents(1, &task->start);
         clReleaseEvent(task->start);
         task->fn(task->arg);
         task->release(task->release_arg);

@@ -137,6 +137,8 @@ struct ocl_record {
     cl_context context;      /* its queue's: a barrier may wait on it only there */
     const void *stream;      /* identity only, never read: rule 15's self-wait */
     _Atomic int64_t host_ns; /* the converted time once given (INT64_MIN: not yet) */
+    atomic_bool reached;     /* seen CL_COMPLETE: its END may be read (tp_ocl_record_end) */
+    _Atomic uint64_t end_ns; /* CL_PROFILING_COMMAND_END once read (0: not yet) */
 };
 
 /* A marker on `queue` after all its work, flushed, in a record of one reference. */
@@ -149,10 +151,13 @@ void tp_ocl_record_ref(ocl_record *record);
 void tp_ocl_record_unref(ocl_record *record);
 /* *reached: the marker completed. A failed command is TP_ERR_BACKEND. */
 tp_status tp_ocl_record_query(ocl_record *record, const char *call, bool *reached);
-/* Spins, then with `sleep` sleeps in clWaitForEvents, else yields. */
+/* Spins, then with `sleep` sleeps (tp_ocl_marker_sleep), else yields. */
 tp_status tp_ocl_record_wait(ocl_record *record, bool sleep, const char *call);
-/* CL_PROFILING_COMMAND_END, in the device's ns; TP_ERR_NOT_READY with no message
- * while the record is not reached. */
+/* Blocks, asleep, until the command of `marker` completes or fails; the error of
+ * clSetEventCallback, which then waits for nothing. */
+cl_int tp_ocl_marker_sleep(cl_event marker);
+/* CL_PROFILING_COMMAND_END, in the device's ns, read once; TP_ERR_NOT_READY with no
+ * message while the record is not reached. */
 tp_status tp_ocl_record_end(ocl_record *record, const char *call, cl_ulong *end_ns);
 /* A reached record's CLOCK_MONOTONIC time, the same every time it is asked. */
 tp_status tp_ocl_record_time(ocl_record *record, const char *call, int64_t *host_ns);
@@ -195,12 +200,22 @@ struct ocl_stream {
     cl_command_queue queue;
     bool borrowed;         /* the caller's queue: never released */
     atomic_bool given_out; /* rule 19: the queue goes to the device's pool */
-    pthread_mutex_t lock;  /* submissions that take two commands, the worker */
+    pthread_mutex_t lock;  /* submissions that take two commands, the worker, `probe` */
+    /* Set after every command tpevent enqueues on the queue but the probes: the
+     * stream has work `probe` does not cover (ocl_stream.c, stream_probe). */
+    atomic_bool enqueued;
+    ocl_record *probe; /* a marker after the work enqueued before it; NULL: none yet */
     ocl_host_worker *worker;
     ocl_hold_chain *holds;   /* made at the first hold where the window is finite */
     ocl_flush_buffer flush;  /* a wrapped queue of another context than the device's: its own */
     ocl_stream *next, *prev; /* the device's list */
 };
+
+/* After each command tpevent enqueues on the stream's queue (a plain store on x86). */
+static inline void tp_ocl_stream_enqueued(ocl_stream *stream)
+{
+    atomic_store_explicit(&stream->enqueued, true, memory_order_release);
+}
 
 tp_status tp_ocl_stream_create(int device, int priority, tp_stream **out);
 tp_status tp_ocl_stream_from_native(int device, void *native, tp_stream **out);

@@ -46,6 +46,8 @@ tp_status tp_ocl_record_enqueue(ocl_device *device, cl_context context, cl_comma
     record->context = context;
     record->stream = stream;
     atomic_init(&record->host_ns, INT64_MIN);
+    atomic_init(&record->reached, false);
+    atomic_init(&record->end_ns, 0);
     *out = record;
     return TP_OK;
 }
@@ -67,6 +69,8 @@ tp_status tp_ocl_record_wrap(ocl_device *device, cl_context context, cl_command_
     record->context = context;
     record->stream = queue; /* identity only: never a tpevent stream, so never a self-wait */
     atomic_init(&record->host_ns, INT64_MIN);
+    atomic_init(&record->reached, false);
+    atomic_init(&record->end_ns, 0);
     *out = record;
     return TP_OK;
 }
@@ -104,41 +108,94 @@ static bool marker_complete(const void *arg)
     return error != CL_SUCCESS || state <= CL_COMPLETE;
 }
 
+/* The sleeping half of a wait: NVIDIA's clWaitForEvents spins a CPU for as long as
+ * it waits, so the marker's CL_COMPLETE callback (called for a failed command too)
+ * wakes the waiter instead. */
+typedef struct completion_wake {
+    pthread_mutex_t lock;
+    pthread_cond_t completed;
+    bool done;
+} completion_wake;
+
+static void CL_CALLBACK completion_signal(cl_event marker, cl_int state, void *arg)
+{
+    (void)marker;
+    (void)state;
+    completion_wake *wake = arg;
+    pthread_mutex_lock(&wake->lock);
+    wake->done = true;
+    pthread_cond_signal(&wake->completed);
+    pthread_mutex_unlock(&wake->lock);
+}
+
+cl_int tp_ocl_marker_sleep(cl_event marker)
+{
+    completion_wake wake = {.done = false};
+    pthread_mutex_init(&wake.lock, NULL);
+    pthread_cond_init(&wake.completed, NULL);
+    /* The runtime calls it at once if the marker has completed already. */
+    cl_int error = clSetEventCallback(marker, CL_COMPLETE, completion_signal, &wake);
+    if (error == CL_SUCCESS) {
+        pthread_mutex_lock(&wake.lock);
+        while (!wake.done)
+            pthread_cond_wait(&wake.completed, &wake.lock);
+        pthread_mutex_unlock(&wake.lock);
+    }
+    pthread_cond_destroy(&wake.completed);
+    pthread_mutex_destroy(&wake.lock);
+    return error;
+}
+
 tp_status tp_ocl_record_wait(ocl_record *record, bool sleep, const char *call)
 {
     if (!tp_spin_until(marker_complete, &record->marker, TP_SPIN_NS)) {
         if (sleep) {
-            cl_int error = clWaitForEvents(1, &record->marker);
-            if (error != CL_SUCCESS && error != CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST)
-                return tp_ocl_fail(call, "clWaitForEvents", error);
+            cl_int error = tp_ocl_marker_sleep(record->marker);
+            if (error != CL_SUCCESS)
+                return tp_ocl_fail(call, "clSetEventCallback", error);
         } else {
             while (!marker_complete(&record->marker))
                 sched_yield();
         }
     }
     bool reached = false;
-    return tp_ocl_record_query(record, call, &reached);
+    tp_status status = tp_ocl_record_query(record, call, &reached);
+    if (status == TP_OK)
+        atomic_store_explicit(&record->reached, true, memory_order_release);
+    return status;
 }
 
+/* The first read of a record's END. The state first, until seen CL_COMPLETE:
+ * NVIDIA's OpenCL answers CL_SUCCESS and a meaningless END for a command not
+ * complete, where the spec says CL_PROFILING_INFO_NOT_AVAILABLE. */
+static tp_status record_end_read(ocl_record *record, const char *call, cl_ulong *end_ns)
+{
+    if (!atomic_load_explicit(&record->reached, memory_order_acquire)) {
+        bool reached = false;
+        tp_status status = tp_ocl_record_query(record, call, &reached);
+        if (status != TP_OK)
+            return status;
+        if (!reached)
+            return TP_ERR_NOT_READY;
+        atomic_store_explicit(&record->reached, true, memory_order_release);
+    }
+    cl_int error = clGetEventProfilingInfo(record->marker, CL_PROFILING_COMMAND_END, sizeof *end_ns, end_ns, NULL);
+    if (error != CL_SUCCESS)
+        return tp_ocl_fail(call, "clGetEventProfilingInfo(CL_PROFILING_COMMAND_END)", error);
+    atomic_store_explicit(&record->end_ns, *end_ns, memory_order_relaxed);
+    return TP_OK;
+}
+
+/* A completed command's END never changes: read once, then kept (an END of 0, never
+ * seen, would only be read again). */
 tp_status tp_ocl_record_end(ocl_record *record, const char *call, cl_ulong *end_ns)
 {
-    cl_int error = clGetEventProfilingInfo(record->marker, CL_PROFILING_COMMAND_END, sizeof *end_ns, end_ns, NULL);
-    if (TP_LIKELY(error == CL_SUCCESS))
+    uint64_t known = atomic_load_explicit(&record->end_ns, memory_order_relaxed);
+    if (TP_LIKELY(known != 0)) {
+        *end_ns = known;
         return TP_OK;
-    /* OpenCL answers CL_PROFILING_INFO_NOT_AVAILABLE for a command not CL_COMPLETE
-     * (so a reached record costs one call): not reached yet, failed, or reached
-     * between the two calls, when the END asked again is there. */
-    bool reached = true;
-    tp_status status = error == CL_PROFILING_INFO_NOT_AVAILABLE ? tp_ocl_record_query(record, call, &reached) : TP_OK;
-    if (status != TP_OK)
-        return status;
-    if (!reached)
-        return TP_ERR_NOT_READY;
-    if (error == CL_PROFILING_INFO_NOT_AVAILABLE)
-        error = clGetEventProfilingInfo(record->marker, CL_PROFILING_COMMAND_END, sizeof *end_ns, end_ns, NULL);
-    if (error == CL_SUCCESS)
-        return TP_OK;
-    return tp_ocl_fail(call, "clGetEventProfilingInfo(CL_PROFILING_COMMAND_END)", error);
+    }
+    return record_end_read(record, call, end_ns);
 }
 
 tp_status tp_ocl_record_time(ocl_record *record, const char *call, int64_t *host_ns)

@@ -7,6 +7,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "backends/opencl/ocl_internal.h"
+#include "common/spin.h"
 
 #include <stdlib.h>
 
@@ -90,6 +91,7 @@ static tp_status stream_new(ocl_device *device, cl_context context, cl_command_q
     stream->queue = queue;
     stream->borrowed = kind & TP_STREAM_BORROWED;
     atomic_init(&stream->given_out, false);
+    atomic_init(&stream->enqueued, false); /* a new queue, or a pooled one whose work is done */
     pthread_mutex_init(&stream->lock, NULL);
     stream_link(device, stream);
     *out = &stream->head;
@@ -223,6 +225,8 @@ tp_status tp_ocl_stream_destroy(tp_stream *handle)
     }
     if (stream->holds) /* its holds' releases still come (rule 9) */
         tp_ocl_hold_chain_close(stream->holds);
+    if (stream->probe)
+        tp_ocl_record_unref(stream->probe);
     if (stream->flush.memory) /* OpenCL frees it once the fills queued on it are done */
         clReleaseMemObject(stream->flush.memory);
     pthread_mutex_destroy(&stream->lock);
@@ -230,28 +234,98 @@ tp_status tp_ocl_stream_destroy(tp_stream *handle)
     return TP_OK;
 }
 
-/* A marker after the stream's work, for query and synchronize. */
-static tp_status stream_tail(ocl_stream *stream, const char *call, ocl_record **out)
+/* Whether the stream may have work its probe does not cover; under its lock. A
+ * wrapped queue may have work of its caller that tpevent never saw: a new probe for
+ * each synchronize, and for a query once the last is reached (one not yet reached
+ * says busy rightly: the work before it, or the marker itself, is not done). */
+static bool probe_stale(ocl_stream *stream, bool query)
 {
-    return tp_ocl_record_enqueue(stream->device, stream->context, stream->queue, stream, call, out);
+    /* Cleared before the marker: work whose flag this missed is enqueued after the
+     * exchange, and sets it again. */
+    if (atomic_exchange_explicit(&stream->enqueued, false, memory_order_acq_rel))
+        return true;
+    if (!stream->borrowed)
+        return false;
+    if (!query || !stream->probe)
+        return true;
+    bool reached = true;
+    return tp_ocl_record_query(stream->probe, "tp_stream_query", &reached) != TP_OK || reached;
+}
+
+/*
+ * A marker after every command enqueued on the stream so far, with a reference, for
+ * query and synchronize; NULL when nothing ever was; *made: a new one. The stream
+ * keeps the latest and enqueues a new one only once more work came: on NVIDIA's
+ * OpenCL a marker just enqueued on an idle queue stays CL_QUEUED or CL_SUBMITTED for
+ * some us, so that a query enqueuing one each time would say busy of an idle stream,
+ * forever to a polling caller; and a stream synchronized stays idle to later queries.
+ */
+static tp_status stream_probe(ocl_stream *stream, bool query, const char *call, ocl_record **out, bool *made)
+{
+    pthread_mutex_lock(&stream->lock);
+    tp_status status = TP_OK;
+    *made = probe_stale(stream, query);
+    if (*made) {
+        ocl_record *probe = NULL;
+        status = tp_ocl_record_enqueue(stream->device, stream->context, stream->queue, stream, call, &probe);
+        if (status == TP_OK) {
+            if (stream->probe)
+                tp_ocl_record_unref(stream->probe);
+            stream->probe = probe;
+        } else {
+            tp_ocl_stream_enqueued(stream); /* still not covered */
+        }
+    }
+    *out = status == TP_OK ? stream->probe : NULL;
+    if (*out)
+        tp_ocl_record_ref(*out);
+    pthread_mutex_unlock(&stream->lock);
+    return status;
+}
+
+/* The state that makes a stream idle: CL_COMPLETE; on PoCL, CL_SUBMITTED. */
+static bool probe_says_idle(const ocl_record *probe, cl_int state)
+{
+    return state == CL_COMPLETE || (state <= CL_SUBMITTED && probe->device->submitted_marker_means_idle);
+}
+
+static bool probe_settled(const void *arg)
+{
+    const ocl_record *probe = arg;
+    cl_int state = CL_QUEUED;
+    cl_int error = clGetEventInfo(probe->marker, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof state, &state, NULL);
+    return error != CL_SUCCESS || state < 0 || probe_says_idle(probe, state);
 }
 
 tp_status tp_ocl_stream_query(tp_stream *handle, bool *idle)
 {
     static const char call[] = "tp_stream_query";
     ocl_stream *stream = (ocl_stream *)handle;
-    ocl_record *tail = NULL;
-    tp_status status = stream_tail(stream, call, &tail);
-    if (status != TP_OK)
+    ocl_record *probe = NULL;
+    bool made = false;
+    tp_status status = stream_probe(stream, true, call, &probe, &made);
+    if (status != TP_OK || !probe || atomic_load_explicit(&probe->reached, memory_order_acquire)) {
+        *idle = true;
+        if (probe)
+            tp_ocl_record_unref(probe);
         return status;
+    }
+    /* A wrapped queue gets a new marker whenever the last was reached, so a caller
+     * polling an idle one would meet a fresh marker each time on NVIDIA's OpenCL:
+     * a spin as long as a synchronize's sees it through (once per new marker). */
+    if (made && stream->borrowed)
+        (void)tp_spin_until(probe_settled, probe, TP_SPIN_NS);
     cl_int state = CL_QUEUED;
-    cl_int error = clGetEventInfo(tail->marker, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof state, &state, NULL);
-    tp_ocl_record_unref(tail);
+    cl_int error = clGetEventInfo(probe->marker, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof state, &state, NULL);
+    if (error == CL_SUCCESS && state == CL_COMPLETE)
+        atomic_store_explicit(&probe->reached, true, memory_order_release);
+    bool says_idle = probe_says_idle(probe, state);
+    tp_ocl_record_unref(probe);
     if (error != CL_SUCCESS)
         return tp_ocl_fail(call, "clGetEventInfo", error);
     if (state < 0)
         return tp_ocl_fail(call, "an earlier command of the queue", state);
-    *idle = state == CL_COMPLETE || (state <= CL_SUBMITTED && stream->device->submitted_marker_means_idle);
+    *idle = says_idle;
     return TP_OK;
 }
 
@@ -273,12 +347,13 @@ tp_status tp_ocl_stream_synchronize(tp_stream *handle)
     static const char call[] = "tp_stream_synchronize";
     if (tp_ocl_stream_waits_for_itself(handle))
         return refuse_self_wait(call);
-    ocl_record *tail = NULL;
-    tp_status status = stream_tail((ocl_stream *)handle, call, &tail);
-    if (status != TP_OK)
+    ocl_record *probe = NULL;
+    bool made = false;
+    tp_status status = stream_probe((ocl_stream *)handle, false, call, &probe, &made);
+    if (status != TP_OK || !probe)
         return status;
-    status = tp_ocl_record_wait(tail, true, call);
-    tp_ocl_record_unref(tail);
+    status = tp_ocl_record_wait(probe, true, call);
+    tp_ocl_record_unref(probe);
     return status;
 }
 
@@ -287,6 +362,7 @@ tp_status tp_ocl_stream_launch_host_fn(tp_stream *handle, void (*fn)(void *), vo
     ocl_stream *stream = (ocl_stream *)handle;
     pthread_mutex_lock(&stream->lock); /* the marker, the hold and the task, in one order */
     tp_status status = tp_ocl_host_fn_launch(stream->context, stream->queue, stream, &stream->worker, fn, arg);
+    tp_ocl_stream_enqueued(stream);
     pthread_mutex_unlock(&stream->lock);
     return status;
 }
@@ -303,13 +379,17 @@ tp_status tp_ocl_stream_hold(tp_stream *handle, void (**release)(void *), void *
     static const char call[] = "tp_stream_hold";
     ocl_stream *stream = (ocl_stream *)handle;
     int64_t window = stream->device->hold_window;
-    if (window == INT64_MAX) /* an unbounded queue (PoCL): a barrier per hold */
-        return tp_ocl_hold_queue(stream->context, stream->queue, call, release, arg);
-    pthread_mutex_lock(&stream->lock);
-    tp_status status = stream->holds ? TP_OK : tp_ocl_hold_chain_open(window, &stream->holds);
-    if (status == TP_OK)
-        status = tp_ocl_hold_chained(stream->holds, stream->context, stream->queue, call, release, arg);
-    pthread_mutex_unlock(&stream->lock);
+    tp_status status = TP_OK;
+    if (window == INT64_MAX) { /* an unbounded queue (PoCL): a barrier per hold */
+        status = tp_ocl_hold_queue(stream->context, stream->queue, call, release, arg);
+    } else {
+        pthread_mutex_lock(&stream->lock);
+        status = stream->holds ? TP_OK : tp_ocl_hold_chain_open(window, &stream->holds);
+        if (status == TP_OK)
+            status = tp_ocl_hold_chained(stream->holds, stream->context, stream->queue, call, release, arg);
+        pthread_mutex_unlock(&stream->lock);
+    }
+    tp_ocl_stream_enqueued(stream);
     return status;
 }
 
@@ -341,12 +421,13 @@ tp_status tp_ocl_device_synchronize(int index)
     ocl_record **tails = calloc((size_t)count + 1, sizeof *tails);
     tp_status status = tails ? TP_OK : tp_ocl_host()->fail(TP_ERR_OUT_OF_MEMORY, "%s: out of memory", call);
     int made = 0;
+    bool fresh = false;
     for (int i = 0; status == TP_OK && i < device->retired_count; i++) {
         tp_ocl_record_ref(device->retired[i]);
         tails[made++] = device->retired[i];
     }
     for (ocl_stream *stream = device->streams; stream && status == TP_OK; stream = stream->next)
-        if ((status = stream_tail(stream, call, &tails[made])) == TP_OK)
+        if ((status = stream_probe(stream, false, call, &tails[made], &fresh)) == TP_OK && tails[made])
             made++;
     pthread_mutex_unlock(&device->lock);
     for (int i = 0; i < made; i++) {

@@ -17,7 +17,9 @@
  *   query        clGetEventInfo(CL_EVENT_COMMAND_EXECUTION_STATUS)
  *   synchronize  clWaitForEvents
  *   stream wait  clEnqueueBarrierWithWaitList + clFlush
- *   elapsed      clGetEventProfilingInfo(CL_PROFILING_COMMAND_END) x2
+ *   elapsed      clGetEventProfilingInfo(CL_PROFILING_COMMAND_END) x2 (the backend
+ *                reads a record's END once, after seeing it CL_COMPLETE, and then
+ *                keeps it: the raw side is what a caller without that cache pays)
  *
  * The two sides alternate batch by batch, --rounds times per op, the order flipping
  * each round; before each batch (outside the timing) both sides' queues are
