@@ -185,13 +185,52 @@ static cl_int add_platform_devices(cl_platform_id platform, char *reason, size_t
     return error;
 }
 
+/*
+ * The Khronos ICD loader (Ubuntu's libOpenCL, the H200's) splits OCL_ICD_FILENAMES
+ * and OPENCL_LAYERS in place, in the process's own environment: it writes '\0' over
+ * each ':' of getenv's string ("the input string may be modified", loader/icd.c's
+ * loader_get_next_path). Every process started afterwards then inherits the first
+ * entry alone: on the H200 a child found PoCL and not NVIDIA's OpenCL. Its first
+ * call (which is when it splits them) is the one below, so the bytes are copied
+ * before and written back after, into the same string. Debian's ocl-icd copies the
+ * string and leaves it alone. getenv, not tp_env: the environment's own bytes.
+ */
+static const char *const loader_variables[] = {"OCL_ICD_FILENAMES", "OPENCL_LAYERS"};
+enum { LOADER_VARIABLES = sizeof loader_variables / sizeof loader_variables[0] };
+
+typedef struct loader_variable {
+    char *value; /* getenv's string: the environment's bytes; NULL if unset */
+    char *kept;  /* a copy (NULL if unset or out of memory: then left as it is) */
+} loader_variable;
+
+static void loader_environment_keep(loader_variable kept[LOADER_VARIABLES])
+{
+    for (int i = 0; i < LOADER_VARIABLES; i++) {
+        kept[i].value = getenv(loader_variables[i]);
+        kept[i].kept = kept[i].value ? strdup(kept[i].value) : NULL;
+    }
+}
+
+static void loader_environment_restore(loader_variable kept[LOADER_VARIABLES])
+{
+    for (int i = 0; i < LOADER_VARIABLES; i++) {
+        /* Only into the very string the loader wrote into, which was that long. */
+        if (kept[i].kept && getenv(loader_variables[i]) == kept[i].value)
+            memcpy(kept[i].value, kept[i].kept, strlen(kept[i].kept));
+        free(kept[i].kept);
+    }
+}
+
 tp_status tp_ocl_module_init(const tp_host *host, const tp_backend *table, char *reason, size_t reason_size)
 {
     module.host = host;
     module.table = table;
     module.verbose = tp_env("TPEVENT_OPENCL_VERBOSE") != NULL;
     cl_uint count = 0;
+    loader_variable kept[LOADER_VARIABLES];
+    loader_environment_keep(kept);
     cl_int error = clGetPlatformIDs(0, NULL, &count);
+    loader_environment_restore(kept);
     platforms_note(error, count);
     if (error != CL_SUCCESS || count == 0) {
         snprintf(reason, reason_size,
