@@ -210,12 +210,14 @@ PyDoc_STRVAR(event_from_native_doc,
              "from_native($cls, device, handle)\n"
              "--\n"
              "\n"
-             "Wrap a runtime event made elsewhere: an int (a cudaEvent_t), a\n"
+             "Wrap a runtime event made elsewhere: an int (a cudaEvent_t, or on an\n"
+             "OpenCL device a cl_event such as pyopencl's Event.int_ptr), a\n"
              "torch.cuda.Event (its cuda_event; record it first, torch makes its event\n"
              "at the first record) or a CuPy Event (its ptr). Records go on that native\n"
              "event, and queries, waits and timing answer for its latest record, whoever\n"
-             "made it. The Event keeps the object it was given alive; an int's event\n"
-             "must outlive the Event. The CPU has no native events (tpevent.Error).\n");
+             "made it; an OpenCL event is one command's, so it is read-only (a record is\n"
+             "tpevent.Error). The Event keeps the object it was given alive; an int's\n"
+             "event must outlive the Event. The CPU has no native events (tpevent.Error).\n");
 
 static PyObject *event_from_native(PyObject *cls, PyObject *args, PyObject *kwargs)
 {
