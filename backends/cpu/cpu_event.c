@@ -456,8 +456,8 @@ tp_status tp_cpu_event_query(tp_event *handle, bool *done)
     return TP_OK;
 }
 
-/* Two reached records of one device; anything else is for the core to sort out
- * in rule 7's order (tp_host's elapsed_sequenced). */
+/* Two reached records (of one device: the core calls for no other); anything else
+ * is for the core to sort out in rule 7's order (tp_host's elapsed_sequenced). */
 tp_status tp_cpu_event_elapsed(tp_event *start_handle, tp_event *end_handle, float *ms)
 {
     record_state start = read_record((cpu_event *)start_handle);
@@ -467,8 +467,7 @@ tp_status tp_cpu_event_elapsed(tp_event *start_handle, tp_event *end_handle, flo
     if (TP_UNLIKELY(start.capturing | end.capturing))
         return tp_cpu_event_capturing_fail((cpu_event *)(start.capturing ? start_handle : end_handle),
                                            "tp_event_elapsed_time");
-    if (TP_UNLIKELY(!(start.recorded & start.reached & end.recorded & end.reached) ||
-                    start_handle->device.index != end_handle->device.index))
+    if (TP_UNLIKELY(!(start.recorded & start.reached & end.recorded & end.reached)))
         return tp_cpu_host()->elapsed_sequenced(start_handle, end_handle, ms);
     /* Signed: end may have been recorded before start. */
     int64_t ns = (int64_t)(end.time_ns - start.time_ns);

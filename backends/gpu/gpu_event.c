@@ -228,14 +228,14 @@ TP_COLD tp_status gpu_elapsed_failed(rt_error e)
     return gpu_fail_call(RT_CALL("EventElapsedTime"), e);
 }
 
-/* Anything but two recorded events of one device needing no guard: those of two
- * devices, or never recorded, are the core's to sequence (rule 7's order);
+/* Anything but two recorded events needing no guard (the core calls for one device
+ * only): never recorded, the core's to sequence (rule 7's order);
  * where the runtime would create a context on a thread that has none, the guard
  * lends the thread the events' device's context for the call and takes it back,
  * so the caller's current device is as it was. */
 TP_COLD static tp_status event_elapsed_checked(gpu_event *start, gpu_event *end, float *ms)
 {
-    if (!gpu_event_recorded(start) || !gpu_event_recorded(end) || start->head.device.index != end->head.device.index)
+    if (!gpu_event_recorded(start) || !gpu_event_recorded(end))
         return gpu.host->elapsed_sequenced(&start->head, &end->head, ms);
     rt_guard guard;
     rt_error e = gpu_guard_enter_if(RT_ELAPSED_NEEDS_CONTEXT, &guard, gpu_event_device(start)->context,

@@ -239,12 +239,10 @@ tp_status tp_ocl_event_synchronize(tp_event *handle)
     return status;
 }
 
-/* Two reached records of one device; anything else is for the core to sort out in
- * rule 7's order (tp_host's elapsed_sequenced). */
+/* Two reached records (of one device: the core calls for no other); anything else
+ * is for the core to sort out in rule 7's order (tp_host's elapsed_sequenced). */
 tp_status tp_ocl_event_elapsed(tp_event *start_handle, tp_event *end_handle, float *ms)
 {
-    if (TP_UNLIKELY(start_handle->device.index != end_handle->device.index))
-        return tp_ocl_host()->elapsed_sequenced(start_handle, end_handle, ms);
     ocl_event *start_event = (ocl_event *)start_handle, *end_event = (ocl_event *)end_handle;
     ocl_record *start = latest_enter(start_event);
     ocl_record *end = latest_enter(end_event);
