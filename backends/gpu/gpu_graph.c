@@ -21,11 +21,9 @@
  *           a wait at each launch; on another record made outside the capture:
  *           TP_ERR_CAPTURING (the runtime refuses it, and it would invalidate
  *           the capture).
- *   host functions (rule 15): TP_ERR_CAPTURING in tpevent's own capture (the
- *           stream memory operation holding the stream would keep its value at
- *           every launch); in someone else's capture gpu_host_fn.c captures the
- *           runtime's host function instead (replay-correct; rule 15 does not
- *           hold inside that graph).
+ *   host functions (rule 15): a node that runs fn at each launch, on a tpevent
+ *           thread (gpu_host_fn_graph.c), in tpevent's capture and in someone
+ *           else's alike.
  *   query and synchronize of a capturing stream, and of an event whose latest
  *           record is inside an open capture (and its elapsed time, timestamp,
  *           snapshots), answer TP_ERR_CAPTURING without a runtime call.
@@ -380,18 +378,35 @@ tp_status gpu_capture_ipc_wait_event(tp_stream *stream_base, tp_event *event_bas
 
 /* ---------------------------------------------- host functions, streams */
 
+/* Rule 15 inside a capture: a node that runs fn at each launch (gpu_host_fn_graph.c);
+ * tpevent's own graph frees it once gone, someone else's keeps it for good. Like
+ * every captured operation, it counts on its branch, so that a branch whose host
+ * function the origin did not join back is refused at the end. */
 tp_status gpu_capture_host_fn_launch(tp_stream *stream_base, void (*fn)(void *), void *arg)
 {
     gpu_stream *stream = gpu_as_stream(stream_base);
     gpu_capture *token = stream_capture(stream);
-    bool own = token && !token->foreign;
+    if (!token)
+        return gpu_host_fn_launch(stream_base, fn, arg);
+    gpu_host_fn_node *node = NULL;
+    tp_status status = gpu_host_fn_capture(stream, fn, arg, &node);
+    if (status == TP_OK && !token->foreign) {
+        pthread_mutex_lock(&gpu_capture_lock);
+        gpu_capture_build *build = gpu_capture_token_open(token) ? token->build : NULL;
+        build_branch *branch = build ? gpu_capture_branch_of(build, stream) : NULL;
+        if (branch)
+            branch->ops++;
+        /* (A capture that ended meanwhile keeps the node for good, as does one
+         * out of memory, which end_capture drops.) */
+        host_fn_list *list = build ? &build->host_fns : NULL;
+        if (list && tp_array_grow(&list->items, &list->capacity, list->count + 1, sizeof *list->items))
+            list->items[list->count++] = node;
+        else if (build)
+            build->out_of_memory = true;
+        pthread_mutex_unlock(&gpu_capture_lock);
+    }
     gpu_capture_token_unref(token);
-    if (own)
-        return gpu.host->fail(TP_ERR_CAPTURING,
-                              "tp_stream_launch_host_fn: the %s:%d stream %p is capturing: a host function "
-                              "(rule 15) cannot be replayed correctly inside a graph yet (rule 16)",
-                              RT_BACKEND_NAME, stream->head.device.index, (void *)stream->native);
-    return gpu_host_fn_launch(stream_base, fn, arg);
+    return status;
 }
 
 tp_status gpu_capture_stream_query(tp_stream *stream_base, bool *idle)

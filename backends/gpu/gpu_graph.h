@@ -48,10 +48,17 @@ typedef struct pinned_list {
     size_t count, capacity;
 } pinned_list;
 
+/* Nodes of host functions captured (gpu_host_fn_graph.c), the graph's to free. */
+typedef struct host_fn_list {
+    gpu_host_fn_node **items;
+    size_t count, capacity;
+} host_fn_list;
+
 typedef struct gpu_capture_build {
     build_branch *branches; /* [0]: the origin */
     size_t branch_count, branch_capacity;
     pinned_list natives;
+    host_fn_list host_fns;
     bool out_of_memory;
 } gpu_capture_build;
 

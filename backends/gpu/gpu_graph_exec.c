@@ -5,9 +5,10 @@
  *
  * end_capture ends the runtime's capture (relaxed mode, runtime_cuda.h) and
  * instantiates the graph. A launch records a marker of the graph's after it on the
- * launch stream; a destroyed graph keeps its external natives pinned until every
- * marker is reached (a launch not started yet still records them), then unpins
- * them. The runtime frees an executable graph destroyed in flight once its
+ * launch stream; a destroyed graph keeps its external natives pinned, and its
+ * captured host functions' nodes (gpu_host_fn_graph.c), until every marker is
+ * reached (a launch not started yet still records and rings them), then lets
+ * them go. The runtime frees an executable graph destroyed in flight once its
  * launches complete (rule 9).
  */
 #include "backends/gpu/gpu_internal.h"
@@ -28,6 +29,7 @@ typedef struct gpu_graph {
     gpu_capture *token;  /* a reference: launches mark it launched */
     rt_event *externals; /* pinned until the graph and its launches are gone */
     size_t external_count;
+    host_fn_list host_fns; /* freed then too */
     graph_marker *markers;
     size_t marker_count;
     struct gpu_graph *next_retired;
@@ -93,6 +95,15 @@ static void unpin_all(const pinned_list *natives, bool externals_too)
             gpu_pool_unpin(natives->items[i]);
 }
 
+/* Nodes of a capture dropped, or of a graph gone with its launches. */
+static void host_fns_free(host_fn_list *list)
+{
+    for (size_t i = 0; i < list->count; i++)
+        gpu_host_fn_node_free(list->items[i]);
+    free(list->items);
+    *list = (host_fn_list){0};
+}
+
 /* Under gpu_capture_lock: every stream of the capture leaves it; the token closes. */
 static void close_capture(gpu_capture *token)
 {
@@ -122,6 +133,7 @@ static tp_status make_graph(gpu_stream *origin, rt_graph graph, gpu_capture *tok
         free(list);
         (void)rt_graph_destroy(graph);
         unpin_all(&build->natives, true);
+        host_fns_free(&build->host_fns);
         return gpu.host->fail(TP_ERR_OUT_OF_MEMORY, "tp_stream_end_capture: out of memory");
     }
     rt_guard guard;
@@ -135,6 +147,7 @@ static tp_status make_graph(gpu_stream *origin, rt_graph graph, gpu_capture *tok
         free(g);
         free(list);
         unpin_all(&build->natives, true);
+        host_fns_free(&build->host_fns);
         return gpu_fail_call(RT_CALL("GraphInstantiate"), e);
     }
     unpin_all(&build->natives, false); /* plain records were edges: done with */
@@ -144,6 +157,8 @@ static tp_status make_graph(gpu_stream *origin, rt_graph graph, gpu_capture *tok
     g->head = (tp_graph){.backend = gpu.table, .device = origin->head.device};
     g->device = origin->device;
     g->externals = list;
+    g->host_fns = build->host_fns; /* the graph's from here */
+    build->host_fns = (host_fn_list){0};
     atomic_fetch_add_explicit(&token->refs, 1, memory_order_relaxed);
     g->token = token;
     *out = &g->head;
@@ -190,6 +205,7 @@ tp_status gpu_stream_end_capture(tp_stream *stream_base, tp_graph **out)
         if (e == RT_SUCCESS && graph)
             (void)rt_graph_destroy(graph);
         unpin_all(&build->natives, true);
+        host_fns_free(&build->host_fns); /* never launched: never rung */
         if (unjoined)
             status = gpu.host->fail(TP_ERR_CAPTURING,
                                     "tp_stream_end_capture: the %s:%d stream %p joined the capture and was not joined "
@@ -232,6 +248,7 @@ static void reap_retired(void)
         *link = g->next_retired;
         for (size_t i = 0; i < g->external_count; i++)
             gpu_pool_unpin(g->externals[i]);
+        host_fns_free(&g->host_fns);
         for (size_t i = 0; i < g->marker_count; i++)
             gpu_pool_give(g->device, TP_EVENT_DEFAULT, g->markers[i].marker, false);
         gpu_capture_token_unref(g->token);
@@ -269,7 +286,7 @@ tp_status gpu_graph_launch(tp_graph *base, tp_stream *stream_base)
                               RT_BACKEND_NAME, stream->head.device.index, (void *)stream->native);
     rt_event marker = NULL;
     pthread_mutex_lock(&gpu_capture_lock);
-    tp_status status = g->external_count ? marker_of(g, stream->native, &marker) : TP_OK;
+    tp_status status = g->external_count || g->host_fns.count ? marker_of(g, stream->native, &marker) : TP_OK;
     pthread_mutex_unlock(&gpu_capture_lock);
     if (status == TP_OK) {
         rt_guard guard;

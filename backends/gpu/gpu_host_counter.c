@@ -7,8 +7,10 @@
  * line), from slabs of mapped host memory per device, so that 40,000 streams pin
  * 2.5 MB rather than a page each. A counter only grows: whoever takes a free
  * counter goes on from the value it has, so no wait its last owner left (all
- * passed) can be armed again. Every value stays below 2^63 (HIP compares plainly,
- * CUDA cyclically: see the mappings).
+ * passed) can be armed again (a captured host function's node lowers its own
+ * counter by one at each launch, never below the value it was taken at, and
+ * raises it back before giving it: gpu_host_fn_graph.c). Every value stays below
+ * 2^63 (HIP compares plainly, CUDA cyclically: see the mappings).
  *
  * Process exit. An exit handler (registered with the first counter taken) marks
  * the process exiting, then raises every counter of every slab by 2^62: every wait
@@ -105,8 +107,10 @@ static void counters_at_exit(void)
         counter_slab *slab = atomic_load_explicit(&counters.devices[d].slabs, memory_order_acquire);
         for (; slab; slab = slab->next)
             for (size_t i = 0; i < SLAB_COUNTERS; i++)
+                /* seq_cst: ordered after `exiting` for a captured host function's
+                 * doorbell, which lowers its counter and then looks at it. */
                 atomic_fetch_add_explicit((_Atomic uint64_t *)(void *)(slab->memory + i * COUNTER_BYTES), RELEASE_STEP,
-                                          memory_order_release);
+                                          memory_order_seq_cst);
     }
     pthread_mutex_unlock(&counters.lock);
 }

@@ -416,21 +416,13 @@ static tp_status enqueue_behind_gate(gpu_host_queue *q, void (*fn)(void *), void
 
 /* ----------------------------------------------------------------- entries */
 
-/*
- * Where the device cannot hold a stream on host memory: the runtime's own host
- * functions, with the stream's device current, as PyTorch does (for
- * cudaLaunchHostFunc on a stream of another device than the current one, CUDA 13's
- * driver reports "stream does not belong to the expected context").
- */
-TP_NOINLINE static tp_status launch_through_runtime(gpu_stream *stream, void (*fn)(void *), void *arg)
+/* Someone else's capture (torch.cuda.graph) on a wrapped stream: a node made again
+ * at each of that graph's launches (gpu_host_fn_graph.c), kept for good, as
+ * tpevent cannot know when that graph is gone. */
+TP_NOINLINE static tp_status capture_for_someone_else(gpu_stream *stream, void (*fn)(void *), void *arg)
 {
-    rt_guard guard;
-    rt_error e = rt_guard_enter(&guard, stream->device->context, RT_NEED_DEVICE);
-    if (TP_UNLIKELY(e != RT_SUCCESS))
-        return gpu_fail_call(RT_CALL("SetDevice"), e);
-    e = rt_launch_host_fn(stream->native, fn, arg);
-    rt_guard_leave(&guard);
-    return TP_LIKELY(e == RT_SUCCESS) ? TP_OK : gpu_fail_call(RT_CALL("LaunchHostFunc"), e);
+    gpu_host_fn_node *node = NULL;
+    return gpu_host_fn_capture(stream, fn, arg, &node);
 }
 
 tp_status gpu_host_fn_launch(tp_stream *base, void (*fn)(void *), void *arg)
@@ -445,24 +437,23 @@ tp_status gpu_host_fn_launch(tp_stream *base, void (*fn)(void *), void *arg)
             return status;
     }
     /* The record and the stream memory operation need the stream's device
-     * current, as cudaLaunchHostFunc does (see launch_through_runtime). */
+     * current, as cudaLaunchHostFunc does (for cudaLaunchHostFunc on a stream of
+     * another device than the current one, CUDA 13's driver reports "stream does
+     * not belong to the expected context"). */
     rt_guard guard;
     rt_error e = rt_guard_enter(&guard, stream->device->context, RT_NEED_DEVICE);
     if (TP_UNLIKELY(e != RT_SUCCESS))
         return gpu_fail_call(RT_CALL("SetDevice"), e);
     /*
      * Rule 16. Captured, the record and the wait would be wrong at every replay:
-     * the wait keeps this launch's seq, and the thread hears of one run only (its
-     * query of an event recorded inside a capture fails, so fn would even run at
-     * capture time). So under a capture someone else began on a wrapped stream
-     * (torch.cuda.graph), the runtime's own host function is captured instead, a
-     * graph node that runs at each replay; rule 15 then does not hold inside the
-     * graph. tpevent's own capture (the capture issue) checks its streams here
-     * too, and refuses with TP_ERR_CAPTURING what it cannot replay correctly.
+     * the wait keeps this launch's seq, and the thread hears of one run only. So
+     * under a capture someone else began on a wrapped stream (torch.cuda.graph),
+     * the function is captured as a node instead; tpevent's own captures are
+     * gpu_graph.c's, which sends them there too.
      */
     if (TP_UNLIKELY(base->kind & TP_STREAM_BORROWED) && rt_stream_capturing(stream->native)) {
         rt_guard_leave(&guard);
-        return launch_through_runtime(stream, fn, arg);
+        return capture_for_someone_else(stream, fn, arg);
     }
     pthread_mutex_lock(&q->submit_lock);
     bool on_device = q->held_on_device &&

@@ -10,6 +10,8 @@
  *   gpu_pool.c       pools of native events per device and flags
  *   gpu_clock.c      the device's event clock on CLOCK_MONOTONIC (rule 13)
  *   gpu_host_counter.c  counters in mapped host memory that hold streams
+ *   gpu_host_fn_graph.c  host functions inside captures: a node per captured
+ *                    function, rung at each launch, run on a thread per stream
  *   gpu_host_fn.c    host functions (rule 15): a thread per stream that runs
  *                    them, the stream held meanwhile by a stream memory
  *                    operation on a counter in mapped host memory; process exit
@@ -98,6 +100,12 @@
 #include "backends/gpu/runtime_fake.h"
 #else
 #error "define TPEVENT_GPU_CUDA, TPEVENT_GPU_HIP or TPEVENT_GPU_FAKE to pick the runtime mapping"
+#endif
+
+/* Whether a capture takes the stream memory operation as a node of its graph,
+ * replayed with its captured value (CUDA: tried on the H200; the fake models it). */
+#ifndef RT_WAIT_VALUE_CAPTURED
+#define RT_WAIT_VALUE_CAPTURED 1
 #endif
 
 #include <pthread.h>
@@ -300,6 +308,17 @@ bool gpu_counters_exiting(void);
 tp_status gpu_counters_watch_exit(const char *operation);
 tp_status gpu_counters_refused_at_exit(const char *operation);
 void gpu_wait_unless_exiting(pthread_cond_t *cond, pthread_mutex_t *lock);
+
+/* ========================================================= gpu_host_fn_graph.c */
+/*
+ * A host function launched on a capturing stream (rule 16), captured as a node
+ * that runs fn once at every launch of the graph, on a tpevent thread. *out: the
+ * node, to be freed by its graph's owner once the graph and its launches are gone
+ * (left unfreed for someone else's capture). On failure nothing is given out.
+ */
+typedef struct gpu_host_fn_node gpu_host_fn_node;
+tp_status gpu_host_fn_capture(gpu_stream *stream, void (*fn)(void *), void *arg, gpu_host_fn_node **out);
+void gpu_host_fn_node_free(gpu_host_fn_node *node);
 
 /* =============================================================== gpu_host_fn.c */
 /*

@@ -306,6 +306,10 @@ static inline rt_device_ptr rt_device_ptr_offset(rt_device_ptr p, size_t bytes) 
 
 #define RT_HOST_ALLOC_CALL "hipHostMalloc"
 #define RT_WAIT_VALUE_CALL "hipStreamWaitValue64"
+/* Whether a stream capture takes hipStreamWaitValue64 as a node of the graph: HIP's
+ * documentation does not say, and no AMD GPU here to try; so captured host functions
+ * are held by gates (gpu_host_fn_graph.c). */
+#define RT_WAIT_VALUE_CAPTURED 0
 
 /* Holds tpevent keeps queued on one stream (rule 17's window; gpu_hold.c). HIP's
  * documentation states no depth for a stream's queue (its commands become packets of

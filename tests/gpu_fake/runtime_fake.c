@@ -520,8 +520,11 @@ rt_error fake_launch_host_fn(rt_stream s, void (*fn)(void *), void *arg)
 
 rt_error fake_stream_wait_value64(rt_stream s, uintptr_t counter, uint64_t value)
 {
-    if (!fake.wait_value || fake_stream_is_capturing(s))
-        return FAKE_ERROR_NOT_SUPPORTED; /* not modelled inside a capture */
+    if (!fake.wait_value)
+        return FAKE_ERROR_NOT_SUPPORTED;
+    rt_error captured;
+    if (fake_capture_wait_value(fake_resolve(s), counter, value, &captured))
+        return captured;
     fake_op *op = fake_op_new(OP_WAIT_VALUE);
     if (!op)
         return FAKE_ERROR_OUT_OF_MEMORY;

@@ -1,7 +1,8 @@
 /*
  * The simulated runtime's stream capture and graphs (backends/gpu/runtime_fake.h says what is
  * modelled). A capture is a list of the operations that are made again at each
- * launch (external records, external waits, runtime host functions), in the
+ * launch (external records, external waits, runtime host functions, waits on host
+ * memory with the value they were captured with, as CUDA replays them), in the
  * order they were captured, which is a topological order of the captured graph;
  * a launch replays them on the launch stream. Records and waits inside the
  * capture only join streams, as CUDA's turn into edges. Every capture's state
@@ -12,13 +13,15 @@
 
 #include <stdlib.h>
 
-enum { GOP_RECORD, GOP_WAIT, GOP_HOST_FN };
+enum { GOP_RECORD, GOP_WAIT, GOP_HOST_FN, GOP_WAIT_VALUE };
 
 typedef struct fake_gop {
     int kind;
     rt_event event;
     void (*fn)(void *);
     void *arg;
+    uintptr_t counter; /* GOP_WAIT_VALUE: replayed with the value captured */
+    uint64_t value;
 } fake_gop;
 
 typedef struct fake_branch {
@@ -274,6 +277,20 @@ bool fake_capture_host_fn(rt_stream s, void (*fn)(void *), void *arg, rt_error *
     return c != NULL;
 }
 
+bool fake_capture_wait_value(rt_stream s, uintptr_t counter, uint64_t value, rt_error *e)
+{
+    if (!capture_of(s))
+        return false;
+    pthread_mutex_lock(&capture_lock);
+    fake_capture *c = capture_of(s);
+    if (c) {
+        branch_of(c, s)->ops++;
+        *e = append(c, (fake_gop){.kind = GOP_WAIT_VALUE, .counter = counter, .value = value});
+    }
+    pthread_mutex_unlock(&capture_lock);
+    return c != NULL;
+}
+
 bool fake_capture_forbids_stream(rt_stream s, rt_error *e)
 {
     if (!capture_of(s))
@@ -405,6 +422,9 @@ rt_error fake_graph_launch(rt_graph_exec x, rt_stream s)
             break;
         case GOP_WAIT:
             e = fake_stream_wait_event(s, op->event);
+            break;
+        case GOP_WAIT_VALUE:
+            e = fake_stream_wait_value64(s, op->counter, op->value);
             break;
         default:
             e = fake_launch_host_fn(s, op->fn, op->arg);

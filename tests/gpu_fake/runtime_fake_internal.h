@@ -87,6 +87,7 @@ void fake_poll_pause_for(backoff *b);
 bool fake_capture_record(rt_event event, rt_stream s, rt_error *e);
 bool fake_capture_wait(rt_stream s, rt_event event, rt_error *e);
 bool fake_capture_host_fn(rt_stream s, void (*fn)(void *), void *arg, rt_error *e);
+bool fake_capture_wait_value(rt_stream s, uintptr_t counter, uint64_t value, rt_error *e);
 /* A call CUDA forbids during a capture: invalidates it, answers the error. */
 bool fake_capture_forbids_stream(rt_stream s, rt_error *e);
 bool fake_capture_forbids_event(rt_event event, rt_error *e);

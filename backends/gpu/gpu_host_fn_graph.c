@@ -1,0 +1,357 @@
+/*
+ * Host functions inside captures (rules 15 and 16): captured so that at every
+ * launch of the graph fn runs once, in stream order, on a tpevent thread, never on
+ * the runtime's one callback thread.
+ *
+ * Outside a capture (gpu_host_fn.c) a launch holds the stream on a counter until
+ * its seq: captured, that wait would keep its value at every launch (a stream
+ * memory operation is replayed as it was captured), and the thread would hear of
+ * one run only. So a captured host function is a node of its own, made at capture
+ * time, and the capture gets two operations per node:
+ *   1. a runtime host function, the doorbell: on the callback thread at each
+ *      launch, it lowers the node's counter to armed - 1 and queues the node on
+ *      its lane, then returns at once (it never waits, never calls the runtime);
+ *   2. a stream memory operation that holds the stream until the counter reaches
+ *      armed, a value fixed at capture time: correct at every launch, since the
+ *      doorbell lowered the counter just before.
+ * The lane's thread runs fn and raises the counter to armed, which lets the
+ * graph go on. Launches of one executable graph run one after the other (the
+ * runtime orders them), so a node is rung again only after its last run raised
+ * the counter. Measured on the H200: 100 launches of a graph of three such nodes
+ * ran each fn once per launch, in order, each holding its stream until it returned.
+ *
+ * Lanes. One thread per native stream that had host functions captured on it,
+ * shared by every graph captured there and by every tp stream that wraps it
+ * (torch's capture stream is wrapped again and again): host functions of two
+ * captured streams run at once; those of one stream in the order they are rung.
+ * A lane lives while a node needs it; its thread ends with the last node.
+ *
+ * Where the device cannot hold a stream on host memory, or the runtime cannot
+ * capture a stream memory operation (RT_WAIT_VALUE_CAPTURED 0: HIP), the doorbell
+ * is a gate instead: it waits until the lane ran fn. fn still runs on the lane,
+ * but gates share the runtime's one callback thread, so one that blocks holds
+ * back the others (docs/semantics.md says so).
+ *
+ * Nodes belong to whoever owns the graph: tpevent's own graphs free theirs once
+ * the graph and its launches are gone (gpu_graph_exec.c); nodes of someone else's
+ * capture (torch.cuda.graph) are kept for good, as tpevent cannot know when that
+ * graph is gone.
+ *
+ * Process exit: the counters' exit handler raises every counter (gpu_host_counter.c);
+ * a doorbell rung afterwards raises its own counter again instead of queueing, and
+ * lanes run nothing more. A host function running is not interrupted.
+ */
+#define _GNU_SOURCE /* pthread_setname_np */
+#include "backends/gpu/gpu_internal.h"
+#include "common/array.h"
+#include "common/spin.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct gpu_graph_lane {
+    pthread_mutex_t lock;
+    pthread_cond_t work_ready;
+    pthread_cond_t ran; /* a gate's node ran */
+    /* Under lock: nodes rung and not yet taken, in order (first is read without
+     * the lock by the thread's spin too); the nodes that need the lane (the
+     * thread ends at 0); whether the thread sleeps. */
+    _Atomic(gpu_host_fn_node *) first;
+    gpu_host_fn_node *last;
+    size_t refs;
+    bool idle;
+    /* Set at creation. */
+    gpu_device *device;
+    rt_stream native;
+} gpu_graph_lane;
+
+struct gpu_host_fn_node {
+    void (*fn)(void *);
+    void *arg;
+    gpu_graph_lane *lane;
+    gpu_host_fn_node *next; /* on the lane's queue, under its lock */
+    bool held;              /* on counter; else the doorbell is a gate */
+    gpu_counter counter;
+    uint64_t armed;     /* what the captured wait waits for */
+    uint64_t rung, run; /* gates: rings and runs, under the lane's lock */
+};
+
+/* The lanes, by native stream; under lanes_lock, never held across a runtime call. */
+static pthread_mutex_t lanes_lock = PTHREAD_MUTEX_INITIALIZER;
+static gpu_graph_lane **lanes;
+static size_t lane_count, lane_capacity;
+
+/* ------------------------------------------------------------------- lanes */
+
+static void lane_remove(gpu_graph_lane *lane)
+{
+    for (size_t i = 0; i < lane_count; i++)
+        if (lanes[i] == lane) {
+            lanes[i] = lanes[--lane_count];
+            return;
+        }
+}
+
+/* Under the lane's lock (or, in the spin, a hint only). */
+static gpu_host_fn_node *queue_head(gpu_graph_lane *lane)
+{
+    return atomic_load_explicit(&lane->first, memory_order_relaxed);
+}
+
+static bool work_rung(const void *arg)
+{
+    return queue_head((gpu_graph_lane *)(uintptr_t)arg) != NULL;
+}
+
+static void node_ran(gpu_host_fn_node *node)
+{
+    if (node->held) {
+        gpu_counter_raise(node->counter.host, node->armed); /* from here the node may be freed */
+        return;
+    }
+    gpu_graph_lane *lane = node->lane;
+    pthread_mutex_lock(&lane->lock);
+    node->run++;
+    pthread_cond_broadcast(&lane->ran);
+    pthread_mutex_unlock(&lane->lock);
+}
+
+static void lane_free(gpu_graph_lane *lane)
+{
+    pthread_cond_destroy(&lane->ran);
+    pthread_cond_destroy(&lane->work_ready);
+    pthread_mutex_destroy(&lane->lock);
+    free(lane);
+}
+
+static void *lane_main(void *arg)
+{
+    gpu_graph_lane *lane = arg;
+#if defined(__GLIBC__)
+    char name[16]; /* the kernel's limit, NUL included */
+    snprintf(name, sizeof name, "tpevent-g%s:%d", RT_BACKEND_NAME, lane->device->index);
+    pthread_setname_np(pthread_self(), name);
+#endif
+    /* As gpu_host_fn.c's threads: the device current for good, and a program's
+     * capture on another thread is not invalidated by what fn calls. */
+    rt_guard guard;
+    (void)rt_guard_enter(&guard, lane->device->context, RT_NEED_DEVICE);
+    rt_thread_relax_capture();
+    pthread_mutex_lock(&lane->lock);
+    for (;;) {
+        while (!queue_head(lane) && lane->refs > 0) {
+            /* A graph rings its nodes one after another: a short spin catches the
+             * next without a wake-up (as the CPU backend's workers do). */
+            pthread_mutex_unlock(&lane->lock);
+            bool rung = tp_spin_until(work_rung, lane, TP_SPIN_NS);
+            pthread_mutex_lock(&lane->lock);
+            if (rung || queue_head(lane) || lane->refs == 0)
+                continue;
+            lane->idle = true;
+            pthread_cond_wait(&lane->work_ready, &lane->lock);
+            lane->idle = false;
+        }
+        gpu_host_fn_node *node = queue_head(lane);
+        if (!node)
+            break; /* no node needs the lane any more */
+        atomic_store_explicit(&lane->first, node->next, memory_order_relaxed);
+        if (!node->next)
+            lane->last = NULL;
+        pthread_mutex_unlock(&lane->lock);
+        if (gpu_counters_exiting())
+            return NULL; /* the exit handler released every stream; run nothing */
+        node->fn(node->arg);
+        node_ran(node);
+        pthread_mutex_lock(&lane->lock);
+    }
+    pthread_mutex_unlock(&lane->lock);
+    lane_free(lane);
+    return NULL;
+}
+
+static tp_status lane_start(gpu_graph_lane *lane)
+{
+    /* Every signal blocked in the new thread, as in gpu_host_fn.c. */
+    sigset_t all, previous;
+    sigfillset(&all);
+    pthread_attr_t attr;
+    int err = pthread_attr_init(&attr);
+    if (err == 0) {
+        (void)pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        pthread_sigmask(SIG_SETMASK, &all, &previous);
+        pthread_t thread;
+        err = pthread_create(&thread, &attr, lane_main, lane);
+        pthread_sigmask(SIG_SETMASK, &previous, NULL);
+        pthread_attr_destroy(&attr);
+    }
+    if (err == 0)
+        return TP_OK;
+    tp_status status = err == EAGAIN || err == ENOMEM ? TP_ERR_OUT_OF_MEMORY : TP_ERR_BACKEND;
+    return gpu.host->fail(status,
+                          "tp_stream_launch_host_fn: pthread_create for the captured host functions of a "
+                          "%s:%d stream: %s",
+                          RT_BACKEND_NAME, lane->device->index, strerror(err));
+}
+
+/* The stream's lane, with a reference for the caller; made (and its thread
+ * started) on first need. */
+static tp_status lane_take(gpu_stream *stream, gpu_graph_lane **out)
+{
+    pthread_mutex_lock(&lanes_lock);
+    for (size_t i = 0; i < lane_count; i++) {
+        gpu_graph_lane *lane = lanes[i];
+        if (lane->native == stream->native && lane->device == stream->device) {
+            pthread_mutex_lock(&lane->lock);
+            lane->refs++;
+            pthread_mutex_unlock(&lane->lock);
+            pthread_mutex_unlock(&lanes_lock);
+            *out = lane;
+            return TP_OK;
+        }
+    }
+    gpu_graph_lane *lane = calloc(1, sizeof *lane);
+    tp_status status = TP_OK;
+    if (!lane || !tp_array_grow(&lanes, &lane_capacity, lane_count + 1, sizeof *lanes)) {
+        free(lane);
+        status = gpu.host->fail(TP_ERR_OUT_OF_MEMORY, "tp_stream_launch_host_fn: out of memory");
+    } else {
+        pthread_mutex_init(&lane->lock, NULL);
+        pthread_cond_init(&lane->work_ready, NULL);
+        pthread_cond_init(&lane->ran, NULL);
+        lane->refs = 1;
+        lane->device = stream->device;
+        lane->native = stream->native;
+        status = lane_start(lane);
+        if (status == TP_OK)
+            lanes[lane_count++] = lane;
+        else
+            lane_free(lane);
+    }
+    pthread_mutex_unlock(&lanes_lock);
+    if (status == TP_OK)
+        *out = lane;
+    return status;
+}
+
+static void lane_unref(gpu_graph_lane *lane)
+{
+    pthread_mutex_lock(&lanes_lock);
+    pthread_mutex_lock(&lane->lock);
+    bool last = --lane->refs == 0;
+    if (last) {
+        lane_remove(lane); /* the thread frees it */
+        pthread_cond_signal(&lane->work_ready);
+    }
+    pthread_mutex_unlock(&lane->lock);
+    pthread_mutex_unlock(&lanes_lock);
+}
+
+/* ---------------------------------------------------------------- doorbell */
+
+/* On the runtime's callback thread, at each launch that reaches the node. */
+static void doorbell(void *arg)
+{
+    gpu_host_fn_node *node = arg;
+    gpu_graph_lane *lane = node->lane;
+    if (node->held) {
+        atomic_store_explicit(node->counter.host, node->armed - 1, memory_order_relaxed);
+        /* The store before the look at exiting: either the exit handler's raise
+         * comes after it, or this sees exiting and raises it again. */
+        atomic_thread_fence(memory_order_seq_cst);
+        if (gpu_counters_exiting()) {
+            gpu_counter_raise(node->counter.host, node->armed);
+            return;
+        }
+    }
+    pthread_mutex_lock(&lane->lock);
+    node->next = NULL;
+    if (lane->last)
+        lane->last->next = node;
+    else
+        atomic_store_explicit(&lane->first, node, memory_order_relaxed);
+    lane->last = node;
+    uint64_t ring = ++node->rung;
+    if (lane->idle)
+        pthread_cond_signal(&lane->work_ready);
+    while (!node->held && node->run < ring && !gpu_counters_exiting())
+        gpu_wait_unless_exiting(&lane->ran, &lane->lock); /* a gate: until fn returned */
+    pthread_mutex_unlock(&lane->lock);
+}
+
+/* ------------------------------------------------------------------ capture */
+
+void gpu_host_fn_node_free(gpu_host_fn_node *node)
+{
+    if (!node)
+        return;
+    if (node->held) {
+        /* Counters only grow for their next owner: never left below a wait. */
+        gpu_counter_raise(node->counter.host, node->armed);
+        gpu_counter_give(node->lane->device, node->counter);
+    }
+    lane_unref(node->lane);
+    free(node);
+}
+
+static tp_status node_make(gpu_stream *stream, void (*fn)(void *), void *arg, gpu_host_fn_node **out)
+{
+    gpu_host_fn_node *node = calloc(1, sizeof *node);
+    if (!node)
+        return gpu.host->fail(TP_ERR_OUT_OF_MEMORY, "tp_stream_launch_host_fn: out of memory");
+    node->fn = fn;
+    node->arg = arg;
+    node->held = RT_WAIT_VALUE_CAPTURED && gpu_counters_supported(stream->device);
+    tp_status status = node->held ? gpu_counter_take(stream->device, "tp_stream_launch_host_fn", &node->counter)
+                                  : gpu_counters_watch_exit("tp_stream_launch_host_fn");
+    if (status == TP_OK && node->held) {
+        /* Armed one above its value: the captured wait holds until a run raises it. */
+        node->armed = atomic_load_explicit(node->counter.host, memory_order_relaxed) + 1;
+    }
+    if (status == TP_OK)
+        status = lane_take(stream, &node->lane);
+    if (status != TP_OK) {
+        if (node->held)
+            gpu_counter_give(stream->device, node->counter);
+        free(node);
+        return status;
+    }
+    *out = node;
+    return TP_OK;
+}
+
+tp_status gpu_host_fn_capture(gpu_stream *stream, void (*fn)(void *), void *arg, gpu_host_fn_node **out)
+{
+    gpu_host_fn_node *node = NULL;
+    tp_status status = node_make(stream, fn, arg, &node);
+    if (status != TP_OK)
+        return status;
+    rt_guard guard;
+    const char *call = RT_CALL("SetDevice");
+    rt_error e = rt_guard_enter(&guard, stream->device->context, RT_NEED_DEVICE);
+    if (e == RT_SUCCESS) {
+        call = RT_CALL("LaunchHostFunc");
+        e = rt_launch_host_fn(stream->native, doorbell, node);
+        if (e == RT_SUCCESS && node->held) {
+            call = RT_WAIT_VALUE_CALL;
+            e = rt_stream_wait_value64(stream->native, node->counter.device, node->armed);
+            if (e != RT_SUCCESS) {
+                /* The doorbell is in the capture already (a failed call usually
+                 * invalidates it, but not surely): the node is kept for good, as
+                 * a gate, its counter with it. */
+                node->held = false;
+                rt_guard_leave(&guard);
+                return gpu_fail_call(call, e);
+            }
+        }
+        rt_guard_leave(&guard);
+    }
+    if (e != RT_SUCCESS) {
+        gpu_host_fn_node_free(node);
+        return gpu_fail_call(call, e);
+    }
+    *out = node;
+    return TP_OK;
+}
