@@ -43,7 +43,7 @@ extern "C" {
 #endif
 
 /* Bumped on any incompatible change of the structs below. */
-#define TP_BACKEND_ABI_VERSION 4u
+#define TP_BACKEND_ABI_VERSION 5u
 
 typedef struct tp_backend tp_backend;
 
@@ -76,6 +76,10 @@ struct tp_event {
     const tp_backend *backend;
     tp_device device;
     unsigned flags; /* TP_EVENT_* */
+    /* The core's, left zero by the backend (a compound literal does): the event's
+     * holds by graphs that wait on it across backends, and whether tp_event_destroy
+     * came meanwhile (core/event.c). In the head's padding. */
+    _Atomic uint32_t core_holds;
 };
 
 /* The head of every graph a backend gives out (rule 16). */
@@ -437,6 +441,19 @@ struct tp_backend {
     void (*tool_range_push)(tp_stream *stream, const char *name);
     void (*tool_range_pop)(tp_stream *stream);
     void (*tool_stream_name)(tp_stream *stream, const char *name);
+
+    /*
+     * Rule 16 (appended; optional, NULL: the core refuses a wait across backends
+     * inside a capture): while `stream` captures, captures fn(arg) as
+     * stream_launch_host_fn would (fn runs once at each launch of the graph, in
+     * stream order, on a thread that may block), and calls release(arg) once, when
+     * no launch can run fn any more: once the graph and its launches are gone, at
+     * once for a capture that is dropped, never for a capture someone else began
+     * (torch.cuda.graph on a wrapped stream: tpevent cannot know when that graph
+     * is gone). On failure release is not called. The core's waits across backends
+     * inside a capture (core/wait_across.c) are such host functions.
+     */
+    tp_status (*stream_capture_host_fn)(tp_stream *stream, void (*fn)(void *), void *arg, void (*release)(void *));
 };
 
 /*

@@ -29,6 +29,9 @@ tp_status tp_event_destroy(tp_event *event)
         return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_event_destroy: event is NULL");
     if (TP_UNLIKELY(tp_trace_on_for_destroy()))
         tp_trace_forget_event(event); /* core/trace.c */
+    if (TP_UNLIKELY(atomic_load_explicit(&event->core_holds, memory_order_relaxed) != 0) &&
+        atomic_fetch_or_explicit(&event->core_holds, TP_EVENT_HOLDS_DESTROYED, memory_order_acq_rel) != 0)
+        return TP_OK; /* held by a graph: its last release destroys it (core/internal.h) */
     return event->backend->event_destroy(event);
 }
 

@@ -66,8 +66,13 @@ tp_status tp_graph_device(tp_graph *graph, tp_device *out)
 TP_COLD tp_status tp_refuse_wait_in_capture(tp_event *event, tp_stream *stream)
 {
     char event_device[TP_DEVICE_STRING_MAX], stream_device[TP_DEVICE_STRING_MAX];
+    if (!(event->flags & TP_EVENT_EXTERNAL))
+        return tp_fail(TP_ERR_CAPTURING,
+                       "tp_event_wait: the %s stream is capturing, and the %s event's latest record was made outside "
+                       "the capture: a wait on it inside a capture needs TP_EVENT_EXTERNAL (rule 16)",
+                       tp_device_str(stream->device, stream_device), tp_device_str(event->device, event_device));
     return tp_fail(TP_ERR_CAPTURING,
-                   "tp_event_wait: the %s stream is capturing: a wait on an event of %s (another backend) cannot "
-                   "be captured replay-correctly yet (rule 16)",
+                   "tp_event_wait: the %s stream is capturing, and its backend cannot capture a wait on an event of "
+                   "%s (another backend; rule 16)",
                    tp_device_str(stream->device, stream_device), tp_device_str(event->device, event_device));
 }

@@ -102,6 +102,32 @@ static inline bool tp_backend_has_snapshots(const tp_backend *backend)
     return backend->snapshot_take && backend->snapshot_release && backend->snapshot_query;
 }
 
+/* ---------------------------------------------------------- event holds
+ *
+ * core_holds (core/backend.h): a graph that waits on the event across backends
+ * runs, at each launch, a host function that reads the event's latest record
+ * (core/wait_across.c), so the event must outlive the graph even when the program
+ * destroys it first; the backend's destroy then comes with the last hold's
+ * release. The word counts holds, with TP_EVENT_HOLDS_DESTROYED set by
+ * tp_event_destroy (core/event.c); each change is one atomic operation, so exactly
+ * one of the destroy and the last release sees both. An event nobody holds (the
+ * common case) costs its destroy one relaxed load: a hold is only taken by a call
+ * that uses the event, which the program must not make concurrently with the
+ * event's destroy.
+ */
+#define TP_EVENT_HOLDS_DESTROYED (UINT32_C(1) << 31)
+
+static inline void tp_event_hold(tp_event *event)
+{
+    atomic_fetch_add_explicit(&event->core_holds, 1, memory_order_relaxed);
+}
+
+static inline void tp_event_release_hold(tp_event *event)
+{
+    if (atomic_fetch_sub_explicit(&event->core_holds, 1, memory_order_acq_rel) == (TP_EVENT_HOLDS_DESTROYED | 1))
+        (void)event->backend->event_destroy(event);
+}
+
 /* ------------------------------------------------------ wait_across.c */
 
 /* tp_event_wait of a stream on an event of another backend (rules 6, 14). */

@@ -17,6 +17,9 @@
  *     stream memory operation on host memory, no thread held), and the event's
  *     backend runs the release once the record is reached (snapshot_notify).
  *
+ * Inside a capture: a host function captured on the waiting stream, that waits
+ * at each launch (below).
+ *
  * Interprocess events are refused, whatever their state: across backends a dead
  * exporter would either hang the waiting stream or release it early, and an
  * answer that depended on whether the record happened to be reached already
@@ -123,6 +126,64 @@ static tp_status wait_held(tp_stream *stream, tp_snapshot *snapshot)
     return status;
 }
 
+/* ------------------------------------------------------- inside a capture
+ *
+ * Rule 16: the wait is made again at each launch, for the event's latest record
+ * when the launch reaches it; so only a TP_EVENT_EXTERNAL event's (as for a wait
+ * of one backend: a plain event's latest record is the one of the call, which a
+ * graph would wait for at every launch). It is a captured host function on the
+ * waiting stream (stream_capture_host_fn: on a thread that may block) that takes
+ * a snapshot and waits for it, as the blocking task above does. The graph holds
+ * the event (tp_event_hold) until it is gone, even past the event's destroy.
+ */
+
+typedef struct captured_wait {
+    tp_event *event; /* held */
+} captured_wait;
+
+/* At each launch, on a tpevent thread of the waiting stream. A failure (a GPU
+ * that failed, or the event's latest record inside a capture still open) waits for
+ * nothing, as the runtime's own waits go on. */
+static void captured_wait_task(void *arg)
+{
+    tp_event *event = ((captured_wait *)arg)->event;
+    tp_snapshot snapshot;
+    if (event->backend->snapshot_take(event, &snapshot) != TP_OK)
+        return;
+    if (snapshot.state == TP_SNAPSHOT_PENDING) {
+        bool spin = !(snapshot.flags & TP_EVENT_BLOCKING);
+        if (!(spin && tp_spin_until(snapshot_reached, &snapshot, TP_SPIN_NS)))
+            (void)snapshot.backend->snapshot_synchronize(&snapshot);
+    }
+    tp_snapshot_release(&snapshot);
+}
+
+static void captured_wait_release(void *arg)
+{
+    captured_wait *w = arg;
+    tp_event_release_hold(w->event);
+    free(w);
+}
+
+static tp_status wait_in_capture(tp_event *event, tp_stream *stream, tp_snapshot *snapshot)
+{
+    bool recorded = snapshot->state != TP_SNAPSHOT_NEVER_RECORDED;
+    tp_snapshot_release(snapshot);
+    if (!(event->flags & TP_EVENT_EXTERNAL))
+        return recorded ? tp_refuse_wait_in_capture(event, stream) : TP_OK; /* rule 6: nothing to wait for */
+    if (!stream->backend->stream_capture_host_fn || !event->backend->snapshot_synchronize)
+        return tp_refuse_wait_in_capture(event, stream);
+    captured_wait *w = malloc(sizeof *w);
+    if (!w)
+        return tp_fail(TP_ERR_OUT_OF_MEMORY, "tp_event_wait: out of memory");
+    w->event = event;
+    tp_event_hold(event);
+    tp_status status = stream->backend->stream_capture_host_fn(stream, captured_wait_task, w, captured_wait_release);
+    if (status != TP_OK)
+        captured_wait_release(w);
+    return status;
+}
+
 /* ------------------------------------------------------------------ entry */
 
 TP_COLD static tp_status refused(const tp_event *event, const tp_stream *stream, const char *why)
@@ -152,16 +213,9 @@ tp_status tp_wait_across_backends(tp_event *event, tp_stream *stream)
     tp_status status = owner->snapshot_take(event, &snapshot);
     if (status != TP_OK)
         return status;
-    /* Rule 16: a captured host function or stream memory operation would wait for
-     * this one record at every launch, or release nothing: refused, unless there is
-     * no record to wait for (rule 6: the wait does nothing, as in a capture of one
-     * backend). */
     bool capturing = false;
-    if (snapshot.state != TP_SNAPSHOT_NEVER_RECORDED && waiting->stream_is_capturing &&
-        waiting->stream_is_capturing(stream, &capturing) == TP_OK && capturing) {
-        tp_snapshot_release(&snapshot);
-        return tp_refuse_wait_in_capture(event, stream);
-    }
+    if (waiting->stream_is_capturing && waiting->stream_is_capturing(stream, &capturing) == TP_OK && capturing)
+        return wait_in_capture(event, stream, &snapshot);
     if (snapshot.state != TP_SNAPSHOT_PENDING) {
         tp_snapshot_release(&snapshot); /* never recorded or reached: nothing to wait for (rule 6) */
         return TP_OK;

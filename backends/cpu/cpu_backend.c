@@ -106,6 +106,7 @@ static const tp_backend cpu_table = {
     .event_waits_for_itself = tp_cpu_event_waits_for_itself,
     .stream_hold_window = NULL, /* INT64_MAX: a stream's FIFO has no bound */
     .stream_flush_cache = tp_cpu_stream_flush_cache,
+    .stream_capture_host_fn = tp_cpu_capture_host_fn, /* rule 16 (cpu_graph.c) */
 };
 
 tp_status tp_backend_entry_cpu(uint32_t core_abi, const tp_backend **out, char *reason, size_t reason_size)

@@ -44,15 +44,26 @@
 
 typedef enum node_kind {
     NODE_HOST_FN,
+    NODE_HOST_FN_OWNED,
     NODE_RECORD_EXTERNAL,
     NODE_WAIT_EXTERNAL,
 } node_kind;
+
+/* A host function whose arg the graph owns (stream_capture_host_fn): release(arg)
+ * once the graph and every launch's task are done with it. */
+typedef struct owned_fn {
+    atomic_uint refs; /* the graph's, and one per task pushed and not yet run */
+    void (*fn)(void *);
+    void *arg;
+    void (*release)(void *);
+} owned_fn;
 
 typedef struct graph_node {
     node_kind kind;
     void (*fn)(void *);
     void *arg;
     cpu_event *event; /* EXTERNAL: a reference */
+    owned_fn *owned;  /* HOST_FN_OWNED: a reference */
 } graph_node;
 
 typedef struct graph_branch {
@@ -104,12 +115,22 @@ static const tp_host *host(void)
 
 /* ------------------------------------------------------------ building */
 
+static void owned_fn_unref(owned_fn *owned)
+{
+    if (atomic_fetch_sub_explicit(&owned->refs, 1, memory_order_acq_rel) == 1) {
+        owned->release(owned->arg);
+        free(owned);
+    }
+}
+
 static void free_graph(cpu_graph *graph)
 {
     for (size_t i = 0; i < graph->count; i++) {
         graph_node *node = &graph->nodes[i];
         if (node->event)
             tp_cpu_event_unref(node->event);
+        if (node->owned)
+            owned_fn_unref(node->owned);
     }
     free(graph->nodes);
     free(graph->branches);
@@ -146,6 +167,8 @@ static void append(cpu_graph *graph, graph_node node)
         graph->out_of_memory = true;
         if (node.event)
             tp_cpu_event_unref(node.event);
+        if (node.owned)
+            owned_fn_unref(node.owned);
         return;
     }
     graph->nodes[graph->count++] = node;
@@ -215,6 +238,26 @@ tp_status tp_cpu_capture_launch_host_fn(tp_stream *stream, void (*fn)(void *), v
         return tp_cpu_stream_launch_host_fn(stream, fn, arg);
     branch->ops++;
     append(graph, (graph_node){.kind = NODE_HOST_FN, .fn = fn, .arg = arg});
+    pthread_mutex_unlock(&capture_lock);
+    return TP_OK;
+}
+
+tp_status tp_cpu_capture_host_fn(tp_stream *stream, void (*fn)(void *), void *arg, void (*release)(void *))
+{
+    owned_fn *owned = malloc(sizeof *owned);
+    if (!owned)
+        return host()->fail(TP_ERR_OUT_OF_MEMORY, "tp_event_wait: out of memory");
+    *owned = (owned_fn){.fn = fn, .arg = arg, .release = release};
+    atomic_init(&owned->refs, 1);
+    cpu_graph *graph;
+    graph_branch *branch = locked_branch(queue_of(stream), &graph);
+    if (!branch) {
+        free(owned);
+        return host()->fail(TP_ERR_INVALID_ARGUMENT, "capturing a host function: the cpu:%d stream %p is not capturing",
+                            stream->device.index, (void *)stream);
+    }
+    branch->ops++;
+    append(graph, (graph_node){.kind = NODE_HOST_FN_OWNED, .owned = owned}); /* released by the graph from here */
     pthread_mutex_unlock(&capture_lock);
     return TP_OK;
 }
@@ -390,6 +433,14 @@ static void host_fn_task(void *arg, cpu_word fn)
     fn.fn(arg);
 }
 
+static void owned_fn_task(void *arg, cpu_word unused)
+{
+    (void)unused;
+    owned_fn *owned = arg;
+    owned->fn(owned->arg);
+    owned_fn_unref(owned);
+}
+
 tp_status tp_cpu_graph_launch(tp_graph *handle, tp_stream *stream)
 {
     cpu_graph *graph = (cpu_graph *)handle;
@@ -410,6 +461,10 @@ tp_status tp_cpu_graph_launch(tp_graph *handle, tp_stream *stream)
         switch (node->kind) {
         case NODE_HOST_FN:
             task = (cpu_task){.run = host_fn_task, .arg = node->arg, .word.fn = node->fn};
+            break;
+        case NODE_HOST_FN_OWNED:
+            atomic_fetch_add_explicit(&node->owned->refs, 1, memory_order_relaxed);
+            task = (cpu_task){.run = owned_fn_task, .arg = node->owned};
             break;
         case NODE_RECORD_EXTERNAL:
             task = tp_cpu_event_record_task(node->event, queue, tp_cpu_queue_next_seq(queue));

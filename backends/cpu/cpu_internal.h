@@ -496,6 +496,7 @@ tp_status tp_cpu_device_synchronize(int device);
 tp_status tp_cpu_capture_event_record(tp_event *event, tp_stream *stream);
 tp_status tp_cpu_capture_wait_event(tp_stream *stream, tp_event *event);
 tp_status tp_cpu_capture_launch_host_fn(tp_stream *stream, void (*fn)(void *), void *arg);
+tp_status tp_cpu_capture_host_fn(tp_stream *stream, void (*fn)(void *), void *arg, void (*release)(void *));
 tp_status tp_cpu_stream_begin_capture(tp_stream *stream);
 tp_status tp_cpu_stream_end_capture(tp_stream *stream, tp_graph **out);
 tp_status tp_cpu_stream_is_capturing(tp_stream *stream, bool *capturing);

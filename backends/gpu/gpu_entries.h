@@ -91,6 +91,7 @@ typedef void gpu_fn(void *);
     UNGUARDED(tool_range_push, gpu_tool_range_push)                                                                    \
     UNGUARDED(tool_range_pop, gpu_tool_range_pop)                                                                      \
     UNGUARDED(tool_stream_name, gpu_tool_stream_name)                                                                  \
+    GUARDED(stream_capture_host_fn, tp_event_wait, gpu_stream_capture_host_fn, tp_stream *, gpu_fn *, void *, gpu_fn *) \
     UNGUARDED(stream_waits_for_itself, stream_waits_for_itself)                                                       \
     UNGUARDED(event_waits_for_itself, NULL) /* an event does not know its record's stream (the README) */             \
     DIRECT(event_elapsed, tp_event_elapsed_time, gpu_event_elapsed,                                                   \

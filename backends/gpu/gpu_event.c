@@ -80,7 +80,7 @@ tp_status gpu_plain_event_create(int index, unsigned flags, tp_event **out)
     gpu_event *event = event_struct_take();
     if (TP_UNLIKELY(!event))
         return gpu.host->fail(TP_ERR_OUT_OF_MEMORY, "tp_event_create: out of memory");
-    event->head = (tp_event){gpu.table, {RT_DEVICE_TYPE, index}, flags};
+    event->head = (tp_event){.backend = gpu.table, .device = {RT_DEVICE_TYPE, index}, .flags = flags};
     atomic_init(&event->native, NULL);
     atomic_init(&event->recorded, false);
     atomic_init(&event->capture, NULL);
@@ -282,7 +282,7 @@ tp_status gpu_wrapped_event_create(int index, void *native, const tp_backend *ta
     gpu_event *event = malloc(sizeof *event);
     if (!event)
         return gpu.host->fail(TP_ERR_OUT_OF_MEMORY, "tp_event_from_native: out of memory");
-    event->head = (tp_event){table, {RT_DEVICE_TYPE, index}, TP_EVENT_TIMING};
+    event->head = (tp_event){.backend = table, .device = {RT_DEVICE_TYPE, index}, .flags = TP_EVENT_TIMING};
     atomic_init(&event->native, (rt_event)native);
     atomic_init(&event->recorded, true);
     atomic_init(&event->capture, NULL);

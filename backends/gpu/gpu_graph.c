@@ -379,32 +379,52 @@ tp_status gpu_capture_ipc_wait_event(tp_stream *stream_base, tp_event *event_bas
 /* ---------------------------------------------- host functions, streams */
 
 /* Rule 15 inside a capture: a node that runs fn at each launch (gpu_host_fn_graph.c);
- * tpevent's own graph frees it once gone, someone else's keeps it for good. Like
- * every captured operation, it counts on its branch, so that a branch whose host
- * function the origin did not join back is refused at the end. */
+ * tpevent's own graph frees it once gone (then release(arg)), someone else's keeps
+ * it for good. Like every captured operation, it counts on its branch, so that a
+ * branch whose host function the origin did not join back is refused at the end. */
+static tp_status capture_host_fn(gpu_stream *stream, gpu_capture *token, void (*fn)(void *), void *arg,
+                                 void (*release)(void *))
+{
+    gpu_host_fn_node *node = NULL;
+    tp_status status = gpu_host_fn_capture(stream, fn, arg, token->foreign ? NULL : release, &node);
+    if (status != TP_OK || token->foreign)
+        return status;
+    pthread_mutex_lock(&gpu_capture_lock);
+    gpu_capture_build *build = gpu_capture_token_open(token) ? token->build : NULL;
+    build_branch *branch = build ? gpu_capture_branch_of(build, stream) : NULL;
+    if (branch)
+        branch->ops++;
+    /* (A capture that ended meanwhile keeps the node for good, as does one out of
+     * memory, which end_capture drops.) */
+    host_fn_list *list = build ? &build->host_fns : NULL;
+    if (list && tp_array_grow(&list->items, &list->capacity, list->count + 1, sizeof *list->items))
+        list->items[list->count++] = node;
+    else if (build)
+        build->out_of_memory = true;
+    pthread_mutex_unlock(&gpu_capture_lock);
+    return TP_OK;
+}
+
 tp_status gpu_capture_host_fn_launch(tp_stream *stream_base, void (*fn)(void *), void *arg)
 {
     gpu_stream *stream = gpu_as_stream(stream_base);
     gpu_capture *token = stream_capture(stream);
     if (!token)
         return gpu_host_fn_launch(stream_base, fn, arg);
-    gpu_host_fn_node *node = NULL;
-    tp_status status = gpu_host_fn_capture(stream, fn, arg, &node);
-    if (status == TP_OK && !token->foreign) {
-        pthread_mutex_lock(&gpu_capture_lock);
-        gpu_capture_build *build = gpu_capture_token_open(token) ? token->build : NULL;
-        build_branch *branch = build ? gpu_capture_branch_of(build, stream) : NULL;
-        if (branch)
-            branch->ops++;
-        /* (A capture that ended meanwhile keeps the node for good, as does one
-         * out of memory, which end_capture drops.) */
-        host_fn_list *list = build ? &build->host_fns : NULL;
-        if (list && tp_array_grow(&list->items, &list->capacity, list->count + 1, sizeof *list->items))
-            list->items[list->count++] = node;
-        else if (build)
-            build->out_of_memory = true;
-        pthread_mutex_unlock(&gpu_capture_lock);
-    }
+    tp_status status = capture_host_fn(stream, token, fn, arg, NULL);
+    gpu_capture_token_unref(token);
+    return status;
+}
+
+tp_status gpu_stream_capture_host_fn(tp_stream *stream_base, void (*fn)(void *), void *arg, void (*release)(void *))
+{
+    gpu_stream *stream = gpu_as_stream(stream_base);
+    gpu_capture *token = stream_capture(stream);
+    if (!token)
+        return gpu.host->fail(TP_ERR_INVALID_ARGUMENT,
+                              "capturing a host function: the %s:%d stream %p is not capturing", RT_BACKEND_NAME,
+                              stream->head.device.index, (void *)stream->native);
+    tp_status status = capture_host_fn(stream, token, fn, arg, release);
     gpu_capture_token_unref(token);
     return status;
 }

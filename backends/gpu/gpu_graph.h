@@ -120,6 +120,7 @@ tp_status gpu_capture_wait_event(tp_stream *stream, tp_event *event);
 tp_status gpu_capture_ipc_wait_event(tp_stream *stream, tp_event *event);
 tp_status gpu_capture_ipc_event_record(tp_event *event, tp_stream *stream);
 tp_status gpu_capture_host_fn_launch(tp_stream *stream, void (*fn)(void *), void *arg);
+tp_status gpu_stream_capture_host_fn(tp_stream *stream, void (*fn)(void *), void *arg, void (*release)(void *));
 tp_status gpu_capture_event_query(tp_event *event, bool *done);
 tp_status gpu_capture_event_synchronize(tp_event *event);
 tp_status gpu_capture_event_elapsed(tp_event *start, tp_event *end, float *ms);

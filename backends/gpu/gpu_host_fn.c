@@ -422,7 +422,7 @@ static tp_status enqueue_behind_gate(gpu_host_queue *q, void (*fn)(void *), void
 TP_NOINLINE static tp_status capture_for_someone_else(gpu_stream *stream, void (*fn)(void *), void *arg)
 {
     gpu_host_fn_node *node = NULL;
-    return gpu_host_fn_capture(stream, fn, arg, &node);
+    return gpu_host_fn_capture(stream, fn, arg, NULL, &node);
 }
 
 tp_status gpu_host_fn_launch(tp_stream *base, void (*fn)(void *), void *arg)

@@ -71,6 +71,7 @@ typedef struct gpu_graph_lane {
 struct gpu_host_fn_node {
     void (*fn)(void *);
     void *arg;
+    void (*release)(void *); /* of arg, when the node is freed; NULL: none */
     gpu_graph_lane *lane;
     gpu_host_fn_node *next; /* on the lane's queue, under its lock */
     bool held;              /* on counter; else the doorbell is a gate */
@@ -293,11 +294,15 @@ void gpu_host_fn_node_free(gpu_host_fn_node *node)
         gpu_counter_give(node->lane->device, node->counter);
     }
     lane_unref(node->lane);
+    if (node->release)
+        node->release(node->arg);
     free(node);
 }
 
 static tp_status node_make(gpu_stream *stream, void (*fn)(void *), void *arg, gpu_host_fn_node **out)
 {
+    /* (release is set once the node is in the capture: a failure before gives
+     * nothing out, and calls no release.) */
     gpu_host_fn_node *node = calloc(1, sizeof *node);
     if (!node)
         return gpu.host->fail(TP_ERR_OUT_OF_MEMORY, "tp_stream_launch_host_fn: out of memory");
@@ -322,7 +327,8 @@ static tp_status node_make(gpu_stream *stream, void (*fn)(void *), void *arg, gp
     return TP_OK;
 }
 
-tp_status gpu_host_fn_capture(gpu_stream *stream, void (*fn)(void *), void *arg, gpu_host_fn_node **out)
+tp_status gpu_host_fn_capture(gpu_stream *stream, void (*fn)(void *), void *arg, void (*release)(void *),
+                              gpu_host_fn_node **out)
 {
     gpu_host_fn_node *node = NULL;
     tp_status status = node_make(stream, fn, arg, &node);
@@ -352,6 +358,7 @@ tp_status gpu_host_fn_capture(gpu_stream *stream, void (*fn)(void *), void *arg,
         gpu_host_fn_node_free(node);
         return gpu_fail_call(call, e);
     }
+    node->release = release;
     *out = node;
     return TP_OK;
 }

@@ -314,10 +314,12 @@ void gpu_wait_unless_exiting(pthread_cond_t *cond, pthread_mutex_t *lock);
  * A host function launched on a capturing stream (rule 16), captured as a node
  * that runs fn once at every launch of the graph, on a tpevent thread. *out: the
  * node, to be freed by its graph's owner once the graph and its launches are gone
- * (left unfreed for someone else's capture). On failure nothing is given out.
+ * (left unfreed for someone else's capture); freeing it calls release(arg) where
+ * release is not NULL. On failure nothing is given out and release is not called.
  */
 typedef struct gpu_host_fn_node gpu_host_fn_node;
-tp_status gpu_host_fn_capture(gpu_stream *stream, void (*fn)(void *), void *arg, gpu_host_fn_node **out);
+tp_status gpu_host_fn_capture(gpu_stream *stream, void (*fn)(void *), void *arg, void (*release)(void *),
+                              gpu_host_fn_node **out);
 void gpu_host_fn_node_free(gpu_host_fn_node *node);
 
 /* =============================================================== gpu_host_fn.c */

@@ -37,7 +37,7 @@ static gpu_ipc_event *ipc_event_new(int index, unsigned flags)
     gpu_ipc_event *event = malloc(sizeof *event);
     if (!event)
         return NULL;
-    event->base.head = (tp_event){gpu.ipc_table, {RT_DEVICE_TYPE, index}, flags};
+    event->base.head = (tp_event){.backend = gpu.ipc_table, .device = {RT_DEVICE_TYPE, index}, .flags = flags};
     atomic_init(&event->base.native, NULL);
     atomic_init(&event->base.recorded, false);
     atomic_init(&event->base.capture, NULL);

@@ -24,5 +24,6 @@ bool capture_supported(const char *device)
 
 bool host_fns_captured(const char *device)
 {
-    return strncmp(device, "cpu", 3) == 0;
+    (void)device; /* every backend that captures captures them (rule 16) */
+    return true;
 }

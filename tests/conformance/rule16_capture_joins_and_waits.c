@@ -213,35 +213,6 @@ TEST(rule16_wait_on_plain_event_recorded_outside_refused)
     return 0;
 }
 
-TEST(rule16_cross_backend_wait_in_capture_refused)
-{
-    REQUIRE_CAPTURE(env);
-    REQUIRE_OTHER_BACKEND(env, other);
-    tp_stream *stream = new_stream(env->device);
-    tp_stream *foreign = new_stream(other);
-    tp_event *event = new_event(other, TP_EVENT_DEFAULT);
-    tp_event *never_recorded = new_event(other, TP_EVENT_DEFAULT);
-    gate g;
-    gate_init(&g);
-    gate_launch(&g, foreign);
-    CHECK_OK(tp_event_record(event, foreign));
-    CHECK_OK(tp_stream_begin_capture(stream));
-    CHECK_OK(tp_event_wait(never_recorded, stream)); /* rule 6: nothing to wait for, in a capture too */
-    CHECK_STATUS(tp_event_wait(event, stream), TP_ERR_CAPTURING);
-    CHECK_ERROR_MENTIONS("captur");
-    tp_graph *graph = NULL;
-    CHECK_OK(tp_stream_end_capture(stream, &graph));
-    gate_open(&g);
-    CHECK_OK(tp_stream_synchronize(foreign));
-    gate_destroy(&g);
-    CHECK_OK(tp_graph_destroy(graph));
-    CHECK_OK(tp_event_destroy(never_recorded));
-    CHECK_OK(tp_event_destroy(event));
-    CHECK_OK(tp_stream_destroy(foreign));
-    CHECK_OK(tp_stream_destroy(stream));
-    return 0;
-}
-
 /* A stream of an open capture, its origin or one that joined it, is not destroyed
  * (the capture could not end, or would lose a branch); once the capture ended,
  * or was refused and dropped, it is. */
