@@ -459,15 +459,16 @@ TP_API tp_status tp_event_from_native(tp_event **out, const char *device, void *
  *    query, synchronize, elapsed time and tp_event_timestamp answer for that
  *    launch's record;
  *  - a wait on a TP_EVENT_EXTERNAL event waits, at each launch, for the event's
- *    latest record as of that launch; a wait on another event whose latest record
- *    was made outside the capture is TP_ERR_CAPTURING (as CUDA refuses it), and
- *    one never recorded does nothing;
+ *    latest record as of that launch (of another backend: when the launch reaches
+ *    the wait; the graph keeps the event alive); a wait on another event whose
+ *    latest record was made outside the capture is TP_ERR_CAPTURING (as CUDA
+ *    refuses it), and one never recorded does nothing;
+ *  - a host function (rule 15) runs once at each launch, in stream order, on a
+ *    tpevent thread, and may call tpevent and the runtime;
  *  - query/synchronize/elapsed/timestamp of an event whose latest record is inside
  *    a capture still open, and query/synchronize of a capturing stream, answer
- *    TP_ERR_CAPTURING, touching no runtime;
- *  - what cannot be replayed correctly is refused with TP_ERR_CAPTURING: waits
- *    across backends; on CUDA and HIP, rule 15's host functions (on the CPU, host
- *    functions are the captured unit of work and are replayed as they are).
+ *    TP_ERR_CAPTURING, touching no runtime; what cannot be replayed correctly
+ *    (interprocess events) is refused with TP_ERR_CAPTURING.
  * A capture ends on its origin stream (the one tp_stream_begin_capture was called
  * on); it is refused, and dropped (the captured work is discarded and every stream
  * leaves the capture), if a stream that joined has not joined back: its last
