@@ -57,7 +57,7 @@ if ! cmake --build "$build" -j "$jobs" >"$build_log" 2>&1; then
   grep -E 'error' "$build_log" | head -20
   build_note="BUILD INCOMPLETE: some targets failed (see $build_log)"
   if ! cmake --build "$build" -j "$jobs" --target tpevent tpevent_cuda tpevent_bench_cuda \
-         tpevent_bench_timestamp tpevent_bench_timestamp_cuda tpevent_bench_cross_wait tpevent_bench_hold tpevent_bench_measure_cpu tpevent_conformance tpevent_gpu_test_cuda \
+         tpevent_bench_timestamp tpevent_bench_timestamp_cuda tpevent_bench_cross_wait tpevent_bench_hold tpevent_bench_graph tpevent_bench_measure_cpu tpevent_conformance tpevent_gpu_test_cuda \
          tpevent_gpu_measure_test_cuda >>"$build_log" 2>&1; then
     echo "gpu-check: the CUDA backend, its tests or its benchmark do not build"
     exit 1
@@ -97,6 +97,18 @@ hold_log="$out/gpu-check-hold-bench.log"
 step "hold benchmark ($hold_log)"
 timeout 120 "$build/bin/tpevent_bench_hold" ${HOLD_BENCH_ARGS:-} >"$hold_log" 2>&1
 echo "exit status $?" >>"$hold_log"
+
+# Rule 16's numbers: a captured sequence of N/2 external records and N/2 host
+# functions launched as a graph, against the same submitted one by one, N = 16, 256
+# and 1024, on cuda:0 and cpu:0. Bounded: 1 s per device, N and side (12 s), 30 s
+# in all; a device that refuses to capture host functions says so in its table.
+graph_log="$out/gpu-check-graph-bench.log"
+step "graph benchmark ($graph_log)"
+graph_devices=()
+[ "$gpu_count" -ge 1 ] && graph_devices+=(--device cuda:0)
+graph_devices+=(--device cpu:0)
+timeout 30 "$build/bin/tpevent_bench_graph" "${graph_devices[@]}" --max-seconds 1 >"$graph_log" 2>&1
+echo "exit status $?" >>"$graph_log"
 
 # The tool's view (cpu and cuda side by side) and the Python binding against
 # torch.cuda.Event and cupy.cuda.Event, in the same quiet window.
@@ -232,6 +244,9 @@ group_line() { # label, name pattern
   echo
   echo "hold benchmark:"
   cat "$hold_log"
+  echo
+  echo "graph benchmark:"
+  cat "$graph_log"
   echo
   echo "OpenCL benchmark:"
   cat "$opencl_bench_log"

@@ -300,7 +300,8 @@ static inline rt_error rt_stream_wait_value64(rt_stream s, rt_device_ptr counter
  * waits (an external wait too; a wait on a record inside the capture joins the
  * waiting stream to it; a plain wait on a record outside it fails, as CUDA's),
  * runtime host functions, and waits on host memory, replayed with the value they
- * were captured with (as on the H200). Calls CUDA forbids on what is being captured
+ * were captured with (as on the H200); launches of one executable graph run one
+ * after the other, whatever their streams (as CUDA orders them). Calls CUDA forbids on what is being captured
  * (query or synchronize of a capturing stream, or of an event last recorded
  * inside an open capture) fail with fakeErrorStreamCaptureUnsupported and
  * invalidate the capture, so a test sees any such call tpevent makes. Capture

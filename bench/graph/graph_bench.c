@@ -2,16 +2,18 @@
  * Rule 16's benchmark: a captured sequence of N operations launched as a graph,
  * against the same N operations submitted one by one, per device, in one run.
  *
- * Usage: tpevent_bench_graph [--device D]... [--n N] [--rounds R] [--max-seconds S]
+ * Usage: tpevent_bench_graph [--device D]... [--n N]... [--rounds R] [--max-seconds S]
  *
- * The sequence: records of TP_EVENT_EXTERNAL events (so that a launch makes them
- * too), and on the CPU, where host functions are the captured unit of work, host
- * functions between them (half of the N each); on CUDA and HIP host functions
- * are refused inside a capture (rule 16), so the sequence is N records. A round
- * is the submission (N calls, or one launch) and a synchronize of the stream;
- * the table gives the median round in us for both and their ratio (one by one /
- * graph). Devices default to cpu:0 and, where usable, cuda:0 and hip:0. Rounds
- * stop at --max-seconds per device and side. It asserts nothing about time.
+ * The sequence is the same on every backend that captures: N/2 records of
+ * TP_EVENT_EXTERNAL events (so that a launch makes them too) and N/2 host
+ * functions (rule 15's, captured on every backend since #37), interleaved. A
+ * round is the submission (N calls, or one launch) and a synchronize of the
+ * stream. One table per device, a row per N (16, 256 and 1024 unless --n is
+ * given): the median round in us both ways, measured side by side in the same
+ * run, and their ratio (one by one / graph). Each launch must have run each host
+ * function once: the benchmark fails otherwise. Devices default to cpu:0 and,
+ * where usable, cuda:0 and hip:0. Rounds stop at --max-seconds per device, N and
+ * side. It asserts nothing about time.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -24,12 +26,14 @@
 #include <time.h>
 
 #define MAX_DEVICES 8
+#define MAX_NS 8
 #define EVENTS 8
 
 typedef struct options {
     const char *devices[MAX_DEVICES];
     int device_count;
-    int n;
+    int ns[MAX_NS];
+    int n_count;
     int rounds;
     double max_seconds;
 } options;
@@ -57,6 +61,16 @@ static void check(tp_status status, const char *what)
     }
 }
 
+static void *allocate(size_t size)
+{
+    void *memory = malloc(size);
+    if (!memory) {
+        fprintf(stderr, "tpevent_bench_graph: out of memory\n");
+        exit(1);
+    }
+    return memory;
+}
+
 static int compare_doubles(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -69,39 +83,43 @@ static double median(double *values, int count)
     return count ? values[count / 2] : 0.0;
 }
 
-/* The sequence, submitted to `stream` (capturing or not). */
-static void submit_sequence(tp_stream *stream, tp_event **events, int n, bool host_fns)
+/* The sequence, submitted to `stream` (capturing or not): a record, a host
+ * function, a record, ... (n / 2 of each; n is even). */
+static tp_status submit_sequence(tp_stream *stream, tp_event **events, int n)
 {
     for (int i = 0; i < n; i++) {
-        if (host_fns && i % 2 == 1)
-            check(tp_stream_launch_host_fn(stream, count_host_fn, NULL), "tp_stream_launch_host_fn");
-        else
-            check(tp_event_record(events[i % EVENTS], stream), "tp_event_record");
+        tp_status status = i % 2 == 1 ? tp_stream_launch_host_fn(stream, count_host_fn, NULL)
+                                      : tp_event_record(events[i % EVENTS], stream);
+        if (status != TP_OK)
+            return status;
     }
+    return TP_OK;
 }
 
-static void bench_device(const char *device, const options *o)
+/* One row of the device's table; false (the row says why) where the device
+ * refused to capture the sequence. */
+static bool bench_n(const char *device, tp_stream *stream, tp_event **events, int n, const options *o)
 {
-    bool host_fns = strncmp(device, "cpu", 3) == 0;
-    tp_stream *stream = NULL;
-    check(tp_stream_create(&stream, device, 0), "tp_stream_create");
-    tp_event *events[EVENTS];
-    for (int i = 0; i < EVENTS; i++)
-        check(tp_event_create(&events[i], device, TP_EVENT_EXTERNAL), "tp_event_create");
-
     check(tp_stream_begin_capture(stream), "tp_stream_begin_capture");
-    submit_sequence(stream, events, o->n, host_fns);
+    tp_status captured = submit_sequence(stream, events, n);
+    char why[512];
+    snprintf(why, sizeof why, "%s", tp_last_error()); /* before end_capture's own */
     tp_graph *graph = NULL;
-    check(tp_stream_end_capture(stream, &graph), "tp_stream_end_capture");
-
-    double *eager = malloc((size_t)o->rounds * sizeof *eager);
-    double *launched = malloc((size_t)o->rounds * sizeof *launched);
-    if (!eager || !launched) {
-        fprintf(stderr, "tpevent_bench_graph: out of memory\n");
-        exit(1);
+    tp_status ended = tp_stream_end_capture(stream, &graph);
+    if (captured != TP_OK || ended != TP_OK) {
+        tp_status status = captured != TP_OK ? captured : ended;
+        printf("| %6d | not captured: %s: %s |\n", n, tp_status_name(status),
+               captured != TP_OK ? why : tp_last_error());
+        if (ended == TP_OK)
+            check(tp_graph_destroy(graph), "tp_graph_destroy");
+        fprintf(stderr, "tpevent_bench_graph: %s: the sequence of %d was not captured\n", device, n);
+        return false;
     }
+
+    double *eager = allocate((size_t)o->rounds * sizeof *eager);
+    double *launched = allocate((size_t)o->rounds * sizeof *launched);
     /* Warm-up: pools, workers, the graph's first launch. */
-    submit_sequence(stream, events, o->n, host_fns);
+    check(submit_sequence(stream, events, n), "the sequence, one by one");
     check(tp_graph_launch(graph, stream), "tp_graph_launch");
     check(tp_stream_synchronize(stream), "tp_stream_synchronize");
 
@@ -109,7 +127,7 @@ static void bench_device(const char *device, const options *o)
     double deadline = now_s() + o->max_seconds;
     for (; eager_rounds < o->rounds && now_s() < deadline; eager_rounds++) {
         double t0 = now_s();
-        submit_sequence(stream, events, o->n, host_fns);
+        check(submit_sequence(stream, events, n), "the sequence, one by one");
         check(tp_stream_synchronize(stream), "tp_stream_synchronize");
         eager[eager_rounds] = (now_s() - t0) * 1e6;
     }
@@ -122,39 +140,60 @@ static void bench_device(const char *device, const options *o)
         launched[graph_rounds] = (now_s() - t0) * 1e6;
     }
     long ran = atomic_load(&counter) - before;
-    long expected = host_fns ? (long)graph_rounds * (o->n / 2) : 0;
+    long expected = (long)graph_rounds * (n / 2);
     if (ran != expected) {
-        fprintf(stderr, "tpevent_bench_graph: %s: %ld host functions ran in the launches, %ld expected\n", device, ran,
-                expected);
+        fprintf(stderr, "tpevent_bench_graph: %s: %ld host functions ran in %d launches of %d, %ld expected\n", device,
+                ran, graph_rounds, n, expected);
         exit(1);
     }
     double e = median(eager, eager_rounds), g = median(launched, graph_rounds);
-    printf("| %-8s | %6d | %-22s | %12.2f | %12.2f | %6.2fx | %6d |\n", device, o->n,
-           host_fns ? "records + host fns" : "records", e, g, g > 0 ? e / g : 0.0, graph_rounds);
+    printf("| %6d | %13.2f | %12.2f | %6.2fx | %17d | %12d |\n", n, e, g, g > 0 ? e / g : 0.0, eager_rounds,
+           graph_rounds);
     free(eager);
     free(launched);
     check(tp_graph_destroy(graph), "tp_graph_destroy");
+    return true;
+}
+
+/* The device's table: a row per N, on one stream and one set of events. */
+static bool bench_device(const char *device, const options *o)
+{
+    tp_stream *stream = NULL;
+    check(tp_stream_create(&stream, device, 0), "tp_stream_create");
+    tp_event *events[EVENTS];
+    for (int i = 0; i < EVENTS; i++)
+        check(tp_event_create(&events[i], device, TP_EVENT_EXTERNAL), "tp_event_create");
+
+    printf("\n%s: N/2 external records and N/2 host functions, interleaved; median round (submit + synchronize)\n\n",
+           device);
+    printf("|      N | one by one us |     graph us |   ratio | rounds one by one | rounds graph |\n");
+    printf("|--------|---------------|--------------|---------|-------------------|--------------|\n");
+    bool captured = true;
+    for (int i = 0; i < o->n_count; i++)
+        captured = bench_n(device, stream, events, o->ns[i], o) && captured;
+
     for (int i = 0; i < EVENTS; i++)
         check(tp_event_destroy(events[i]), "tp_event_destroy");
     check(tp_stream_destroy(stream), "tp_stream_destroy");
+    return captured;
 }
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: tpevent_bench_graph [--device D]... [--n N] [--rounds R] [--max-seconds S]\n");
+    fprintf(stderr, "usage: tpevent_bench_graph [--device D]... [--n N]... [--rounds R] [--max-seconds S]\n");
     exit(2);
 }
 
 int main(int argc, char **argv)
 {
-    options o = {.n = 256, .rounds = 200, .max_seconds = 5.0};
+    options o = {.rounds = 200, .max_seconds = 5.0};
     for (int i = 1; i < argc; i++) {
         if (i + 1 >= argc)
             usage();
         if (strcmp(argv[i], "--device") == 0 && o.device_count < MAX_DEVICES)
             o.devices[o.device_count++] = argv[++i];
-        else if (strcmp(argv[i], "--n") == 0)
-            o.n = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--n") == 0 && o.n_count < MAX_NS)
+            o.ns[o.n_count++] = atoi(argv[++i]);
         else if (strcmp(argv[i], "--rounds") == 0)
             o.rounds = atoi(argv[++i]);
         else if (strcmp(argv[i], "--max-seconds") == 0)
@@ -162,17 +201,24 @@ int main(int argc, char **argv)
         else
             usage();
     }
-    if (o.n < 2 || o.rounds < 1 || o.max_seconds <= 0)
+    for (int i = 0; i < o.n_count; i++)
+        if (o.ns[i] < 2 || o.ns[i] % 2 != 0)
+            usage(); /* half records, half host functions */
+    if (o.rounds < 1 || o.max_seconds <= 0)
         usage();
+    if (o.n_count == 0) {
+        static const int default_ns[] = {16, 256, 1024};
+        for (size_t i = 0; i < sizeof default_ns / sizeof default_ns[0]; i++)
+            o.ns[o.n_count++] = default_ns[i];
+    }
     if (o.device_count == 0) {
         static const char *const defaults[][2] = {{"cpu", "cpu:0"}, {"cuda", "cuda:0"}, {"hip", "hip:0"}};
         for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++)
             if (tp_backend_status(defaults[i][0], NULL) == TP_OK)
                 o.devices[o.device_count++] = defaults[i][1];
     }
-    printf("| device   |      N | sequence               | one by one us | graph us     | ratio   | rounds |\n");
-    printf("|----------|--------|------------------------|--------------|--------------|---------|--------|\n");
+    bool captured = true;
     for (int i = 0; i < o.device_count; i++)
-        bench_device(o.devices[i], &o);
-    return 0;
+        captured = bench_device(o.devices[i], &o) && captured;
+    return captured ? 0 : 1;
 }

@@ -1,8 +1,7 @@
-/* Whether a device captures, and whether its captures hold host functions. */
+/* Whether a device captures. */
 #include "capture_support.h"
 
 #include <stdio.h>
-#include <string.h>
 
 bool capture_supported(const char *device)
 {
@@ -19,11 +18,5 @@ bool capture_supported(const char *device)
     CHECK_OK(tp_stream_end_capture(stream, &graph));
     CHECK_OK(tp_graph_destroy(graph));
     CHECK_OK(tp_stream_destroy(stream));
-    return true;
-}
-
-bool host_fns_captured(const char *device)
-{
-    (void)device; /* every backend that captures captures them (rule 16) */
     return true;
 }

@@ -1,37 +1,27 @@
 /* Conformance, rule 16: a capture's calls and refusals, and its launches: captured
  * work runs only at each launch, after the launch stream's earlier work.
  *
- * What the graphs hold is portable: records of TP_EVENT_EXTERNAL events (seen
- * through query and timestamps) and waits. Host functions are the CPU's unit of
- * work and are captured there; on CUDA and HIP, rule 15's host functions inside a
- * capture are refused with TP_ERR_CAPTURING, which the tests check instead. */
+ * What the graphs hold is portable: rule 15's host functions, captured on every
+ * backend that captures (each launch runs them once), and records of
+ * TP_EVENT_EXTERNAL events (seen through query and timestamps). What host functions
+ * inside a launch may do, beside running once in order, is
+ * rule16_capture_host_functions.c's. */
 #include "capture_support.h"
 
 #include <stdio.h>
 #include <string.h>
 
 /* Captures, on `stream`, what the tests launch: a host function adding to
- * `counter` (where host functions are captured; checked refused elsewhere), then
- * a record of the external timing event `marker`. */
-static tp_graph *capture_counter(const char *device, tp_stream *stream, atomic_int *counter, tp_event *marker)
+ * `counter`, then a record of the external timing event `marker`. */
+static tp_graph *capture_counter(tp_stream *stream, atomic_int *counter, tp_event *marker)
 {
     CHECK_OK(tp_stream_begin_capture(stream));
-    if (host_fns_captured(device)) {
-        CHECK_OK(tp_stream_launch_host_fn(stream, counter_host_fn, counter));
-    } else {
-        CHECK_STATUS(tp_stream_launch_host_fn(stream, counter_host_fn, counter), TP_ERR_CAPTURING);
-        CHECK_ERROR_MENTIONS("captur");
-    }
+    CHECK_OK(tp_stream_launch_host_fn(stream, counter_host_fn, counter));
     CHECK_OK(tp_event_record(marker, stream));
     tp_graph *graph = NULL;
     CHECK_OK(tp_stream_end_capture(stream, &graph));
     CHECK(graph != NULL);
     return graph;
-}
-
-static int launches_counted(const char *device, int launches)
-{
-    return host_fns_captured(device) ? launches : 0;
 }
 
 /* A stream, the external marker and counter of capture_counter, and its graph. */
@@ -47,7 +37,7 @@ static void counted_init(counted *c, const char *device)
     c->stream = new_stream(device);
     c->marker = new_event(device, TP_EVENT_TIMING | TP_EVENT_EXTERNAL);
     atomic_init(&c->counter, 0);
-    c->graph = capture_counter(device, c->stream, &c->counter, c->marker);
+    c->graph = capture_counter(c->stream, &c->counter, c->marker);
 }
 
 /* Destroys what is left (the graph and the stream may be gone already). */
@@ -196,7 +186,7 @@ TEST(rule16_captured_work_runs_only_at_launch)
     CHECK_OK(tp_graph_launch(c.graph, c.stream));
     CHECK_OK(tp_stream_synchronize(c.stream));
     int64_t after = monotonic_ns();
-    CHECK(atomic_load(&c.counter) == launches_counted(env->device, 1));
+    CHECK(atomic_load(&c.counter) == 1);
     CHECK(event_is_done(c.marker));
     int64_t e = device_error_ns(env->device);
     ns = timestamp_of(c.marker);
@@ -207,8 +197,8 @@ TEST(rule16_captured_work_runs_only_at_launch)
 
 /* Launched on `launch` behind a closed gate: nothing of the graph runs before the
  * gate opens. */
-static void check_launch_after_gate(const char *device, tp_graph *graph, tp_stream *launch, atomic_int *counter,
-                                    tp_event *marker, int expected_before)
+static void check_launch_after_gate(tp_graph *graph, tp_stream *launch, atomic_int *counter, tp_event *marker,
+                                    int expected_before)
 {
     gate g;
     gate_init(&g);
@@ -219,7 +209,7 @@ static void check_launch_after_gate(const char *device, tp_graph *graph, tp_stre
     CHECK(atomic_load(counter) == expected_before);
     gate_open(&g);
     CHECK_OK(tp_stream_synchronize(launch));
-    CHECK(atomic_load(counter) == expected_before + launches_counted(device, 1));
+    CHECK(atomic_load(counter) == expected_before + 1);
     CHECK(event_is_done(marker));
     gate_destroy(&g);
 }
@@ -229,7 +219,7 @@ TEST(rule16_launch_runs_after_prior_work_of_the_launch_stream)
     REQUIRE_CAPTURE(env);
     counted c;
     counted_init(&c, env->device);
-    check_launch_after_gate(env->device, c.graph, c.stream, &c.counter, c.marker, 0);
+    check_launch_after_gate(c.graph, c.stream, &c.counter, c.marker, 0);
     counted_destroy(&c);
     return 0;
 }
@@ -242,11 +232,11 @@ TEST(rule16_launch_on_another_stream_of_the_device)
     tp_stream *other = new_stream(env->device);
     tp_stream *fallback = NULL;
     CHECK_OK(tp_stream_default(env->device, &fallback));
-    check_launch_after_gate(env->device, c.graph, other, &c.counter, c.marker, 0);
-    check_launch_after_gate(env->device, c.graph, fallback, &c.counter, c.marker, launches_counted(env->device, 1));
+    check_launch_after_gate(c.graph, other, &c.counter, c.marker, 0);
+    check_launch_after_gate(c.graph, fallback, &c.counter, c.marker, 1);
     CHECK_OK(tp_stream_destroy(c.stream)); /* the capture stream is not needed to launch */
     c.stream = NULL;
-    check_launch_after_gate(env->device, c.graph, other, &c.counter, c.marker, launches_counted(env->device, 2));
+    check_launch_after_gate(c.graph, other, &c.counter, c.marker, 2);
     counted_destroy(&c);
     CHECK_OK(tp_stream_destroy(other));
     return 0;
@@ -278,7 +268,7 @@ TEST(rule16_launched_many_times)
     for (int i = 1; i <= launches; i++) {
         CHECK_OK(tp_graph_launch(c.graph, c.stream));
         CHECK_OK(tp_stream_synchronize(c.stream));
-        CHECK(atomic_load(&c.counter) == launches_counted(env->device, i));
+        CHECK(atomic_load(&c.counter) == i);
         int64_t ns = timestamp_of(c.marker);
         CHECK(ns >= previous); /* records of one stream never go backwards (rule 13) */
         previous = ns;
@@ -287,7 +277,7 @@ TEST(rule16_launched_many_times)
     for (int i = 0; i < launches; i++)
         CHECK_OK(tp_graph_launch(c.graph, c.stream));
     CHECK_OK(tp_event_synchronize(c.marker));
-    CHECK(atomic_load(&c.counter) == launches_counted(env->device, 2 * launches));
+    CHECK(atomic_load(&c.counter) == 2 * launches);
     counted_destroy(&c);
     return 0;
 }
@@ -308,7 +298,7 @@ TEST(rule16_graph_destroyed_with_launches_pending)
     CHECK(!event_is_done(c.marker));
     gate_open(&g);
     CHECK_OK(tp_stream_synchronize(c.stream));
-    CHECK(atomic_load(&c.counter) == launches_counted(env->device, 3));
+    CHECK(atomic_load(&c.counter) == 3);
     CHECK(event_is_done(c.marker));
     gate_destroy(&g);
     counted_destroy(&c);

@@ -46,6 +46,11 @@ typedef struct fake_capture {
 struct fake_graph {
     fake_gop *ops;
     size_t count;
+    /* An executable graph's: recorded at the end of each launch, and waited on
+     * at the start of the next, so that launches of one executable graph run one
+     * after the other, on any streams, as CUDA orders them (cudaGraphLaunch);
+     * made at the first launch, on the launch stream's device. */
+    rt_event launched;
 };
 
 static pthread_mutex_t capture_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -414,6 +419,15 @@ rt_error fake_graph_launch(rt_graph_exec x, rt_stream s)
     if (capture_of(s))
         return FAKE_ERROR_CAPTURE_UNSUPPORTED; /* not modelled */
     rt_error e = RT_SUCCESS;
+    pthread_mutex_lock(&capture_lock); /* two threads' first launches make one */
+    if (!x->launched) {
+        e = fake_event_create(&x->launched, RT_EVENT_DISABLE_TIMING);
+        if (e == RT_SUCCESS)
+            x->launched->device = s->device;
+    }
+    pthread_mutex_unlock(&capture_lock);
+    if (e == RT_SUCCESS)
+        e = fake_stream_wait_event(s, x->launched); /* the previous launch, wherever it went */
     for (size_t i = 0; i < x->count && e == RT_SUCCESS; i++) {
         const fake_gop *op = &x->ops[i];
         switch (op->kind) {
@@ -431,12 +445,14 @@ rt_error fake_graph_launch(rt_graph_exec x, rt_stream s)
             break;
         }
     }
-    return e;
+    return e == RT_SUCCESS ? fake_event_record(x->launched, s) : e;
 }
 
 rt_error fake_graph_destroy(rt_graph g)
 {
     if (g) {
+        if (g->launched)
+            (void)fake_event_destroy(g->launched); /* its records stay with the launches */
         free(g->ops);
         free(g);
     }

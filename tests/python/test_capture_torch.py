@@ -7,10 +7,17 @@ someone else's capture. Needs PyTorch with CUDA and tpevent's CUDA backend; skip
   - a range between two Event(external=True) records inside the graph: after each
     replay its elapsed_time agrees with torch's own external-event timing of the
     same range (torch.cuda.Event(enable_timing=True, external=True)) within 5% or
-    20 us.
+    20 us;
+  - tpevent host functions inside the graph (#37), replayed 1000 times: each runs
+    once per replay, in stream order with torch's work between them (two external
+    records bracket it);
+  - a host function inside the graph calls tpevent (records on another stream and
+    waits): it runs on a tpevent thread, not CUDA's callback thread, where runtime
+    calls are not permitted.
 """
 
 import sys
+import time
 import unittest
 
 from tpevent_testing import SKIP_RETURN_CODE
@@ -102,6 +109,69 @@ class TorchCaptureTests(unittest.TestCase):
             self.assertLessEqual(abs(ours - theirs), max(0.05 * theirs, 0.020),
                                  f"replay {replay}: tpevent {ours} ms, torch {theirs} ms")
         self.assertLess(start.timestamp(), end.timestamp())
+
+    def test_host_functions_run_once_per_replay_in_order(self):
+        s0 = torch.cuda.Stream()
+        t0 = wrap(s0)
+        x = torch.zeros(1 << 20, device=DEVICE)
+        op_start, op_end = (tpevent.Event(DEVICE, enable_timing=True, external=True) for _ in range(2))
+        log = []  # (name, CLOCK_MONOTONIC ns when it ran), appended by the host functions
+
+        def logging(name):
+            return lambda: log.append((name, time.monotonic_ns()))
+
+        torch.cuda.synchronize()
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g, stream=s0):
+            t0.launch_host_func(logging("before"))
+            op_start.record(t0)
+            x.add_(1.0)  # torch's work, between the two host functions
+            op_end.record(t0)
+            t0.launch_host_func(logging("after"))
+        self.assertEqual(log, [])  # captured, not run
+        x.zero_()
+        torch.cuda.synchronize()
+        e = tpevent.device_clock(DEVICE).error_ns
+        replays = 1000
+        for i in range(1, replays + 1):
+            with torch.cuda.stream(s0):
+                g.replay()
+            t0.synchronize(timeout=30.0)
+            self.assertEqual(len(log), 2 * i, f"replay {i}: {log[-4:]}")
+            (first, ran_first), (second, ran_second) = log[-2:]
+            self.assertEqual((first, second), ("before", "after"), f"replay {i}")
+            # Stream order: "before" returned before torch's work began, "after"
+            # began once it was done (the records' timestamps, rule 13's bound).
+            self.assertLessEqual(ran_first, op_start.timestamp() + e, f"replay {i}")
+            self.assertGreaterEqual(ran_second, op_end.timestamp() - e, f"replay {i}")
+        self.assertEqual([name for name, _ in log], ["before", "after"] * replays)
+        self.assertEqual(x[0].item(), float(replays))
+
+    def test_host_function_in_a_replay_may_call_tpevent(self):
+        s0 = torch.cuda.Stream()
+        t0 = wrap(s0)
+        other = tpevent.Stream(DEVICE)
+        mark = tpevent.Event(DEVICE)
+        outcomes = []  # per run: True, or what failed
+
+        def record_on_other_stream_and_wait():
+            try:
+                mark.record(other)
+                mark.synchronize(timeout=10.0)
+                outcomes.append(mark.query())
+            except Exception as error:  # noqa: BLE001 - reported by the test, not lost
+                outcomes.append(repr(error))
+
+        torch.cuda.synchronize()
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g, stream=s0):
+            t0.launch_host_func(record_on_other_stream_and_wait)
+        self.assertEqual(outcomes, [])
+        for i in range(1, 101):
+            with torch.cuda.stream(s0):
+                g.replay()
+            t0.synchronize(timeout=30.0)
+            self.assertEqual(outcomes, [True] * i, f"replay {i}")
 
 
 if __name__ == "__main__":
