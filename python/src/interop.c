@@ -166,10 +166,9 @@ PyDoc_STRVAR(stream_launch_host_func_doc,
              "moved on) and the stream runs on. Callbacks still pending when the\n"
              "interpreter exits are dropped, never run. Launched into a capture (the\n"
              "CPU's, or torch.cuda.graph on a wrapped stream), it runs at every replay\n"
-             "and is kept, with arg, for the rest of the process. On CUDA and HIP a callback may\n"
-             "call tpevent and the runtime (not synchronize its own stream); only on\n"
-             "a wrapped stream that someone else is capturing (torch.cuda.graph) does\n"
-             "it run on the runtime's own thread, where it must not (docs/semantics.md).\n");
+             "and is kept, with arg, for the rest of the process. On every backend a\n"
+             "callback runs on a tpevent thread, captured or not, and may call tpevent\n"
+             "and the runtime (not synchronize its own stream).\n");
 
 static PyObject *stream_launch_host_func(tppy_stream *self, PyObject *args)
 {
