@@ -6,10 +6,10 @@
  * the shared state (cpu_ipc.c), holding a reference on that.
  */
 #include "backends/cpu/cpu_internal.h"
+#include "common/thread.h"
 
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -97,16 +97,7 @@ static tp_status ipc_notify(const tp_snapshot *snapshot, void (*fn)(void *), voi
         return tp_cpu_host()->fail(TP_ERR_OUT_OF_MEMORY, "snapshot_notify: out of memory");
     *watch = (ipc_watch){snapshot->object, snapshot->word[0], fn, arg};
     tp_cpu_ipc_ref(watch->ipc);
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    sigset_t all, previous;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &previous); /* the application's signals stay on its threads */
-    pthread_t thread;
-    int err = pthread_create(&thread, &attr, ipc_watch_main, watch);
-    pthread_sigmask(SIG_SETMASK, &previous, NULL);
-    pthread_attr_destroy(&attr);
+    int err = tp_thread_start_detached(ipc_watch_main, watch);
     if (err == 0)
         return TP_OK;
     tp_cpu_ipc_unref(watch->ipc);

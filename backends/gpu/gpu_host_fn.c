@@ -49,9 +49,9 @@
 #include "backends/gpu/gpu_internal.h"
 #include "common/array.h"
 #include "common/spin.h"
+#include "common/thread.h"
 
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -235,20 +235,7 @@ static void *worker_main(void *arg)
 
 static tp_status worker_start(gpu_host_queue *q)
 {
-    /* Every signal blocked in the new thread (it inherits the mask), so that the
-     * application's handlers run on its own threads, as on the CPU backend. */
-    sigset_t all, previous;
-    sigfillset(&all);
-    pthread_attr_t attr;
-    int err = pthread_attr_init(&attr);
-    if (err == 0) {
-        (void)pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-        pthread_sigmask(SIG_SETMASK, &all, &previous);
-        pthread_t thread;
-        err = pthread_create(&thread, &attr, worker_main, q);
-        pthread_sigmask(SIG_SETMASK, &previous, NULL);
-        pthread_attr_destroy(&attr);
-    }
+    int err = tp_thread_start_detached(worker_main, q);
     if (err == 0)
         return TP_OK;
     tp_status status = err == EAGAIN || err == ENOMEM ? TP_ERR_OUT_OF_MEMORY : TP_ERR_BACKEND;

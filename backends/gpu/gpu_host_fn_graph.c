@@ -45,9 +45,9 @@
 #include "backends/gpu/gpu_internal.h"
 #include "common/array.h"
 #include "common/spin.h"
+#include "common/thread.h"
 
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -175,19 +175,7 @@ static void *lane_main(void *arg)
 
 static tp_status lane_start(gpu_graph_lane *lane)
 {
-    /* Every signal blocked in the new thread, as in gpu_host_fn.c. */
-    sigset_t all, previous;
-    sigfillset(&all);
-    pthread_attr_t attr;
-    int err = pthread_attr_init(&attr);
-    if (err == 0) {
-        (void)pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-        pthread_sigmask(SIG_SETMASK, &all, &previous);
-        pthread_t thread;
-        err = pthread_create(&thread, &attr, lane_main, lane);
-        pthread_sigmask(SIG_SETMASK, &previous, NULL);
-        pthread_attr_destroy(&attr);
-    }
+    int err = tp_thread_start_detached(lane_main, lane);
     if (err == 0)
         return TP_OK;
     tp_status status = err == EAGAIN || err == ENOMEM ? TP_ERR_OUT_OF_MEMORY : TP_ERR_BACKEND;

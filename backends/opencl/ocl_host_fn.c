@@ -11,8 +11,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "backends/opencl/ocl_internal.h"
 #include "common/free_list.h"
+#include "common/thread.h"
 
-#include <signal.h>
 #include <stdlib.h>
 
 typedef struct host_task {
@@ -102,16 +102,7 @@ static tp_status worker_start(const void *stream, ocl_host_worker **out)
     pthread_mutex_init(&worker->lock, NULL);
     pthread_cond_init(&worker->wake, NULL);
     worker->stream = stream;
-    pthread_attr_t attributes;
-    pthread_attr_init(&attributes);
-    pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    pthread_t thread;
-    int error = pthread_create(&thread, &attributes, worker_main, worker);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    pthread_attr_destroy(&attributes);
+    int error = tp_thread_start_detached(worker_main, worker);
     if (error != 0) {
         worker_free(worker);
         return tp_ocl_host()->fail(TP_ERR_BACKEND, "tp_stream_launch_host_fn: pthread_create failed (%d)", error);

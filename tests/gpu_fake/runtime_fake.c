@@ -12,9 +12,9 @@
 #define _GNU_SOURCE /* pthread_setname_np */
 #include "tests/gpu_fake/runtime_fake_internal.h"
 #include "common/env.h" /* empty means unset, as for every TPEVENT_* variable */
+#include "common/thread.h"
 
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,17 +90,7 @@ void fake_record_unref(fake_record *record)
 static void *thread_start(void *(*main)(void *), void *arg)
 {
     /* Signals go to the program's threads, as for tpevent's own. */
-    sigset_t all, previous;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &previous);
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    pthread_t thread;
-    int err = pthread_create(&thread, &attr, main, arg);
-    pthread_attr_destroy(&attr);
-    pthread_sigmask(SIG_SETMASK, &previous, NULL);
-    return err == 0 ? arg : NULL;
+    return tp_thread_start_detached(main, arg) == 0 ? arg : NULL;
 }
 
 /* ------------------------------------------------------- the callback thread */
