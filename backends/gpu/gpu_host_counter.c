@@ -157,7 +157,11 @@ static tp_status slab_add(gpu_device *device, counter_device *slot, const char *
     rt_error e = rt_guard_enter(&guard, device->context, RT_NEED_DEVICE);
     if (e == RT_SUCCESS) {
         call = RT_HOST_ALLOC_CALL;
+        /* A capture in global mode (torch.cuda.graph's, on this thread or any
+         * other) forbids host allocations: relaxed, this one does not end it. */
+        rt_capture_mode mode = rt_thread_capture_relax_save();
         e = rt_host_alloc_mapped(&memory, SLAB_BYTES);
+        rt_thread_capture_restore(mode);
         if (e == RT_SUCCESS) {
             call = RT_CALL("HostGetDevicePointer");
             e = rt_host_device_pointer(&base, memory);

@@ -417,12 +417,6 @@ tp_status gpu_host_fn_launch(tp_stream *base, void (*fn)(void *), void *arg)
     gpu_stream *stream = gpu_as_stream(base);
     if (TP_UNLIKELY(gpu_counters_exiting()))
         return gpu_counters_refused_at_exit("tp_stream_launch_host_fn");
-    gpu_host_queue *q = atomic_load_explicit(&stream->host_queue, memory_order_acquire);
-    if (TP_UNLIKELY(!q)) {
-        tp_status status = stream_queue(stream, &q);
-        if (status != TP_OK)
-            return status;
-    }
     /* The record and the stream memory operation need the stream's device
      * current, as cudaLaunchHostFunc does (for cudaLaunchHostFunc on a stream of
      * another device than the current one, CUDA 13's driver reports "stream does
@@ -435,12 +429,20 @@ tp_status gpu_host_fn_launch(tp_stream *base, void (*fn)(void *), void *arg)
      * Rule 16. Captured, the record and the wait would be wrong at every replay:
      * the wait keeps this launch's seq, and the thread hears of one run only. So
      * under a capture someone else began on a wrapped stream (torch.cuda.graph),
-     * the function is captured as a node instead; tpevent's own captures are
-     * gpu_graph.c's, which sends them there too.
+     * the function is captured as a node instead (the stream needs no queue);
+     * tpevent's own captures are gpu_graph.c's, which sends them there too.
      */
     if (TP_UNLIKELY(base->kind & TP_STREAM_BORROWED) && rt_stream_capturing(stream->native)) {
         rt_guard_leave(&guard);
         return capture_for_someone_else(stream, fn, arg);
+    }
+    gpu_host_queue *q = atomic_load_explicit(&stream->host_queue, memory_order_acquire);
+    if (TP_UNLIKELY(!q)) {
+        tp_status status = stream_queue(stream, &q);
+        if (status != TP_OK) {
+            rt_guard_leave(&guard);
+            return status;
+        }
     }
     pthread_mutex_lock(&q->submit_lock);
     bool on_device = q->held_on_device &&

@@ -169,3 +169,31 @@ TEST(rule16_foreign_capture_survives_tpevent_threads)
     CHECK_OK(tp_stream_destroy(own));
     return 0;
 }
+
+/* Host functions launched on a wrapped stream inside someone else's capture (in
+ * global mode, as torch.cuda.graph's): the capture is not invalidated (a first
+ * host function may need tpevent to allocate host memory for its counter), and
+ * each launch of the program's graph runs each host function once, in order. */
+TEST(rule16_foreign_capture_host_fns_run_at_each_launch)
+{
+    REQUIRE_FOREIGN_CAPTURE(env, fc);
+    const char *d = env->device;
+    tp_stream *own;
+    tp_stream *captured = wrapped_stream(d, &own);
+    atomic_int first = 0, second = 0;
+    CHECK(fc.calls.begin(native_of(captured), FOREIGN_MODE_GLOBAL) == 0);
+    CHECK_OK(tp_stream_launch_host_fn(captured, counter_host_fn, &first));
+    CHECK_OK(tp_stream_launch_host_fn(captured, counter_host_fn, &second));
+    void *exec = NULL;
+    end_not_invalidated(&fc, captured, &exec);
+    CHECK(atomic_load(&first) == 0);
+    enum { LAUNCHES = 50 };
+    for (int launch = 1; launch <= LAUNCHES; launch++)
+        CHECK(fc.calls.launch(exec, native_of(captured)) == 0);
+    CHECK_OK(tp_stream_synchronize(captured));
+    CHECK(atomic_load(&first) == LAUNCHES && atomic_load(&second) == LAUNCHES);
+    fc.calls.destroy(exec);
+    CHECK_OK(tp_stream_destroy(captured));
+    CHECK_OK(tp_stream_destroy(own));
+    return 0;
+}
