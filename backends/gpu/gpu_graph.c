@@ -387,6 +387,8 @@ static tp_status capture_host_fn(gpu_stream *stream, gpu_capture *token, void (*
 {
     gpu_host_fn_node *node = NULL;
     tp_status status = gpu_host_fn_capture(stream, fn, arg, token->foreign ? NULL : release, &node);
+    if (status == TP_OK && token->foreign)
+        gpu_host_fn_node_keep(node);
     if (status != TP_OK || token->foreign)
         return status;
     pthread_mutex_lock(&gpu_capture_lock);
@@ -397,11 +399,14 @@ static tp_status capture_host_fn(gpu_stream *stream, gpu_capture *token, void (*
     /* (A capture that ended meanwhile keeps the node for good, as does one out of
      * memory, which end_capture drops.) */
     host_fn_list *list = build ? &build->host_fns : NULL;
-    if (list && tp_array_grow(&list->items, &list->capacity, list->count + 1, sizeof *list->items))
+    bool listed = list && tp_array_grow(&list->items, &list->capacity, list->count + 1, sizeof *list->items);
+    if (listed)
         list->items[list->count++] = node;
     else if (build)
         build->out_of_memory = true;
     pthread_mutex_unlock(&gpu_capture_lock);
+    if (!listed)
+        gpu_host_fn_node_keep(node);
     return TP_OK;
 }
 

@@ -409,7 +409,10 @@ static tp_status enqueue_behind_gate(gpu_host_queue *q, void (*fn)(void *), void
 TP_NOINLINE static tp_status capture_for_someone_else(gpu_stream *stream, void (*fn)(void *), void *arg)
 {
     gpu_host_fn_node *node = NULL;
-    return gpu_host_fn_capture(stream, fn, arg, NULL, &node);
+    tp_status status = gpu_host_fn_capture(stream, fn, arg, NULL, &node);
+    if (status == TP_OK)
+        gpu_host_fn_node_keep(node);
+    return status;
 }
 
 tp_status gpu_host_fn_launch(tp_stream *base, void (*fn)(void *), void *arg)

@@ -80,10 +80,14 @@ struct gpu_host_fn_node {
     uint64_t rung, run; /* gates: rings and runs, under the lane's lock */
 };
 
-/* The lanes, by native stream; under lanes_lock, never held across a runtime call. */
+/* The lanes, by native stream; and the nodes kept for good (someone else's
+ * capture's, so that they stay reachable, for leak checkers too). Under lanes_lock,
+ * never held across a runtime call. */
 static pthread_mutex_t lanes_lock = PTHREAD_MUTEX_INITIALIZER;
 static gpu_graph_lane **lanes;
 static size_t lane_count, lane_capacity;
+static gpu_host_fn_node **kept;
+static size_t kept_count, kept_capacity;
 
 /* ------------------------------------------------------------------- lanes */
 
@@ -238,6 +242,15 @@ static void lane_unref(gpu_graph_lane *lane)
     pthread_mutex_unlock(&lanes_lock);
 }
 
+/* Kept for good: on failure to note it, it is still never freed. */
+void gpu_host_fn_node_keep(gpu_host_fn_node *node)
+{
+    pthread_mutex_lock(&lanes_lock);
+    if (tp_array_grow(&kept, &kept_capacity, kept_count + 1, sizeof *kept))
+        kept[kept_count++] = node;
+    pthread_mutex_unlock(&lanes_lock);
+}
+
 /* ---------------------------------------------------------------- doorbell */
 
 /* On the runtime's callback thread, at each launch that reaches the node. */
@@ -336,6 +349,7 @@ tp_status gpu_host_fn_capture(gpu_stream *stream, void (*fn)(void *), void *arg,
                  * invalidates it, but not surely): the node is kept for good, as
                  * a gate, its counter with it. */
                 node->held = false;
+                gpu_host_fn_node_keep(node);
                 rt_guard_leave(&guard);
                 return gpu_fail_call(call, e);
             }

@@ -321,6 +321,9 @@ typedef struct gpu_host_fn_node gpu_host_fn_node;
 tp_status gpu_host_fn_capture(gpu_stream *stream, void (*fn)(void *), void *arg, void (*release)(void *),
                               gpu_host_fn_node **out);
 void gpu_host_fn_node_free(gpu_host_fn_node *node);
+/* A node that is never freed (someone else's capture), kept where it stays
+ * reachable. */
+void gpu_host_fn_node_keep(gpu_host_fn_node *node);
 
 /* =============================================================== gpu_host_fn.c */
 /*
