@@ -232,8 +232,11 @@ tp_status gpu_stream_end_capture(tp_stream *stream_base, tp_graph **out)
 /* ----------------------------------------------------------------- graphs */
 
 /* Under gpu_capture_lock: unpins what retired graphs held once their launches are
- * done. Queries run in relaxed mode: another thread may be capturing. */
-static void reap_retired(void)
+ * done, and moves their host functions' nodes to *nodes, for the caller to free
+ * once the lock is left (a node's release may destroy an event, whose backend may
+ * take locks of its own). Queries run in relaxed mode: another thread may be
+ * capturing. */
+static void reap_retired(host_fn_list *nodes)
 {
     rt_capture_mode mode = rt_thread_capture_relax_save();
     for (gpu_graph **link = &retired; *link;) {
@@ -241,17 +244,20 @@ static void reap_retired(void)
         bool done = true;
         for (size_t i = 0; i < g->marker_count && done; i++)
             done = rt_event_query(g->markers[i].marker) != RT_ERROR_NOT_READY;
-        if (!done) {
-            link = &g->next_retired;
+        if (!done ||
+            !tp_array_grow(&nodes->items, &nodes->capacity, nodes->count + g->host_fns.count, sizeof *nodes->items)) {
+            link = &g->next_retired; /* (out of memory: reaped at a later destroy) */
             continue;
         }
         *link = g->next_retired;
         for (size_t i = 0; i < g->external_count; i++)
             gpu_pool_unpin(g->externals[i]);
-        host_fns_free(&g->host_fns);
+        for (size_t i = 0; i < g->host_fns.count; i++)
+            nodes->items[nodes->count++] = g->host_fns.items[i];
         for (size_t i = 0; i < g->marker_count; i++)
             gpu_pool_give(g->device, TP_EVENT_DEFAULT, g->markers[i].marker, false);
         gpu_capture_token_unref(g->token);
+        free(g->host_fns.items);
         free(g->externals);
         free(g->markers);
         free(g);
@@ -314,10 +320,12 @@ tp_status gpu_graph_destroy(tp_graph *base)
         e = rt_graph_exec_destroy(g->exec); /* freed once in-flight launches complete */
         rt_guard_leave(&guard);
     }
+    host_fn_list nodes = {0};
     pthread_mutex_lock(&gpu_capture_lock);
     g->next_retired = retired;
     retired = g;
-    reap_retired();
+    reap_retired(&nodes);
     pthread_mutex_unlock(&gpu_capture_lock);
+    host_fns_free(&nodes);
     return e == RT_SUCCESS ? TP_OK : gpu_fail_call(RT_CALL("GraphExecDestroy"), e);
 }
