@@ -396,8 +396,6 @@ static tp_status capture_host_fn(gpu_stream *stream, gpu_capture *token, void (*
     build_branch *branch = build ? gpu_capture_branch_of(build, stream) : NULL;
     if (branch)
         branch->ops++;
-    /* (A capture that ended meanwhile keeps the node for good, as does one out of
-     * memory, which end_capture drops.) */
     host_fn_list *list = build ? &build->host_fns : NULL;
     bool listed = list && tp_array_grow(&list->items, &list->capacity, list->count + 1, sizeof *list->items);
     if (listed)
@@ -405,7 +403,11 @@ static tp_status capture_host_fn(gpu_stream *stream, gpu_capture *token, void (*
     else if (build)
         build->out_of_memory = true;
     pthread_mutex_unlock(&gpu_capture_lock);
-    if (!listed)
+    /* Out of memory, the capture is dropped, its graph never launched: the node
+     * goes now. A capture that ended meanwhile may be launched: kept. */
+    if (!listed && build)
+        gpu_host_fn_node_free(node);
+    else if (!listed)
         gpu_host_fn_node_keep(node);
     return TP_OK;
 }

@@ -32,6 +32,10 @@ typedef struct gpu_graph {
     host_fn_list host_fns; /* freed then too */
     graph_marker *markers;
     size_t marker_count;
+    /* Launches from two threads take turns: the runtime's launch and the marker
+     * after it go together, and a graph's launches are one after the other
+     * (captured host functions rely on it: gpu_host_fn_graph.c). */
+    pthread_mutex_t launch_lock;
     struct gpu_graph *next_retired;
 } gpu_graph;
 
@@ -155,6 +159,7 @@ static tp_status make_graph(gpu_stream *origin, rt_graph graph, gpu_capture *tok
         if (build->natives.external[i])
             list[g->external_count++] = build->natives.items[i];
     g->head = (tp_graph){.backend = gpu.table, .device = origin->head.device};
+    pthread_mutex_init(&g->launch_lock, NULL);
     g->device = origin->device;
     g->externals = list;
     g->host_fns = build->host_fns; /* the graph's from here */
@@ -257,6 +262,7 @@ static void reap_retired(host_fn_list *nodes)
         for (size_t i = 0; i < g->marker_count; i++)
             gpu_pool_give(g->device, TP_EVENT_DEFAULT, g->markers[i].marker, false);
         gpu_capture_token_unref(g->token);
+        pthread_mutex_destroy(&g->launch_lock);
         free(g->host_fns.items);
         free(g->externals);
         free(g->markers);
@@ -298,9 +304,11 @@ tp_status gpu_graph_launch(tp_graph *base, tp_stream *stream_base)
         rt_guard guard;
         rt_error e = gpu_stream_enter(stream, &guard);
         if (e == RT_SUCCESS) {
+            pthread_mutex_lock(&g->launch_lock);
             e = rt_graph_launch(g->exec, stream->native);
             if (e == RT_SUCCESS && marker)
                 e = rt_event_record(marker, stream->native);
+            pthread_mutex_unlock(&g->launch_lock);
             rt_guard_leave(&guard);
         }
         if (e != RT_SUCCESS)

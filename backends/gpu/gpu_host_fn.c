@@ -480,5 +480,5 @@ bool gpu_host_fn_would_wait_for_itself(const gpu_stream *stream)
 bool gpu_host_fn_on_device(int device)
 {
     const gpu_host_queue *q = running_queue;
-    return q && q->device->index == device;
+    return (q && q->device->index == device) || gpu_host_fn_graph_on_device(device);
 }

@@ -15,16 +15,28 @@
  *      armed, a value fixed at capture time: correct at every launch, since the
  *      doorbell lowered the counter just before.
  * The lane's thread runs fn and raises the counter to armed, which lets the
- * graph go on. Launches of one executable graph run one after the other (the
- * runtime orders them), so a node is rung again only after its last run raised
- * the counter. Measured on the H200: 100 launches of a graph of three such nodes
- * ran each fn once per launch, in order, each holding its stream until it returned.
+ * graph go on. Launches of one executable graph run one after the other (CUDA
+ * orders them; tpevent's own launches of a graph also take turns, under its
+ * launch_lock, gpu_graph_exec.c), so a node is rung again only after its last run
+ * raised the counter. Measured on the H200: 100 launches of a graph of three such
+ * nodes ran each fn once per launch, in order, each holding its stream until it
+ * returned. Where two launches of one executable graph do run at once (someone
+ * else's graph instantiated twice), a node rung while queued runs fn once more
+ * per ring, and nothing is corrupted; its wait is released by the first run.
  *
- * Lanes. One thread per native stream that had host functions captured on it,
- * shared by every graph captured there and by every tp stream that wraps it
- * (torch's capture stream is wrapped again and again): host functions of two
- * captured streams run at once; those of one stream in the order they are rung.
- * A lane lives while a node needs it; its thread ends with the last node.
+ * Lanes. One thread per capture and native stream (the runtime's capture id), so
+ * that host functions of two graphs never wait for each other, even where both
+ * were captured on one stream (torch captures every graph on its one capture
+ * stream), and those of two streams run at once; a lane runs its nodes in the
+ * order they are rung. A lane lives while a node needs it; its thread ends with
+ * the last node. A node lives while its owner keeps it and while it is queued or
+ * running (the lane's reference), so that an owner letting it go early (a launch
+ * released at exit, a marker the runtime failed) frees nothing in use.
+ *
+ * Rule 15's self-waits: a captured host function that synchronizes its device is
+ * refused (gpu_host_fn_graph_on_device); one that synchronizes the stream its
+ * launch runs on is not seen (a node does not know its launches' streams) and
+ * waits forever, as a CUDA host function would.
  *
  * Where the device cannot hold a stream on host memory, or the runtime cannot
  * capture a stream memory operation (RT_WAIT_VALUE_CAPTURED 0: HIP), the doorbell
@@ -38,7 +50,7 @@
  * graph is gone.
  *
  * Process exit: the counters' exit handler raises every counter (gpu_host_counter.c);
- * a doorbell rung afterwards raises its own counter again instead of queueing, and
+ * a doorbell rung afterwards queues nothing (and raises its own counter again), and
  * lanes run nothing more. A host function running is not interrupted.
  */
 #define _GNU_SOURCE /* pthread_setname_np */
@@ -63,24 +75,34 @@ typedef struct gpu_graph_lane {
     gpu_host_fn_node *last;
     size_t refs;
     bool idle;
-    /* Set at creation. */
+    /* Set at creation: its key. */
     gpu_device *device;
     rt_stream native;
+    uint64_t capture; /* the runtime's id of the capture (rt_stream_capture_id) */
 } gpu_graph_lane;
 
 struct gpu_host_fn_node {
     void (*fn)(void *);
     void *arg;
     void (*release)(void *); /* of arg, when the node is freed; NULL: none */
+    /* Its owner's (the graph's, or the kept list's), and one while it is queued
+     * or running: the lane may still run it when the owner lets it go (a
+     * launch released at exit, a marker the runtime failed). */
+    atomic_uint refs;
     gpu_graph_lane *lane;
-    gpu_host_fn_node *next; /* on the lane's queue, under its lock */
-    bool held;              /* on counter; else the doorbell is a gate */
+    /* Under the lane's lock: its link on the lane's queue; whether it is on it;
+     * rings that came while it was (two launches at once of one executable graph,
+     * which the runtime does not order: each still runs fn once). */
+    gpu_host_fn_node *next;
+    bool queued;
+    unsigned extra_rings;
+    bool held; /* on counter; else the doorbell is a gate */
     gpu_counter counter;
     uint64_t armed;     /* what the captured wait waits for */
     uint64_t rung, run; /* gates: rings and runs, under the lane's lock */
 };
 
-/* The lanes, by native stream; and the nodes kept for good (someone else's
+/* The lanes, by (native stream, capture); and the nodes kept for good (someone else's
  * capture's, so that they stay reachable, for leak checkers too). Under lanes_lock,
  * never held across a runtime call. */
 static pthread_mutex_t lanes_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -124,6 +146,17 @@ static void node_ran(gpu_host_fn_node *node)
     pthread_mutex_unlock(&lane->lock);
 }
 
+/* The device whose captured host function this thread runs; NULL elsewhere. */
+static _Thread_local gpu_device *running_lane_device;
+
+bool gpu_host_fn_graph_on_device(int device)
+{
+    return running_lane_device && running_lane_device->index == device;
+}
+
+static void lane_unref(gpu_graph_lane *lane);
+static void node_unref(gpu_host_fn_node *node);
+
 static void lane_free(gpu_graph_lane *lane)
 {
     pthread_cond_destroy(&lane->ran);
@@ -145,6 +178,7 @@ static void *lane_main(void *arg)
     rt_guard guard;
     (void)rt_guard_enter(&guard, lane->device->context, RT_NEED_DEVICE);
     rt_thread_relax_capture();
+    running_lane_device = lane->device;
     pthread_mutex_lock(&lane->lock);
     for (;;) {
         while (!queue_head(lane) && lane->refs > 0) {
@@ -165,11 +199,17 @@ static void *lane_main(void *arg)
         atomic_store_explicit(&lane->first, node->next, memory_order_relaxed);
         if (!node->next)
             lane->last = NULL;
+        node->queued = false;
+        unsigned runs = 1 + node->extra_rings;
+        node->extra_rings = 0;
         pthread_mutex_unlock(&lane->lock);
-        if (gpu_counters_exiting())
-            return NULL; /* the exit handler released every stream; run nothing */
-        node->fn(node->arg);
-        node_ran(node);
+        for (unsigned i = 0; i < runs; i++) {
+            if (gpu_counters_exiting())
+                return NULL; /* the exit handler released every stream; run nothing */
+            node->fn(node->arg);
+            node_ran(node);
+        }
+        node_unref(node); /* may be the last reference: the lane's own may go too */
         pthread_mutex_lock(&lane->lock);
     }
     pthread_mutex_unlock(&lane->lock);
@@ -191,12 +231,12 @@ static tp_status lane_start(gpu_graph_lane *lane)
 
 /* The stream's lane, with a reference for the caller; made (and its thread
  * started) on first need. */
-static tp_status lane_take(gpu_stream *stream, gpu_graph_lane **out)
+static tp_status lane_take(gpu_stream *stream, uint64_t capture, gpu_graph_lane **out)
 {
     pthread_mutex_lock(&lanes_lock);
     for (size_t i = 0; i < lane_count; i++) {
         gpu_graph_lane *lane = lanes[i];
-        if (lane->native == stream->native && lane->device == stream->device) {
+        if (lane->native == stream->native && lane->device == stream->device && lane->capture == capture) {
             pthread_mutex_lock(&lane->lock);
             lane->refs++;
             pthread_mutex_unlock(&lane->lock);
@@ -217,6 +257,7 @@ static tp_status lane_take(gpu_stream *stream, gpu_graph_lane **out)
         lane->refs = 1;
         lane->device = stream->device;
         lane->native = stream->native;
+        lane->capture = capture;
         status = lane_start(lane);
         if (status == TP_OK)
             lanes[lane_count++] = lane;
@@ -263,19 +304,26 @@ static void doorbell(void *arg)
         /* The store before the look at exiting: either the exit handler's raise
          * comes after it, or this sees exiting and raises it again. */
         atomic_thread_fence(memory_order_seq_cst);
-        if (gpu_counters_exiting()) {
+    }
+    if (gpu_counters_exiting()) {
+        if (node->held)
             gpu_counter_raise(node->counter.host, node->armed);
-            return;
-        }
+        return; /* nothing runs after exit began */
     }
     pthread_mutex_lock(&lane->lock);
-    node->next = NULL;
-    if (lane->last)
-        lane->last->next = node;
-    else
-        atomic_store_explicit(&lane->first, node, memory_order_relaxed);
-    lane->last = node;
     uint64_t ring = ++node->rung;
+    if (node->queued) {
+        node->extra_rings++;
+    } else {
+        atomic_fetch_add_explicit(&node->refs, 1, memory_order_relaxed); /* the lane's, until it ran */
+        node->queued = true;
+        node->next = NULL;
+        if (lane->last)
+            lane->last->next = node;
+        else
+            atomic_store_explicit(&lane->first, node, memory_order_relaxed);
+        lane->last = node;
+    }
     if (lane->idle)
         pthread_cond_signal(&lane->work_ready);
     while (!node->held && node->run < ring && !gpu_counters_exiting())
@@ -285,9 +333,9 @@ static void doorbell(void *arg)
 
 /* ------------------------------------------------------------------ capture */
 
-void gpu_host_fn_node_free(gpu_host_fn_node *node)
+static void node_unref(gpu_host_fn_node *node)
 {
-    if (!node)
+    if (atomic_fetch_sub_explicit(&node->refs, 1, memory_order_acq_rel) != 1)
         return;
     if (node->held) {
         /* Counters only grow for their next owner: never left below a wait. */
@@ -300,7 +348,18 @@ void gpu_host_fn_node_free(gpu_host_fn_node *node)
     free(node);
 }
 
-static tp_status node_make(gpu_stream *stream, void (*fn)(void *), void *arg, gpu_host_fn_node **out)
+void gpu_host_fn_node_free(gpu_host_fn_node *node)
+{
+    if (node)
+        node_unref(node); /* the owner's; the lane's, if it still runs it, goes after */
+}
+
+static void run_nothing(void *arg)
+{
+    (void)arg;
+}
+
+static tp_status node_make(gpu_stream *stream, void (*fn)(void *), void *arg, uint64_t capture, gpu_host_fn_node **out)
 {
     /* (release is set once the node is in the capture: a failure before gives
      * nothing out, and calls no release.) */
@@ -309,6 +368,7 @@ static tp_status node_make(gpu_stream *stream, void (*fn)(void *), void *arg, gp
         return gpu.host->fail(TP_ERR_OUT_OF_MEMORY, "tp_stream_launch_host_fn: out of memory");
     node->fn = fn;
     node->arg = arg;
+    atomic_init(&node->refs, 1);
     node->held = RT_WAIT_VALUE_CAPTURED && gpu_counters_supported(stream->device);
     tp_status status = node->held ? gpu_counter_take(stream->device, "tp_stream_launch_host_fn", &node->counter)
                                   : gpu_counters_watch_exit("tp_stream_launch_host_fn");
@@ -317,7 +377,7 @@ static tp_status node_make(gpu_stream *stream, void (*fn)(void *), void *arg, gp
         node->armed = atomic_load_explicit(node->counter.host, memory_order_relaxed) + 1;
     }
     if (status == TP_OK)
-        status = lane_take(stream, &node->lane);
+        status = lane_take(stream, capture, &node->lane);
     if (status != TP_OK) {
         if (node->held)
             gpu_counter_give(stream->device, node->counter);
@@ -331,31 +391,37 @@ static tp_status node_make(gpu_stream *stream, void (*fn)(void *), void *arg, gp
 tp_status gpu_host_fn_capture(gpu_stream *stream, void (*fn)(void *), void *arg, void (*release)(void *),
                               gpu_host_fn_node **out)
 {
-    gpu_host_fn_node *node = NULL;
-    tp_status status = node_make(stream, fn, arg, &node);
-    if (status != TP_OK)
-        return status;
     rt_guard guard;
-    const char *call = RT_CALL("SetDevice");
     rt_error e = rt_guard_enter(&guard, stream->device->context, RT_NEED_DEVICE);
-    if (e == RT_SUCCESS) {
-        call = RT_CALL("LaunchHostFunc");
-        e = rt_launch_host_fn(stream->native, doorbell, node);
-        if (e == RT_SUCCESS && node->held) {
-            call = RT_WAIT_VALUE_CALL;
-            e = rt_stream_wait_value64(stream->native, node->counter.device, node->armed);
-            if (e != RT_SUCCESS) {
-                /* The doorbell is in the capture already (a failed call usually
-                 * invalidates it, but not surely): the node is kept for good, as
-                 * a gate, its counter with it. */
-                node->held = false;
-                gpu_host_fn_node_keep(node);
-                rt_guard_leave(&guard);
-                return gpu_fail_call(call, e);
-            }
-        }
+    if (e != RT_SUCCESS)
+        return gpu_fail_call(RT_CALL("SetDevice"), e);
+    /* One lane per capture and stream: host functions of two graphs never wait
+     * for each other, even where both were captured on one stream (torch's
+     * graphs all are, on its one capture stream). */
+    gpu_host_fn_node *node = NULL;
+    tp_status status = node_make(stream, fn, arg, rt_stream_capture_id(stream->native), &node);
+    if (status != TP_OK) {
         rt_guard_leave(&guard);
+        return status;
     }
+    const char *call = RT_CALL("LaunchHostFunc");
+    e = rt_launch_host_fn(stream->native, doorbell, node);
+    if (e == RT_SUCCESS && node->held) {
+        call = RT_WAIT_VALUE_CALL;
+        e = rt_stream_wait_value64(stream->native, node->counter.device, node->armed);
+        if (e != RT_SUCCESS) {
+            /* The doorbell is in the capture already (a failed call usually
+             * invalidates it, but not surely): the node is kept for good, as a
+             * gate that runs nothing (the caller keeps arg), its counter with it. */
+            node->held = false;
+            node->fn = run_nothing;
+            node->arg = NULL;
+            gpu_host_fn_node_keep(node);
+            rt_guard_leave(&guard);
+            return gpu_fail_call(call, e);
+        }
+    }
+    rt_guard_leave(&guard);
     if (e != RT_SUCCESS) {
         gpu_host_fn_node_free(node);
         return gpu_fail_call(call, e);

@@ -324,6 +324,9 @@ void gpu_host_fn_node_free(gpu_host_fn_node *node);
 /* A node that is never freed (someone else's capture), kept where it stays
  * reachable. */
 void gpu_host_fn_node_keep(gpu_host_fn_node *node);
+/* Whether the calling thread runs a captured host function of the device: a
+ * device-wide synchronize would wait for it forever. */
+bool gpu_host_fn_graph_on_device(int device);
 
 /* =============================================================== gpu_host_fn.c */
 /*

@@ -519,6 +519,14 @@ static inline bool rt_stream_capturing(rt_stream s)
     enum cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
     return cudaStreamIsCapturing(s, &status) != RT_SUCCESS || status != cudaStreamCaptureStatusNone;
 }
+/* The id of the capture the stream is in, unique in the process; 0: none. */
+static inline uint64_t rt_stream_capture_id(rt_stream s)
+{
+    enum cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    unsigned long long id = 0;
+    rt_error e = cudaStreamGetCaptureInfo(s, &status, &id, NULL, NULL, NULL, NULL);
+    return e == RT_SUCCESS && status == cudaStreamCaptureStatusActive ? id : 0;
+}
 
 /* The calling thread's potentially unsafe calls (event queries, synchronizes) no
  * longer invalidate another thread's capture in global mode: for tpevent's own
@@ -540,15 +548,9 @@ typedef cudaGraph_t rt_graph;
 typedef cudaGraphExec_t rt_graph_exec;
 typedef enum cudaStreamCaptureMode rt_capture_mode;
 
-static inline rt_error rt_stream_begin_capture(rt_stream s)
-{
-    return cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed);
-}
+static inline rt_error rt_stream_begin_capture(rt_stream s) { return cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed); }
 static inline rt_error rt_stream_end_capture(rt_stream s, rt_graph *g) { return cudaStreamEndCapture(s, g); }
-static inline rt_error rt_graph_instantiate(rt_graph_exec *x, rt_graph g)
-{
-    return cudaGraphInstantiateWithFlags(x, g, 0);
-}
+static inline rt_error rt_graph_instantiate(rt_graph_exec *x, rt_graph g) { return cudaGraphInstantiateWithFlags(x, g, 0); }
 static inline rt_error rt_graph_launch(rt_graph_exec x, rt_stream s) { return cudaGraphLaunch(x, s); }
 /* "If the executable graph is in-flight, it will not be terminated, but rather
  * freed asynchronously on completion" (rule 9). */
@@ -571,10 +573,7 @@ static inline rt_capture_mode rt_thread_capture_relax_save(void)
     (void)cudaThreadExchangeStreamCaptureMode(&mode);
     return mode;
 }
-static inline void rt_thread_capture_restore(rt_capture_mode mode)
-{
-    (void)cudaThreadExchangeStreamCaptureMode(&mode);
-}
+static inline void rt_thread_capture_restore(rt_capture_mode mode) { (void)cudaThreadExchangeStreamCaptureMode(&mode); }
 
 /* ------------------------------------------------------- profiling tools */
 

@@ -328,6 +328,8 @@ int fake_thread_exchange_capture_mode(int mode); /* the previous one */
 #define FAKE_CAPTURE_MODE_THREAD_LOCAL 1
 #define FAKE_CAPTURE_MODE_RELAXED 2
 static inline bool rt_stream_capturing(rt_stream s) { return fake_stream_is_capturing(s); }
+uint64_t fake_stream_capture_id(rt_stream s); /* 0: none */
+static inline uint64_t rt_stream_capture_id(rt_stream s) { return fake_stream_capture_id(s); }
 static inline void rt_thread_relax_capture(void) { (void)fake_thread_exchange_capture_mode(FAKE_CAPTURE_MODE_RELAXED); }
 static inline rt_error rt_stream_begin_capture(rt_stream s) { return fake_stream_begin_capture(s); }
 static inline rt_error rt_stream_end_capture(rt_stream s, rt_graph *g) { return fake_stream_end_capture(s, g); }

@@ -363,6 +363,14 @@ static inline bool rt_stream_capturing(rt_stream s)
     hipStreamCaptureStatus status = hipStreamCaptureStatusNone;
     return hipStreamIsCapturing(s, &status) != hipSuccess || status != hipStreamCaptureStatusNone;
 }
+/* The id of the capture the stream is in, unique in the process; 0: none. */
+static inline uint64_t rt_stream_capture_id(rt_stream s)
+{
+    hipStreamCaptureStatus status = hipStreamCaptureStatusNone;
+    unsigned long long id = 0;
+    hipError_t e = hipStreamGetCaptureInfo(s, &status, &id);
+    return e == hipSuccess && status == hipStreamCaptureStatusActive ? id : 0;
+}
 
 static inline void rt_thread_relax_capture(void)
 {

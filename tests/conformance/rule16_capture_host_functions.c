@@ -10,6 +10,7 @@
  * so that a failure is a failed check, not CTest's timeout. */
 #include "capture_support.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -427,5 +428,113 @@ TEST(rule16_exit_with_launched_host_fn_blocked_forever)
 
     expect_child_exits(env->device, "rule16_exit_with_launched_host_fn_blocked_forever", EXIT_CHILD_ENV,
                        EXIT_CHILD_STATUS, EXIT_CHILD_SECONDS);
+    return 0;
+}
+
+/* Two graphs captured on one stream (as torch.cuda.graph captures every graph on
+ * its one capture stream), launched on two streams: a host function of the first
+ * that blocks holds back no host function of the second. */
+TEST(rule16_graphs_captured_on_one_stream_do_not_wait_for_each_other)
+{
+    REQUIRE_CAPTURE(env);
+    gate g;
+    gate_init(&g);
+    atomic_int ran = 0;
+    tp_stream *captured = new_stream(env->device);
+    tp_stream *first = new_stream(env->device), *second = new_stream(env->device);
+    tp_graph *blocking = capture_host_fn(captured, gate_host_fn, &g);
+    tp_graph *counting = capture_host_fn(captured, counter_host_fn, &ran);
+    CHECK_OK(tp_graph_launch(blocking, first));
+    CHECK(gate_entered_within(&g, 1, EVENTUALLY_SECONDS));
+    CHECK_OK(tp_graph_launch(counting, second));
+    CHECK(flag_reaches_within(&ran, 1, EVENTUALLY_SECONDS));
+    CHECK(stream_idle_within(second, EVENTUALLY_SECONDS));
+    CHECK(gate_passed(&g) == 0);
+    gate_open(&g);
+    CHECK_OK(tp_stream_synchronize_for(first, EVENTUALLY_NS));
+    CHECK_OK(tp_graph_destroy(counting));
+    CHECK_OK(tp_graph_destroy(blocking));
+    CHECK_OK(tp_stream_destroy(second));
+    CHECK_OK(tp_stream_destroy(first));
+    CHECK_OK(tp_stream_destroy(captured));
+    gate_destroy(&g);
+    return 0;
+}
+
+/* Rule 10: one graph launched from two threads at once, each on a stream of its
+ * own: every launch runs its host function exactly once. */
+typedef struct launcher {
+    tp_graph *graph;
+    tp_stream *stream;
+    int launches;
+    tp_status status;
+} launcher;
+
+static void *launch_many(void *arg)
+{
+    launcher *l = arg;
+    l->status = TP_OK;
+    for (int i = 0; i < l->launches && l->status == TP_OK; i++)
+        l->status = tp_graph_launch(l->graph, l->stream);
+    return NULL;
+}
+
+TEST(rule16_one_graph_launched_from_two_threads_runs_each_launch_once)
+{
+    REQUIRE_CAPTURE(env);
+    enum { LAUNCHES = 50 };
+    atomic_int ran = 0;
+    tp_stream *captured = new_stream(env->device);
+    tp_graph *graph = capture_host_fn(captured, counter_host_fn, &ran);
+    launcher launchers[2];
+    pthread_t threads[2];
+    for (int i = 0; i < 2; i++) {
+        launchers[i] = (launcher){graph, new_stream(env->device), LAUNCHES, TP_OK};
+        CHECK(pthread_create(&threads[i], NULL, launch_many, &launchers[i]) == 0);
+    }
+    for (int i = 0; i < 2; i++)
+        CHECK(pthread_join(threads[i], NULL) == 0);
+    for (int i = 0; i < 2; i++) {
+        CHECK_OK(launchers[i].status);
+        CHECK_OK(tp_stream_synchronize_for(launchers[i].stream, EVENTUALLY_NS));
+    }
+    CHECK(atomic_load(&ran) == 2 * LAUNCHES);
+    sleep_ms(20);
+    CHECK(atomic_load(&ran) == 2 * LAUNCHES); /* and no more */
+    CHECK_OK(tp_graph_destroy(graph));
+    for (int i = 0; i < 2; i++)
+        CHECK_OK(tp_stream_destroy(launchers[i].stream));
+    CHECK_OK(tp_stream_destroy(captured));
+    return 0;
+}
+
+/* Rule 15 inside a graph: a captured host function that synchronizes its device
+ * would wait for itself forever; it is refused, as outside a capture. */
+typedef struct device_waiter {
+    const char *device;
+    tp_status status;
+    atomic_int done;
+} device_waiter;
+
+static void synchronizing_device_host_fn(void *arg)
+{
+    device_waiter *w = arg;
+    w->status = tp_device_synchronize(w->device);
+    atomic_store(&w->done, 1);
+}
+
+TEST(rule16_captured_host_fn_synchronizing_its_device_is_refused)
+{
+    REQUIRE_CAPTURE(env);
+    device_waiter w = {.device = env->device, .status = TP_OK};
+    atomic_init(&w.done, 0);
+    tp_stream *stream = new_stream(env->device);
+    tp_graph *graph = capture_host_fn(stream, synchronizing_device_host_fn, &w);
+    CHECK_OK(tp_graph_launch(graph, stream));
+    CHECK(flag_reaches_within(&w.done, 1, EVENTUALLY_SECONDS));
+    CHECK_OK(tp_stream_synchronize_for(stream, EVENTUALLY_NS));
+    CHECK_STATUS(w.status, TP_ERR_INVALID_ARGUMENT);
+    CHECK_OK(tp_graph_destroy(graph));
+    CHECK_OK(tp_stream_destroy(stream));
     return 0;
 }

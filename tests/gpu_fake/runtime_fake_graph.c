@@ -31,7 +31,8 @@ typedef struct fake_branch {
 } fake_branch;
 
 typedef struct fake_capture {
-    int refs; /* under capture_lock: the capture's own while open, one per event */
+    uint64_t id; /* unique in the process, as CUDA's (cudaStreamGetCaptureInfo) */
+    int refs;    /* under capture_lock: the capture's own while open, one per event */
     bool open;
     bool invalidated;
     int mode;                       /* FAKE_CAPTURE_MODE_* it began with */
@@ -49,8 +50,10 @@ struct fake_graph {
     /* An executable graph's: recorded at the end of each launch, and waited on
      * at the start of the next, so that launches of one executable graph run one
      * after the other, on any streams, as CUDA orders them (cudaGraphLaunch);
-     * made at the first launch, on the launch stream's device. */
+     * made at the first launch, on the launch stream's device. Launches from two
+     * threads take turns (launch_lock), so that each one's operations go in whole. */
     rt_event launched;
+    pthread_mutex_t launch_lock;
 };
 
 static pthread_mutex_t capture_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -325,6 +328,15 @@ bool fake_stream_is_capturing(rt_stream s)
     return capture_of(fake_resolve(s)) != NULL;
 }
 
+uint64_t fake_stream_capture_id(rt_stream s)
+{
+    pthread_mutex_lock(&capture_lock);
+    fake_capture *c = capture_of(fake_resolve(s));
+    uint64_t id = c ? c->id : 0;
+    pthread_mutex_unlock(&capture_lock);
+    return id;
+}
+
 /* ---------------------------------------------------------------- capture */
 
 static rt_error begin_capture(rt_stream s, int mode)
@@ -333,6 +345,8 @@ static rt_error begin_capture(rt_stream s, int mode)
     fake_capture *c = calloc(1, sizeof *c);
     if (!c)
         return FAKE_ERROR_OUT_OF_MEMORY;
+    static atomic_uint_fast64_t last_id;
+    c->id = atomic_fetch_add(&last_id, 1) + 1;
     c->refs = 1;
     c->open = true;
     c->mode = mode;
@@ -409,6 +423,7 @@ rt_error fake_graph_instantiate(rt_graph_exec *x, rt_graph g)
         ops[i] = g->ops[i];
     exec->ops = ops;
     exec->count = g->count;
+    pthread_mutex_init(&exec->launch_lock, NULL);
     *x = exec;
     return RT_SUCCESS;
 }
@@ -419,13 +434,12 @@ rt_error fake_graph_launch(rt_graph_exec x, rt_stream s)
     if (capture_of(s))
         return FAKE_ERROR_CAPTURE_UNSUPPORTED; /* not modelled */
     rt_error e = RT_SUCCESS;
-    pthread_mutex_lock(&capture_lock); /* two threads' first launches make one */
+    pthread_mutex_lock(&x->launch_lock);
     if (!x->launched) {
         e = fake_event_create(&x->launched, RT_EVENT_DISABLE_TIMING);
         if (e == RT_SUCCESS)
             x->launched->device = s->device;
     }
-    pthread_mutex_unlock(&capture_lock);
     if (e == RT_SUCCESS)
         e = fake_stream_wait_event(s, x->launched); /* the previous launch, wherever it went */
     for (size_t i = 0; i < x->count && e == RT_SUCCESS; i++) {
@@ -445,7 +459,10 @@ rt_error fake_graph_launch(rt_graph_exec x, rt_stream s)
             break;
         }
     }
-    return e == RT_SUCCESS ? fake_event_record(x->launched, s) : e;
+    if (e == RT_SUCCESS)
+        e = fake_event_record(x->launched, s);
+    pthread_mutex_unlock(&x->launch_lock);
+    return e;
 }
 
 rt_error fake_graph_destroy(rt_graph g)
