@@ -271,7 +271,9 @@ rt_error fake_stream_wait_event_external(rt_stream s, rt_event event)
     return e;
 }
 
-bool fake_capture_host_fn(rt_stream s, void (*fn)(void *), void *arg, rt_error *e)
+/* An operation made again at each launch, appended to the stream's capture, if
+ * it captures (then *e is the append's answer). */
+static bool capture_append(rt_stream s, fake_gop op, rt_error *e)
 {
     if (!capture_of(s))
         return false;
@@ -279,24 +281,20 @@ bool fake_capture_host_fn(rt_stream s, void (*fn)(void *), void *arg, rt_error *
     fake_capture *c = capture_of(s);
     if (c) {
         branch_of(c, s)->ops++;
-        *e = append(c, (fake_gop){.kind = GOP_HOST_FN, .fn = fn, .arg = arg});
+        *e = append(c, op);
     }
     pthread_mutex_unlock(&capture_lock);
     return c != NULL;
 }
 
+bool fake_capture_host_fn(rt_stream s, void (*fn)(void *), void *arg, rt_error *e)
+{
+    return capture_append(s, (fake_gop){.kind = GOP_HOST_FN, .fn = fn, .arg = arg}, e);
+}
+
 bool fake_capture_wait_value(rt_stream s, uintptr_t counter, uint64_t value, rt_error *e)
 {
-    if (!capture_of(s))
-        return false;
-    pthread_mutex_lock(&capture_lock);
-    fake_capture *c = capture_of(s);
-    if (c) {
-        branch_of(c, s)->ops++;
-        *e = append(c, (fake_gop){.kind = GOP_WAIT_VALUE, .counter = counter, .value = value});
-    }
-    pthread_mutex_unlock(&capture_lock);
-    return c != NULL;
+    return capture_append(s, (fake_gop){.kind = GOP_WAIT_VALUE, .counter = counter, .value = value}, e);
 }
 
 bool fake_capture_forbids_stream(rt_stream s, rt_error *e)
