@@ -81,15 +81,22 @@ static bool snapshot_reached(const void *arg)
     return tp_snapshot_reached(arg, &reached) != TP_OK || reached;
 }
 
-/* On the waiting stream's worker. A failure (a GPU that failed) cannot be
- * reported from here; the stream goes on, as a runtime's own wait would. */
-static void blocking_wait_task(void *arg)
+/* Until a pending record is reached: a short spin, then the backend's
+ * synchronize (which sleeps with TP_EVENT_BLOCKING, where it does not spin at all).
+ * A failure (a GPU that failed) cannot be reported from here; the stream goes on,
+ * as a runtime's own wait would. */
+static void wait_for_snapshot(const tp_snapshot *snapshot)
 {
-    blocking_wait *w = arg;
-    const tp_snapshot *snapshot = &w->snapshot;
     bool spin = !(snapshot->flags & TP_EVENT_BLOCKING);
     if (!(spin && tp_spin_until(snapshot_reached, snapshot, TP_SPIN_NS)))
         (void)snapshot->backend->snapshot_synchronize(snapshot);
+}
+
+/* On the waiting stream's worker. */
+static void blocking_wait_task(void *arg)
+{
+    blocking_wait *w = arg;
+    wait_for_snapshot(&w->snapshot);
     tp_snapshot_release(&w->snapshot);
     wait_put(w);
 }
@@ -137,32 +144,23 @@ static tp_status wait_held(tp_stream *stream, tp_snapshot *snapshot)
  * the event (tp_event_hold) until it is gone, even past the event's destroy.
  */
 
-typedef struct captured_wait {
-    tp_event *event; /* held */
-} captured_wait;
-
 /* At each launch, on a tpevent thread of the waiting stream. A failure (a GPU
  * that failed, or the event's latest record inside a capture still open) waits for
  * nothing, as the runtime's own waits go on. */
-static void captured_wait_task(void *arg)
+static void captured_wait_task(void *held_event)
 {
-    tp_event *event = ((captured_wait *)arg)->event;
+    tp_event *event = held_event;
     tp_snapshot snapshot;
     if (event->backend->snapshot_take(event, &snapshot) != TP_OK)
         return;
-    if (snapshot.state == TP_SNAPSHOT_PENDING) {
-        bool spin = !(snapshot.flags & TP_EVENT_BLOCKING);
-        if (!(spin && tp_spin_until(snapshot_reached, &snapshot, TP_SPIN_NS)))
-            (void)snapshot.backend->snapshot_synchronize(&snapshot);
-    }
+    if (snapshot.state == TP_SNAPSHOT_PENDING)
+        wait_for_snapshot(&snapshot);
     tp_snapshot_release(&snapshot);
 }
 
-static void captured_wait_release(void *arg)
+static void captured_wait_release(void *held_event)
 {
-    captured_wait *w = arg;
-    tp_event_release_hold(w->event);
-    free(w);
+    tp_event_release_hold(held_event);
 }
 
 static tp_status wait_in_capture(tp_event *event, tp_stream *stream, tp_snapshot *snapshot)
@@ -173,14 +171,11 @@ static tp_status wait_in_capture(tp_event *event, tp_stream *stream, tp_snapshot
         return recorded ? tp_refuse_wait_in_capture(event, stream) : TP_OK; /* rule 6: nothing to wait for */
     if (!stream->backend->stream_capture_host_fn || !event->backend->snapshot_synchronize)
         return tp_refuse_wait_in_capture(event, stream);
-    captured_wait *w = malloc(sizeof *w);
-    if (!w)
-        return tp_fail(TP_ERR_OUT_OF_MEMORY, "tp_event_wait: out of memory");
-    w->event = event;
-    tp_event_hold(event);
-    tp_status status = stream->backend->stream_capture_host_fn(stream, captured_wait_task, w, captured_wait_release);
+    tp_event_hold(event); /* the host function's argument: the graph keeps the event */
+    tp_status status = stream->backend->stream_capture_host_fn(stream, captured_wait_task, event,
+                                                               captured_wait_release);
     if (status != TP_OK)
-        captured_wait_release(w);
+        captured_wait_release(event);
     return status;
 }
 
