@@ -81,10 +81,10 @@ static void *worker_main(void *arg)
     host_task *task;
     while ((task = next_task(worker))) {
         /* A failed earlier command ends the wait too: fn runs anyway, as the queue's
-         * later work would, and the failure shows in that work's own events. Asleep:
-         * NVIDIA's clWaitForEvents spins, kept only should the callback be refused. */
-        if (tp_ocl_marker_sleep(task->start) != CL_SUCCESS)
-            (void)clWaitForEvents(1, &task->start);
+         * later work would, and the failure shows in that work's own events. Polled
+         * (ocl_record.c says why not the runtime's callback): fn's start is in the
+         * stream's time, a cold tp_measure's right after its cache flush. */
+        tp_ocl_marker_wait(task->start, true);
         clReleaseEvent(task->start);
         task->fn(task->arg);
         task->release(task->release_arg);

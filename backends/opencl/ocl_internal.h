@@ -151,11 +151,12 @@ void tp_ocl_record_ref(ocl_record *record);
 void tp_ocl_record_unref(ocl_record *record);
 /* *reached: the marker completed. A failed command is TP_ERR_BACKEND. */
 tp_status tp_ocl_record_query(ocl_record *record, const char *call, bool *reached);
-/* Spins, then with `sleep` sleeps (tp_ocl_marker_sleep), else yields. */
+/* Spins, then with `sleep` polls between sleeps of at most 1 ms, else between
+ * yields, until the command of `marker` completes or fails. */
+void tp_ocl_marker_wait(cl_event marker, bool sleep);
+/* tp_ocl_marker_wait on the record's marker, then its state: TP_ERR_BACKEND for a
+ * failed command. */
 tp_status tp_ocl_record_wait(ocl_record *record, bool sleep, const char *call);
-/* Blocks, asleep, until the command of `marker` completes or fails; the error of
- * clSetEventCallback, which then waits for nothing. */
-cl_int tp_ocl_marker_sleep(cl_event marker);
 /* CL_PROFILING_COMMAND_END, in the device's ns, read once; TP_ERR_NOT_READY with no
  * message while the record is not reached. */
 tp_status tp_ocl_record_end(ocl_record *record, const char *call, cl_ulong *end_ns);

@@ -108,56 +108,34 @@ static bool marker_complete(const void *arg)
     return error != CL_SUCCESS || state <= CL_COMPLETE;
 }
 
-/* The sleeping half of a wait: NVIDIA's clWaitForEvents spins a CPU for as long as
- * it waits, so the marker's CL_COMPLETE callback (called for a failed command too)
- * wakes the waiter instead. */
-typedef struct completion_wake {
-    pthread_mutex_t lock;
-    pthread_cond_t completed;
-    bool done;
-} completion_wake;
-
-static void CL_CALLBACK completion_signal(cl_event marker, cl_int state, void *arg)
+/*
+ * Returns once the command of `marker` completes or fails: a spin, then with `sleep`
+ * status queries between sleeps that double up to 1 ms (common/spin.h), else
+ * between yields. Not NVIDIA's clWaitForEvents, which spins a CPU for as long as it
+ * waits; not the CL_COMPLETE callback either, which NVIDIA's OpenCL delivered 20 ms
+ * after the command completed every other time (H200: a marker behind a 128 MB fill,
+ * its state seen CL_COMPLETE by a query 100-400 us after the enqueue, its callback
+ * 200 us or 19.7-20.1 ms after), so that a cold tp_measure's host function and a
+ * stream synchronize were late by as much.
+ */
+void tp_ocl_marker_wait(cl_event marker, bool sleep)
 {
-    (void)marker;
-    (void)state;
-    completion_wake *wake = arg;
-    pthread_mutex_lock(&wake->lock);
-    wake->done = true;
-    pthread_cond_signal(&wake->completed);
-    pthread_mutex_unlock(&wake->lock);
-}
-
-cl_int tp_ocl_marker_sleep(cl_event marker)
-{
-    completion_wake wake = {.done = false};
-    pthread_mutex_init(&wake.lock, NULL);
-    pthread_cond_init(&wake.completed, NULL);
-    /* The runtime calls it at once if the marker has completed already. */
-    cl_int error = clSetEventCallback(marker, CL_COMPLETE, completion_signal, &wake);
-    if (error == CL_SUCCESS) {
-        pthread_mutex_lock(&wake.lock);
-        while (!wake.done)
-            pthread_cond_wait(&wake.completed, &wake.lock);
-        pthread_mutex_unlock(&wake.lock);
+    if (tp_spin_until(marker_complete, &marker, TP_SPIN_NS))
+        return;
+    uint64_t pause = TP_PAUSE_FIRST_NS;
+    while (!marker_complete(&marker)) {
+        if (sleep) {
+            tp_sleep_ns(pause);
+            pause = tp_pause_next(pause);
+        } else {
+            sched_yield();
+        }
     }
-    pthread_cond_destroy(&wake.completed);
-    pthread_mutex_destroy(&wake.lock);
-    return error;
 }
 
 tp_status tp_ocl_record_wait(ocl_record *record, bool sleep, const char *call)
 {
-    if (!tp_spin_until(marker_complete, &record->marker, TP_SPIN_NS)) {
-        if (sleep) {
-            cl_int error = tp_ocl_marker_sleep(record->marker);
-            if (error != CL_SUCCESS)
-                return tp_ocl_fail(call, "clSetEventCallback", error);
-        } else {
-            while (!marker_complete(&record->marker))
-                sched_yield();
-        }
-    }
+    tp_ocl_marker_wait(record->marker, sleep);
     bool reached = false;
     tp_status status = tp_ocl_record_query(record, call, &reached);
     if (status == TP_OK)

@@ -248,6 +248,13 @@ static tp_status event_wait_slice(void *event, int64_t timeout_ns)
 
 static PyObject *event_synchronize(tppy_event *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
+    /* A record already reached, the common case, costs one query with the GIL
+     * held: letting the GIL go and taking it back would cost more than the call.
+     * Anything else (not reached, a failed query) takes the waiting path, which
+     * queries again and reports. */
+    bool done;
+    if (nargs == 0 && kwnames == NULL && tp_event_query(self->event, &done) == TP_OK && done)
+        Py_RETURN_NONE;
     return tppy_synchronize_method(args, nargs, kwnames, event_wait_slice, self->event, "Event.synchronize");
 }
 
