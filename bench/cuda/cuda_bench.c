@@ -371,9 +371,21 @@ static double quantile(double *values, size_t count, double q)
 
 /* ------------------------------------------------------------------ main */
 
+/* Every stream of the device idle before a batch, the other side's too. Each side
+ * settles only its own streams, so the other side's batch just queued (the order
+ * flips each round) still ran on the GPU during this one: on the H200 the query
+ * op then read tpevent 1.27-1.46 us against raw 0.18-0.53 (ratios 3-7, round one's
+ * tree alike), and 0.16-0.18 us on both sides with the device idle; a probe timing
+ * tp_event_query beside cudaEventQuery of the same native event read 1.03-1.04. */
+static void device_settle(void)
+{
+    check_raw(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+}
+
 static double time_tp_batch(const op *o, tp_fixture *f, size_t batch)
 {
     tp_fixture_settle(f);
+    device_settle();
     uint64_t t0 = now_ns();
     o->tp_batch(f, batch);
     uint64_t t1 = now_ns();
@@ -383,6 +395,7 @@ static double time_tp_batch(const op *o, tp_fixture *f, size_t batch)
 static double time_raw_batch(const op *o, raw_fixture *r, size_t batch)
 {
     raw_fixture_settle(r);
+    device_settle();
     uint64_t t0 = now_ns();
     o->raw_batch(r, batch);
     uint64_t t1 = now_ns();
