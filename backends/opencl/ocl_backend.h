@@ -32,9 +32,10 @@
  * be recorded again. A user event is refused (no command, no time).
  *
  * Synchronize spins TP_SPIN_NS, then with TP_EVENT_BLOCKING (and stream and device
- * synchronize, and a host function's worker) sleeps on a condition variable that the
- * marker's CL_COMPLETE callback signals, not in clWaitForEvents (NVIDIA's spins a
- * CPU); without it, yields the CPU between polls.
+ * synchronize, and a host function's worker) polls the marker's state between
+ * sleeps that double up to 1 ms, not in clWaitForEvents (NVIDIA's spins a CPU) nor
+ * on the marker's CL_COMPLETE callback (NVIDIA's comes up to 20 ms late); without
+ * it, yields the CPU between polls.
  *
  * Elapsed time and timestamps read CL_PROFILING_COMMAND_END only of a record seen
  * CL_COMPLETE (NVIDIA's OpenCL answers CL_SUCCESS and a meaningless END before); a
@@ -42,7 +43,8 @@
  *
  * Waits. Within one context a barrier on the marker; across contexts, and from a
  * record of another backend, a barrier on a user event that the record's
- * completion sets (rule 14: no thread is held). tp_stream_hold is the same user
+ * completion sets (rule 14: no thread is held per wait; one notifier thread of the
+ * module polls every pending record, ocl_notify.c). tp_stream_hold is the same user
  * event barrier (rule 17); PoCL's queues have no bound, so the window is INT64_MAX
  * there, and OCL_HOLD_WINDOW (256, ocl_internal.h) on other platforms.
  *

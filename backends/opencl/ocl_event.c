@@ -284,7 +284,7 @@ tp_status tp_ocl_stream_wait_event(tp_stream *stream_handle, tp_event *event_han
     static const char call[] = "tp_event_wait";
     ocl_stream *stream = (ocl_stream *)stream_handle;
     ocl_event *event = (ocl_event *)event_handle;
-    /* The barrier and the callback retain the marker themselves: no reference. */
+    /* The barrier and the notice retain the marker themselves: no reference. */
     ocl_record *record = latest_enter(event);
     tp_status status = TP_OK;
     if (!record) {

@@ -6,6 +6,7 @@
  *                   context per device, the error names
  *   ocl_clock.c     a device's profiling clock on CLOCK_MONOTONIC (rule 13)
  *   ocl_record.c    records: a retained marker and its converted time, pooled
+ *   ocl_notify.c    fn(arg) once a record is reached, from one polling thread
  *   ocl_hold.c      a user event and a barrier: the hold (rules 14, 17), and
  *                   the chain that joins holds past a bounded queue's window
  *   ocl_host_fn.c   host functions on a worker thread per stream (rule 15)
@@ -162,7 +163,20 @@ tp_status tp_ocl_record_wait(ocl_record *record, bool sleep, const char *call);
 tp_status tp_ocl_record_end(ocl_record *record, const char *call, cl_ulong *end_ns);
 /* A reached record's CLOCK_MONOTONIC time, the same every time it is asked. */
 tp_status tp_ocl_record_time(ocl_record *record, const char *call, int64_t *host_ns);
-/* fn(arg) once the marker completes (at once if it has), on the runtime's thread. */
+
+/* ------------------------------------------------------------ ocl_notify.c */
+
+/*
+ * fn(arg) once, once the record's marker completes or its command fails (or the
+ * runtime can no longer answer for it): at once on the calling thread if it has
+ * already, else on the module's notifier thread, which polls the marker (at most
+ * 1 ms late; ocl_notify.c says why not the CL_COMPLETE callback). fn must be short
+ * and must not block (core/backend.h's snapshot_notify); it runs with no lock of
+ * the notifier held. The notice retains the marker: the caller may drop its
+ * reference to the record at once. Never run if the process exits first.
+ * TP_ERR_OUT_OF_MEMORY, or TP_ERR_BACKEND when the marker cannot be retained or
+ * the thread cannot start; fn is then never run.
+ */
 tp_status tp_ocl_record_notify(ocl_record *record, void (*fn)(void *), void *arg, const char *call);
 
 /* -------------------------------------------------------------- ocl_hold.c */

@@ -14,7 +14,6 @@
 #include <limits.h>
 #include <stddef.h>
 #include <sched.h>
-#include <stdlib.h>
 
 _Static_assert(offsetof(ocl_record, next_free) == 0, "a record starts with its free list link");
 
@@ -194,34 +193,5 @@ tp_status tp_ocl_record_time(ocl_record *record, const char *call, int64_t *host
     if (!atomic_compare_exchange_strong(&record->host_ns, &expected, known))
         known = expected;
     *host_ns = known;
-    return TP_OK;
-}
-
-typedef struct record_notice {
-    void (*fn)(void *);
-    void *arg;
-} record_notice;
-
-static void CL_CALLBACK notice_run(cl_event marker, cl_int state, void *arg)
-{
-    (void)marker;
-    (void)state;
-    record_notice *notice = arg;
-    notice->fn(notice->arg);
-    free(notice);
-}
-
-tp_status tp_ocl_record_notify(ocl_record *record, void (*fn)(void *), void *arg, const char *call)
-{
-    record_notice *notice = malloc(sizeof *notice);
-    if (!notice)
-        return tp_ocl_host()->fail(TP_ERR_OUT_OF_MEMORY, "%s: out of memory", call);
-    *notice = (record_notice){fn, arg};
-    /* The runtime calls it at once if the marker has completed already. */
-    cl_int error = clSetEventCallback(record->marker, CL_COMPLETE, notice_run, notice);
-    if (error != CL_SUCCESS) {
-        free(notice);
-        return tp_ocl_fail(call, "clSetEventCallback", error);
-    }
     return TP_OK;
 }

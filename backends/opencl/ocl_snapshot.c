@@ -45,8 +45,7 @@ tp_status tp_ocl_snapshot_synchronize(const tp_snapshot *snapshot)
     return tp_ocl_record_wait(snapshot->object, snapshot->flags & TP_EVENT_BLOCKING, "tp_event_synchronize");
 }
 
-/* The runtime keeps a marker with callbacks to come until its command completes,
- * even once every reference to it is released: the notice needs no reference. */
+/* The notice retains the marker itself: the snapshot's reference may go at once. */
 tp_status tp_ocl_snapshot_notify(const tp_snapshot *snapshot, void (*fn)(void *), void *arg)
 {
     return tp_ocl_record_notify(snapshot->object, fn, arg, "tp_event_wait");
