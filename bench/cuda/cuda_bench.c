@@ -12,8 +12,9 @@
  * on streams and events made as tpevent makes them (non-blocking streams of
  * priority 0; the same event flags). The two sides alternate batch by batch,
  * --rounds times per op, the order flipping each round, so that clock changes,
- * turbo and cache state fall on both. Before each batch (outside the timing) both
- * sides' streams are synchronized.
+ * turbo and cache state fall on both. Before each batch (outside the timing) the
+ * whole device is synchronized: with the other side's batch still running, the
+ * query op read 3-7x raw (1.3 us against 0.2-0.5 on the H200; 0.16 both once idle).
  *
  * Reported per op: the median batch on each side, and the ratio tpevent/raw as the
  * median of the per-round ratios (each round's two batches ran back to back, so
@@ -23,11 +24,9 @@
  * Budgets (DESIGN.md): each op at most 3% over raw; create+destroy at least 10x
  * faster than cudaEventCreateWithFlags+cudaEventDestroy; two 200 ms host functions
  * on two streams done in under 220 ms (rule 15). Host functions' enqueue cost and
- * round trip (launch on an idle stream, then synchronize) are reported beside
- * cudaLaunchHostFunc's, with no budget: tpevent's run on a thread per stream and
- * hold the stream with a stream memory operation, the raw ones run on the
- * driver's one thread. --check makes a missed budget the exit status (3). Exit 77: no usable CUDA device here (the reason is
- * printed).
+ * round trip are reported beside cudaLaunchHostFunc's, with no budget (tpevent's
+ * run on a thread per stream, the raw ones on the driver's one thread). --check
+ * makes a missed budget the exit status (3). Exit 77: no usable CUDA device here.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -371,21 +370,10 @@ static double quantile(double *values, size_t count, double q)
 
 /* ------------------------------------------------------------------ main */
 
-/* Every stream of the device idle before a batch, the other side's too. Each side
- * settles only its own streams, so the other side's batch just queued (the order
- * flips each round) still ran on the GPU during this one: on the H200 the query
- * op then read tpevent 1.27-1.46 us against raw 0.18-0.53 (ratios 3-7, round one's
- * tree alike), and 0.16-0.18 us on both sides with the device idle; a probe timing
- * tp_event_query beside cudaEventQuery of the same native event read 1.03-1.04. */
-static void device_settle(void)
-{
-    check_raw(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-}
-
 static double time_tp_batch(const op *o, tp_fixture *f, size_t batch)
 {
     tp_fixture_settle(f);
-    device_settle();
+    check_raw(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
     uint64_t t0 = now_ns();
     o->tp_batch(f, batch);
     uint64_t t1 = now_ns();
@@ -395,7 +383,7 @@ static double time_tp_batch(const op *o, tp_fixture *f, size_t batch)
 static double time_raw_batch(const op *o, raw_fixture *r, size_t batch)
 {
     raw_fixture_settle(r);
-    device_settle();
+    check_raw(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
     uint64_t t0 = now_ns();
     o->raw_batch(r, batch);
     uint64_t t1 = now_ns();
