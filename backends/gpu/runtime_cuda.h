@@ -1,13 +1,12 @@
 /*
- * The CUDA side of the GPU backend's runtime mapping: every rt_* name that
- * the GPU backend (gpu_internal.h) uses, in terms of cudart (linked statically into the module) and,
- * for contexts only, the driver API reached through cudart's entry-point query (so
- * the module needs libcuda.so.1 only at run time, and fails init with a reason
- * without it).
- *
- * runtime_hip.h defines the same names for HIP; keep the two in step. Differences
- * between the runtimes are handled here and said so in a comment, never with a
- * runtime test in the shared code.
+ * The CUDA side of the GPU backend's runtime mapping: every rt_* name that the GPU
+ * backend (gpu_internal.h) uses, in terms of cudart (linked statically into the
+ * module) and, for contexts, stream memory operations and two hot calls, the driver
+ * API reached through cudart's entry-point query (so the module needs libcuda.so.1
+ * only at run time, and fails init with a reason without it). runtime_hip.h
+ * defines the same names for HIP; keep the two in step. Differences between the
+ * runtimes are handled here and said so in a comment, never with a runtime test in
+ * the shared code.
  */
 #ifndef TPEVENT_BACKENDS_GPU_RUNTIME_CUDA_H
 #define TPEVENT_BACKENDS_GPU_RUNTIME_CUDA_H
@@ -38,13 +37,10 @@ typedef cudaEvent_t rt_event;
 #define RT_EVENT_BLOCKING_SYNC cudaEventBlockingSync
 #define RT_EVENT_INTERPROCESS cudaEventInterprocess
 
-/*
- * The device's default stream is the legacy NULL stream, named by the explicit
- * cudaStreamLegacy handle so that building with --default-stream per-thread (or
- * CUDA_API_PER_THREAD_DEFAULT_STREAM) does not change what it means. It is one
- * stream for all threads, as tp_stream_default promises; it serialises with
- * blocking streams, and not with the non-blocking ones tpevent creates.
- */
+/* The device's default stream is the legacy NULL stream, named by the explicit
+ * cudaStreamLegacy handle so that --default-stream per-thread does not change what
+ * it means: one stream for all threads, as tp_stream_default promises; it serialises
+ * with blocking streams, not with the non-blocking ones tpevent creates. */
 #define RT_DEFAULT_STREAM cudaStreamLegacy
 
 /* Synchronizing the legacy stream waits for blocking streams only, and the streams
@@ -117,7 +113,6 @@ static inline rt_error rt_stream_destroy(rt_stream s) { return cudaStreamDestroy
 static inline rt_error rt_stream_query(rt_stream s) { return cudaStreamQuery(s); }
 static inline rt_error rt_stream_synchronize(rt_stream s) { return cudaStreamSynchronize(s); }
 static inline rt_error rt_stream_priority(rt_stream s, int *p) { return cudaStreamGetPriority(s, p); }
-static inline rt_error rt_stream_wait_event(rt_stream s, rt_event e) { return cudaStreamWaitEvent(s, e, 0); }
 static inline rt_error rt_launch_host_fn(rt_stream s, void (*fn)(void *), void *arg)
 {
     return cudaLaunchHostFunc(s, fn, arg);
@@ -146,12 +141,7 @@ static inline rt_error rt_event_record(rt_event e, rt_stream s) { return cudaEve
  * never asks it: it answers "done" itself until the first record (rule 4). */
 static inline rt_error rt_event_query(rt_event e) { return cudaEventQuery(e); }
 static inline rt_error rt_event_synchronize(rt_event e) { return cudaEventSynchronize(e); }
-/* Resolution about 0.5 us (CUDA documents it); cudaErrorNotReady until both
- * records are reached. */
-static inline rt_error rt_event_elapsed(float *ms, rt_event start, rt_event end)
-{
-    return cudaEventElapsedTime(ms, start, end);
-}
+/* rt_stream_wait_event and rt_event_elapsed: through the driver table (contexts, below). */
 
 /* ---------------------------------------------------------------- IPC
  *
@@ -218,26 +208,40 @@ typedef struct rt_driver_api {
      * cudaLaunchHostFunc (see "host functions" below). */
     CUresult (*device_get_attribute)(int *, CUdevice_attribute, CUdevice);
     CUresult (*stream_wait_value64)(CUstream, CUdeviceptr, cuuint64_t, unsigned);
+    /* Two hot calls straight to the driver, at cudart's own version of them: through
+     * cudart they read 1.033 and 1.041 of the raw call (H200, 150 and 70 ns), the
+     * driver's 0.79 and 0.88-0.94. Never NULL: cudart's call where the driver lacks
+     * the entry point. */
+    CUresult (*event_elapsed_time)(float *, CUevent, CUevent);
+    CUresult (*stream_wait_event)(CUstream, CUevent, unsigned);
 } rt_driver_api;
 
 /* Filled once by rt_runtime_start, read-only afterwards. Defined once, in
  * gpu_device.c (RT_DEFINE_STATE), for every file of the backend. */
 extern rt_driver_api rt_driver __attribute__((visibility("hidden")));
 
-/*
- * cudart's error codes equal the driver's for every error these context and
- * stream-memory-operation calls can return (invalid value, invalid device, invalid
- * context, invalid handle, not supported, deinitialised...), so a CUresult is
- * reported through the same names.
- */
+/* cudart's error codes equal the driver's for every error these context, event and
+ * stream calls can return (invalid value, device, context or handle, not ready, not
+ * supported, deinitialised...), so a CUresult is reported through the same names. */
 static inline rt_error rt_from_driver(CUresult r) { return (rt_error)r; }
 
-static inline rt_error rt_driver_symbol(const char *name, void **fn)
+static inline rt_error rt_stream_wait_event(rt_stream s, rt_event e)
+{
+    return rt_from_driver(rt_driver.stream_wait_event(s, e, 0));
+}
+/* Resolution about 0.5 us (CUDA documents it); not ready until both are reached. */
+static inline rt_error rt_event_elapsed(float *ms, rt_event start, rt_event end)
+{
+    return rt_from_driver(rt_driver.event_elapsed_time(ms, start, end));
+}
+
+static inline rt_error rt_driver_symbol(const char *name, void **fn, unsigned version)
 {
     enum cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
 #if CUDART_VERSION >= 12050
-    rt_error e = cudaGetDriverEntryPointByVersion(name, fn, 12000, cudaEnableDefault, &found);
+    rt_error e = cudaGetDriverEntryPointByVersion(name, fn, version, cudaEnableDefault, &found);
 #else
+    (void)version;
     rt_error e = cudaGetDriverEntryPoint(name, fn, cudaEnableDefault, &found);
 #endif
     if (e == RT_SUCCESS && (found != cudaDriverEntryPointSuccess || !*fn))
@@ -245,10 +249,18 @@ static inline rt_error rt_driver_symbol(const char *name, void **fn)
     return e;
 }
 
-/*
- * After the device count succeeded (the driver is loaded): what else the backend
- * needs. On failure names the missing piece in `what`.
- */
+/* Where the driver lacks the entry points: cudart's own calls. */
+static inline CUresult rt_cudart_event_elapsed(float *ms, CUevent a, CUevent b)
+{
+    return (CUresult)cudaEventElapsedTime(ms, a, b);
+}
+static inline CUresult rt_cudart_stream_wait_event(CUstream s, CUevent e, unsigned flags)
+{
+    return (CUresult)cudaStreamWaitEvent(s, e, flags);
+}
+
+/* After the device count succeeded (the driver is loaded): what else the backend
+ * needs. On failure names the missing piece in `what`. */
 static inline rt_error rt_runtime_start(const char **what)
 {
     static const struct {
@@ -272,7 +284,7 @@ static inline rt_error rt_runtime_start(const char **what)
         {"cuStreamWaitValue64", offsetof(rt_driver_api, stream_wait_value64)},
     };
     for (size_t i = 0; i < sizeof symbols / sizeof symbols[0]; i++) {
-        rt_error e = rt_driver_symbol(symbols[i].name, (void **)((char *)&rt_driver + symbols[i].offset));
+        rt_error e = rt_driver_symbol(symbols[i].name, (void **)((char *)&rt_driver + symbols[i].offset), 12000);
         if (e != RT_SUCCESS) {
             *what = symbols[i].name;
             return e;
@@ -280,9 +292,13 @@ static inline rt_error rt_runtime_start(const char **what)
     }
     for (size_t i = 0; i < sizeof optional / sizeof optional[0]; i++) {
         void **fn = (void **)((char *)&rt_driver + optional[i].offset);
-        if (rt_driver_symbol(optional[i].name, fn) != RT_SUCCESS)
+        if (rt_driver_symbol(optional[i].name, fn, 12000) != RT_SUCCESS)
             *fn = NULL;
     }
+    if (rt_driver_symbol("cuEventElapsedTime", (void **)&rt_driver.event_elapsed_time, CUDART_VERSION) != RT_SUCCESS)
+        rt_driver.event_elapsed_time = rt_cudart_event_elapsed;
+    if (rt_driver_symbol("cuStreamWaitEvent", (void **)&rt_driver.stream_wait_event, CUDART_VERSION) != RT_SUCCESS)
+        rt_driver.stream_wait_event = rt_cudart_stream_wait_event;
     return RT_SUCCESS;
 }
 
@@ -343,19 +359,16 @@ typedef struct rt_guard {
 } rt_guard;
 
 /*
- * Which calls need no guard: cudart creates no context for them on a thread that
- * has none. Seen on CUDA 13.0 (H200, driver 580): cudaEventQuery,
- * cudaEventSynchronize and cudaEventElapsedTime create none, while cudaEventRecord,
- * cudaStreamWaitEvent, cudaStreamQuery and cudaStreamSynchronize make device 0's
- * primary context current. Older runtimes created one in cudaEventElapsedTime too
- * (PyTorch #122538), so below 13.0 it and synchronize stay guarded. The module links
- * cudart statically: the version checked here is the one that runs.
+ * Which calls need no guard: no context is made for them on a thread that has none.
+ * Seen on CUDA 13.0 (H200, driver 580): cudaEventQuery, cudaEventSynchronize and
+ * cudaEventElapsedTime make none (older runtimes did in the last: PyTorch #122538,
+ * so below 13.0 it and synchronize stay guarded; cudart is linked in statically, so
+ * the version checked is the one that runs), nor do the driver's calls made
+ * straight; cudaEventRecord, cudaStreamQuery and cudaStreamSynchronize make device
+ * 0's primary context current (cudart's lazy start). The backend leaves records to
+ * that lazy start once it holds device 0's context anyway: nothing new is created,
+ * and the hot paths skip the guard.
  */
-/* A thread with no current context that calls cudart gets this device's primary
- * context made current (cudart's lazy start; the device cudaSetDevice named would
- * already have its context current). The GPU backend leaves records and waits to
- * that lazy start once it holds this device's context anyway: nothing new is
- * created, and the hot paths skip the guard. */
 #define RT_LAZY_CONTEXT_DEVICE 0
 
 #define RT_QUERY_NEEDS_CONTEXT 0
@@ -367,15 +380,11 @@ typedef struct rt_guard {
 /* A guard that does nothing when left. */
 static inline void rt_guard_init(rt_guard *g) { g->pushed = false; }
 
-/*
- * Once a thread has a current context it keeps one unless its owner pops it, so a
- * thread-local flag saves the driver call on the hot paths. If the program does
- * pop its last context, the next call gets cudart's usual lazy context, as a raw
- * call would.
- */
-/* Left to the default TLS model: initial-exec would mark the whole module's TLS,
- * cudart's included, as static, and then dlopen fails for lack of room. Defined
- * with rt_driver (RT_DEFINE_STATE). */
+/* Once a thread has a current context it keeps one unless its owner pops it, so a
+ * thread-local flag saves the driver call on the hot paths (a program that pops its
+ * last context gets cudart's usual lazy one next, as a raw call would). Left to the
+ * default TLS model: initial-exec would make the whole module's TLS, cudart's
+ * included, static, and dlopen fails for lack of room. RT_DEFINE_STATE defines it. */
 extern _Thread_local bool rt_thread_has_context __attribute__((visibility("hidden")));
 
 /* The one definition of the mapping's state, in gpu_device.c. */
@@ -473,11 +482,8 @@ static inline rt_error rt_memset_async(void *memory, int value, size_t size, rt_
     return cudaMemsetAsync(memory, value, size, s);
 }
 
-/*
- * Whether streams of the device can wait on a 64-bit value in mapped host memory;
- * if not, *why says what is missing. Seen on the H200 (CUDA 13): supported. The
- * device must be able to map host memory, too.
- */
+/* Whether streams of the device can wait on a 64-bit value in mapped host memory
+ * (the H200 can, CUDA 13); if not, *why says what is missing. */
 static inline bool rt_stream_wait_value_supported(int device, const char **why)
 {
     CUdevice dev;
@@ -508,12 +514,10 @@ static inline rt_error rt_stream_wait_value64(rt_stream s, rt_device_ptr counter
     return rt_from_driver(rt_driver.stream_wait_value64((CUstream)s, counter, value, CU_STREAM_WAIT_VALUE_GEQ));
 }
 
-/*
- * Capture. Whether someone (torch.cuda.graph on a wrapped stream) is capturing the
- * stream: legal to ask during any capture. An error (the legacy stream while a
- * blocking stream captures) counts as capturing: the runtime's own call then says
- * what is wrong. Needs the stream's device current for the default handles.
- */
+/* Capture. Whether someone (torch.cuda.graph on a wrapped stream) captures the
+ * stream, legal to ask during any capture; an error (the legacy stream while a
+ * blocking stream captures) counts as capturing, and the runtime's own call then
+ * says what is wrong. Needs the stream's device current for the default handles. */
 static inline bool rt_stream_capturing(rt_stream s)
 {
     enum cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
@@ -537,13 +541,9 @@ static inline void rt_thread_relax_capture(void)
     (void)cudaThreadExchangeStreamCaptureMode(&mode);
 }
 
-/*
- * Rule 16: tpevent's own captures (gpu_graph.c). Relaxed mode: a capture in
- * global mode is invalidated by a potentially unsafe call of any thread not in
- * relaxed mode (a cudaMalloc of the program's data loader), which tpevent cannot
- * keep off; relaxed mode also lets the capture end on another thread. tpevent
- * itself makes no unsafe call on what it captures in either mode.
- */
+/* Rule 16: tpevent's own captures (gpu_graph.c), in relaxed mode: a global one is
+ * invalidated by an unsafe call of any thread not relaxed (a data loader's cudaMalloc)
+ * that tpevent cannot keep off; relaxed, the capture may also end on another thread. */
 typedef cudaGraph_t rt_graph;
 typedef cudaGraphExec_t rt_graph_exec;
 typedef enum cudaStreamCaptureMode rt_capture_mode;
