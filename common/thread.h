@@ -1,14 +1,16 @@
 /*
- * A detached thread of tpevent's own, started with every signal blocked (it
- * inherits the mask), so that the application's handlers run on its own threads,
- * never in the middle of tpevent's work. Returns pthread_create's error (0: started).
+ * Threads of tpevent's own, and what their timed waits wait on.
  */
 #ifndef TPEVENT_COMMON_THREAD_H
 #define TPEVENT_COMMON_THREAD_H
 
 #include <pthread.h>
 #include <signal.h>
+#include <time.h>
 
+/* A detached thread started with every signal blocked (it inherits the mask), so
+ * that the application's handlers run on its own threads, never in the middle of
+ * tpevent's work. Returns pthread_create's error (0: started). */
 static inline int tp_thread_start_detached(void *(*main)(void *), void *arg)
 {
     pthread_attr_t attr;
@@ -24,6 +26,17 @@ static inline int tp_thread_start_detached(void *(*main)(void *), void *arg)
     pthread_sigmask(SIG_SETMASK, &previous, NULL);
     pthread_attr_destroy(&attr);
     return err;
+}
+
+/* A condition variable whose timed waits run on CLOCK_MONOTONIC, as tp_now_ns: a
+ * change of the wall clock neither cuts them short nor stretches them. */
+static inline void tp_cond_init_monotonic(pthread_cond_t *cond)
+{
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(cond, &attr);
+    pthread_condattr_destroy(&attr);
 }
 
 #endif /* TPEVENT_COMMON_THREAD_H */

@@ -15,6 +15,7 @@
  * at most.
  */
 #include "core/internal.h"
+#include "common/thread.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -42,11 +43,7 @@ static struct {
 
 static void init_done_condition(void)
 {
-    pthread_condattr_t attr;
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    pthread_cond_init(&waiters.done, &attr);
-    pthread_condattr_destroy(&attr);
+    tp_cond_init_monotonic(&waiters.done);
 }
 
 static void *helper_main(void *arg)

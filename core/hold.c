@@ -18,6 +18,7 @@
 #include "core/internal.h"
 
 #include "common/clock.h"
+#include "common/thread.h"
 
 #include <inttypes.h>
 #include <pthread.h>
@@ -98,22 +99,14 @@ static void *watchdog_main(void *unused)
 static void watchdog_forget_after_fork(void)
 {
     pthread_mutex_init(&watchdog.lock, NULL);
-    pthread_condattr_t attr;
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    pthread_cond_init(&watchdog.changed, &attr);
-    pthread_condattr_destroy(&attr);
+    tp_cond_init_monotonic(&watchdog.changed);
     watchdog.first = NULL;
     watchdog.running = false;
 }
 
 static void watchdog_setup(void)
 {
-    pthread_condattr_t attr;
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    pthread_cond_init(&watchdog.changed, &attr);
-    pthread_condattr_destroy(&attr);
+    tp_cond_init_monotonic(&watchdog.changed);
     (void)pthread_atfork(NULL, NULL, watchdog_forget_after_fork);
 }
 

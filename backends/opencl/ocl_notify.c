@@ -53,28 +53,19 @@ static bool marker_done(cl_event marker)
     return error != CL_SUCCESS || state <= CL_COMPLETE;
 }
 
-static void notifier_condition_init(void)
-{
-    pthread_condattr_t attr;
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    pthread_cond_init(&notifier.added, &attr);
-    pthread_condattr_destroy(&attr);
-}
-
 /* fork(): the child has no notifier thread, and the lock may have been held. The
  * parent's pending notices stay the parent's: the child never runs them. */
 static void notifier_forget_after_fork(void)
 {
     pthread_mutex_init(&notifier.lock, NULL);
-    notifier_condition_init();
+    tp_cond_init_monotonic(&notifier.added);
     notifier.incoming = NULL;
     notifier.running = false;
 }
 
 static void notifier_setup(void)
 {
-    notifier_condition_init();
+    tp_cond_init_monotonic(&notifier.added);
     (void)pthread_atfork(NULL, NULL, notifier_forget_after_fork);
 }
 
