@@ -201,7 +201,7 @@ static tp_status anchor_add(gpu_device *device, gpu_clock *clock)
         rt_error e = elapsed_ns(last->native, next.native, &segment);
         if (e != RT_SUCCESS) {
             gpu_pool_give(device, TP_EVENT_TIMING, next.native, false);
-            return gpu_fail_call(RT_CALL("EventElapsedTime"), e);
+            return gpu_fail_call(RT_EVENT_ELAPSED_CALL, e);
         }
         next.device_ns = last->device_ns + segment;
         next.map_ns = map_from(last, segment);
@@ -279,7 +279,7 @@ static tp_status convert(gpu_clock *clock, rt_event record, int64_t *ns)
         const clock_anchor *a = anchor_at(clock, i);
         rt_error e = elapsed_ns(a->native, record, &offset);
         if (e != RT_SUCCESS)
-            return e == RT_ERROR_NOT_READY ? TP_ERR_NOT_READY : gpu_fail_call(RT_CALL("EventElapsedTime"), e);
+            return e == RT_ERROR_NOT_READY ? TP_ERR_NOT_READY : gpu_fail_call(RT_EVENT_ELAPSED_CALL, e);
         if (offset >= 0 || i == 0) {
             *ns = (int64_t)(map_from(a, offset) + 0.5); /* host times are positive: rounds */
             return TP_OK;

@@ -203,7 +203,7 @@ TP_NOINLINE static tp_status stream_wait_event_slow(gpu_stream *stream, gpu_even
         return gpu_fail_call(RT_CALL("SetDevice"), e);
     e = rt_stream_wait_event(stream->native, gpu_event_native(event));
     rt_guard_leave(&guard);
-    return TP_LIKELY(e == RT_SUCCESS) ? TP_OK : gpu_fail_call(RT_CALL("StreamWaitEvent"), e);
+    return TP_LIKELY(e == RT_SUCCESS) ? TP_OK : gpu_fail_call(RT_STREAM_WAIT_EVENT_CALL, e);
 }
 
 tp_status gpu_plain_stream_wait_event(tp_stream *stream_base, tp_event *event_base)
@@ -225,7 +225,7 @@ TP_COLD tp_status gpu_elapsed_failed(rt_error e)
     if (e == RT_ERROR_NOT_READY)
         return gpu.host->fail(TP_ERR_NOT_READY,
                               "tp_event_elapsed_time: the start or the end event's record is not reached yet");
-    return gpu_fail_call(RT_CALL("EventElapsedTime"), e);
+    return gpu_fail_call(RT_EVENT_ELAPSED_CALL, e);
 }
 
 /* Anything but two recorded events needing no guard (the core calls for one device

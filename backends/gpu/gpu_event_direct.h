@@ -102,7 +102,7 @@ static inline tp_status gpu_direct_event_synchronize(tp_event *base)
 static inline tp_status gpu_direct_stream_wait_event(tp_stream *stream_base, tp_event *event_base)
 {
     rt_error e = rt_stream_wait_event(gpu_as_stream(stream_base)->native, gpu_event_native(gpu_as_event(event_base)));
-    return TP_LIKELY(e == RT_SUCCESS) ? TP_OK : gpu_fail_call(RT_CALL("StreamWaitEvent"), e);
+    return TP_LIKELY(e == RT_SUCCESS) ? TP_OK : gpu_fail_call(RT_STREAM_WAIT_EVENT_CALL, e);
 }
 
 /* The common case in as few instructions as it takes (the call is ~100 ns, the

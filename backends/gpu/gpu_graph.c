@@ -303,7 +303,8 @@ static tp_status native_wait(gpu_stream *stream, rt_event native, bool external)
                      : rt_stream_wait_event(stream->native, native);
         rt_guard_leave(&guard);
     }
-    return e == RT_SUCCESS ? TP_OK : gpu_fail_call(RT_CALL("StreamWaitEvent"), e);
+    return e == RT_SUCCESS ? TP_OK
+                           : gpu_fail_call(external ? RT_CALL("StreamWaitEvent") : RT_STREAM_WAIT_EVENT_CALL, e);
 }
 
 static tp_status capture_wait(gpu_stream *stream, gpu_event *event)

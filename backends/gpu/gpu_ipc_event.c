@@ -229,7 +229,7 @@ static tp_status relay_wait(gpu_stream *stream, gpu_ipc_event *event)
     const char *call = RT_CALL("SetDevice");
     rt_error e = rt_guard_enter(&guard, device->context, RT_NEED_DEVICE);
     if (e == RT_SUCCESS) {
-        call = RT_CALL("StreamWaitEvent");
+        call = RT_STREAM_WAIT_EVENT_CALL;
         e = rt_stream_wait_event(relay, gpu_event_native(&event->base));
         if (e == RT_SUCCESS) {
             call = RT_CALL("EventRecord");
@@ -238,7 +238,7 @@ static tp_status relay_wait(gpu_stream *stream, gpu_ipc_event *event)
         rt_guard_leave(&guard);
     }
     if (e == RT_SUCCESS) {
-        call = RT_CALL("StreamWaitEvent");
+        call = RT_STREAM_WAIT_EVENT_CALL;
         e = gpu_stream_enter(stream, &guard);
         if (e == RT_SUCCESS) {
             e = rt_stream_wait_event(stream->native, marker);

@@ -76,11 +76,11 @@ static rt_error sample_once(tp_native_op op, sample_setup *s, uint64_t *ns, cons
         *call = RT_CALL("EventSynchronize");
         break;
     case TP_NATIVE_STREAM_WAIT:
-        e = rt_stream_wait_event(s->other, s->first);
+        e = rt_sample_stream_wait_event(s->other, s->first);
         *call = RT_CALL("StreamWaitEvent");
         break;
     case TP_NATIVE_ELAPSED:
-        e = rt_event_elapsed(&ms, s->first, s->second);
+        e = rt_sample_event_elapsed(&ms, s->first, s->second);
         *call = RT_CALL("EventElapsedTime");
         break;
     case TP_NATIVE_CREATE_DESTROY:

@@ -61,7 +61,7 @@ static tp_status behind_native(gpu_device *device, rt_event native, rt_event mar
     pthread_mutex_lock(&device->snapshot_lock);
     e = idle_stream(device, &stream);
     if (e == RT_SUCCESS) {
-        call = RT_CALL("StreamWaitEvent");
+        call = RT_STREAM_WAIT_EVENT_CALL;
         e = rt_stream_wait_event(stream, native);
     }
     if (e == RT_SUCCESS) {

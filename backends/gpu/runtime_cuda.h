@@ -23,6 +23,8 @@
 #define RT_DEVICE_TYPE TP_DEVICE_CUDA
 /* The runtime's name for call `name`, for messages: RT_CALL("EventRecord"). */
 #define RT_CALL(name) "cuda" name
+#define RT_STREAM_WAIT_EVENT_CALL "cuStreamWaitEvent"
+#define RT_EVENT_ELAPSED_CALL "cuEventElapsedTime"
 
 typedef cudaError_t rt_error;
 typedef cudaStream_t rt_stream;
@@ -141,7 +143,10 @@ static inline rt_error rt_event_record(rt_event e, rt_stream s) { return cudaEve
  * never asks it: it answers "done" itself until the first record (rule 4). */
 static inline rt_error rt_event_query(rt_event e) { return cudaEventQuery(e); }
 static inline rt_error rt_event_synchronize(rt_event e) { return cudaEventSynchronize(e); }
-/* rt_stream_wait_event and rt_event_elapsed: through the driver table (contexts, below). */
+/* rt_stream_wait_event and rt_event_elapsed go to the driver (contexts, below);
+ * tp_native_sample times cudart's own calls, as a program makes them. */
+static inline rt_error rt_sample_stream_wait_event(rt_stream s, rt_event e) { return cudaStreamWaitEvent(s, e, 0); }
+static inline rt_error rt_sample_event_elapsed(float *ms, rt_event a, rt_event b) { return cudaEventElapsedTime(ms, a, b); }
 
 /* ---------------------------------------------------------------- IPC
  *
@@ -208,10 +213,10 @@ typedef struct rt_driver_api {
      * cudaLaunchHostFunc (see "host functions" below). */
     CUresult (*device_get_attribute)(int *, CUdevice_attribute, CUdevice);
     CUresult (*stream_wait_value64)(CUstream, CUdeviceptr, cuuint64_t, unsigned);
-    /* Two hot calls straight to the driver, at cudart's own version of them: through
-     * cudart they read 1.033 and 1.041 of the raw call (H200, 150 and 70 ns), the
-     * driver's 0.79 and 0.88-0.94. Never NULL: cudart's call where the driver lacks
-     * the entry point. */
+    /* Two hot calls straight to the driver (RT_*_CALL name them), at cudart's own
+     * version: through cudart they read 1.033 and 1.041 of the raw call (H200, 150
+     * and 70 ns), the driver's 0.79 and 0.88-0.94. Never NULL: cudart's call where
+     * the driver lacks the entry point. */
     CUresult (*event_elapsed_time)(float *, CUevent, CUevent);
     CUresult (*stream_wait_event)(CUstream, CUevent, unsigned);
 } rt_driver_api;
@@ -225,15 +230,9 @@ extern rt_driver_api rt_driver __attribute__((visibility("hidden")));
  * supported, deinitialised...), so a CUresult is reported through the same names. */
 static inline rt_error rt_from_driver(CUresult r) { return (rt_error)r; }
 
-static inline rt_error rt_stream_wait_event(rt_stream s, rt_event e)
-{
-    return rt_from_driver(rt_driver.stream_wait_event(s, e, 0));
-}
+static inline rt_error rt_stream_wait_event(rt_stream s, rt_event e) { return rt_from_driver(rt_driver.stream_wait_event(s, e, 0)); }
 /* Resolution about 0.5 us (CUDA documents it); not ready until both are reached. */
-static inline rt_error rt_event_elapsed(float *ms, rt_event start, rt_event end)
-{
-    return rt_from_driver(rt_driver.event_elapsed_time(ms, start, end));
-}
+static inline rt_error rt_event_elapsed(float *ms, rt_event a, rt_event b) { return rt_from_driver(rt_driver.event_elapsed_time(ms, a, b)); }
 
 static inline rt_error rt_driver_symbol(const char *name, void **fn, unsigned version)
 {
@@ -250,14 +249,8 @@ static inline rt_error rt_driver_symbol(const char *name, void **fn, unsigned ve
 }
 
 /* Where the driver lacks the entry points: cudart's own calls. */
-static inline CUresult rt_cudart_event_elapsed(float *ms, CUevent a, CUevent b)
-{
-    return (CUresult)cudaEventElapsedTime(ms, a, b);
-}
-static inline CUresult rt_cudart_stream_wait_event(CUstream s, CUevent e, unsigned flags)
-{
-    return (CUresult)cudaStreamWaitEvent(s, e, flags);
-}
+static inline CUresult rt_cudart_event_elapsed(float *ms, CUevent a, CUevent b) { return (CUresult)cudaEventElapsedTime(ms, a, b); }
+static inline CUresult rt_cudart_stream_wait_event(CUstream s, CUevent e, unsigned f) { return (CUresult)cudaStreamWaitEvent(s, e, f); }
 
 /* After the device count succeeded (the driver is loaded): what else the backend
  * needs. On failure names the missing piece in `what`. */

@@ -42,6 +42,8 @@
 #define RT_BACKEND_NAME "cuda" /* the core takes a module of the name it asks for */
 #define RT_DEVICE_TYPE TP_DEVICE_CUDA
 #define RT_CALL(name) "fake" name
+#define RT_STREAM_WAIT_EVENT_CALL RT_CALL("StreamWaitEvent")
+#define RT_EVENT_ELAPSED_CALL RT_CALL("EventElapsedTime")
 
 typedef int rt_error;
 enum {
@@ -157,6 +159,9 @@ static inline rt_error rt_event_elapsed(float *ms, rt_event start, rt_event end)
 {
     return fake_event_elapsed(ms, start, end);
 }
+/* What tp_native_sample times for a wait and an elapsed time: the same calls. */
+static inline rt_error rt_sample_stream_wait_event(rt_stream s, rt_event e) { return rt_stream_wait_event(s, e); }
+static inline rt_error rt_sample_event_elapsed(float *ms, rt_event a, rt_event b) { return rt_event_elapsed(ms, a, b); }
 
 /* ---------------------------------------------------------------- IPC */
 

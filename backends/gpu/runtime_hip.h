@@ -21,6 +21,8 @@
 #define RT_BACKEND_NAME "hip"
 #define RT_DEVICE_TYPE TP_DEVICE_HIP
 #define RT_CALL(name) "hip" name
+#define RT_STREAM_WAIT_EVENT_CALL RT_CALL("StreamWaitEvent")
+#define RT_EVENT_ELAPSED_CALL RT_CALL("EventElapsedTime")
 
 typedef hipError_t rt_error;
 typedef hipStream_t rt_stream;
@@ -186,6 +188,9 @@ static inline rt_error rt_event_elapsed(float *ms, rt_event start, rt_event end)
 {
     return hipEventElapsedTime(ms, start, end);
 }
+/* What tp_native_sample times for a wait and an elapsed time: the same calls. */
+static inline rt_error rt_sample_stream_wait_event(rt_stream s, rt_event e) { return rt_stream_wait_event(s, e); }
+static inline rt_error rt_sample_event_elapsed(float *ms, rt_event a, rt_event b) { return rt_event_elapsed(ms, a, b); }
 
 /* ---------------------------------------------------------------- IPC
  *
