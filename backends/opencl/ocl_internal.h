@@ -152,6 +152,10 @@ void tp_ocl_record_ref(ocl_record *record);
 void tp_ocl_record_unref(ocl_record *record);
 /* *reached: the marker completed. A failed command is TP_ERR_BACKEND. */
 tp_status tp_ocl_record_query(ocl_record *record, const char *call, bool *reached);
+/* Whether the command of `marker` is over: complete, or failed (a negative state),
+ * or the runtime can no longer answer for it. Whatever waits on it, a hold or a
+ * notice, then waits on nothing that will ever come, and goes on. */
+bool tp_ocl_marker_done(cl_event marker);
 /* Spins, then with `sleep` polls between sleeps of at most 1 ms, else between
  * yields, until the command of `marker` completes or fails. */
 void tp_ocl_marker_wait(cl_event marker, bool sleep);

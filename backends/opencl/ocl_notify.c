@@ -43,16 +43,6 @@ static struct {
 
 static tp_free_list notice_pool = TP_FREE_LIST_INIT;
 
-/* A failed command (a negative state) or a marker the runtime cannot answer for
- * counts as done: fn runs anyway, as the CL_COMPLETE callback did for a command
- * that failed, and what is held waits on nothing that will ever come. */
-static bool marker_done(cl_event marker)
-{
-    cl_int state = CL_QUEUED;
-    cl_int error = clGetEventInfo(marker, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof state, &state, NULL);
-    return error != CL_SUCCESS || state <= CL_COMPLETE;
-}
-
 /* fork(): the child has no notifier thread, and the lock may have been held. The
  * parent's pending notices stay the parent's: the child never runs them. */
 static void notifier_forget_after_fork(void)
@@ -76,7 +66,7 @@ static void notices_poll(notice **watching)
     notice **link = watching;
     while (*link) {
         notice *n = *link;
-        if (!marker_done(n->marker)) {
+        if (!tp_ocl_marker_done(n->marker)) {
             link = &n->next;
             continue;
         }
@@ -150,7 +140,7 @@ tp_status tp_ocl_record_notify(ocl_record *record, void (*fn)(void *), void *arg
     /* As the callback was: run at once, on the caller's thread, if already done
      * (core/backend.h's snapshot_notify allows it; ocl_event.c's release may run
      * there too). No thread started and nothing retained for a reached record. */
-    if (marker_done(record->marker)) {
+    if (tp_ocl_marker_done(record->marker)) {
         fn(arg);
         return TP_OK;
     }

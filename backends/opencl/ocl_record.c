@@ -99,12 +99,16 @@ tp_status tp_ocl_record_query(ocl_record *record, const char *call, bool *reache
     return TP_OK;
 }
 
-static bool marker_complete(const void *arg)
+bool tp_ocl_marker_done(cl_event marker)
 {
     cl_int state = CL_QUEUED;
-    cl_int error = clGetEventInfo(*(const cl_event *)arg, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof state, &state,
-                                  NULL);
+    cl_int error = clGetEventInfo(marker, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof state, &state, NULL);
     return error != CL_SUCCESS || state <= CL_COMPLETE;
+}
+
+static bool marker_complete(const void *marker)
+{
+    return tp_ocl_marker_done(*(const cl_event *)marker);
 }
 
 /*
