@@ -81,10 +81,12 @@ static void *worker_main(void *arg)
     host_task *task;
     while ((task = next_task(worker))) {
         /* A failed earlier command ends the wait too: fn runs anyway, as the queue's
-         * later work would, and the failure shows in that work's own events. Polled
-         * (ocl_record.c says why not the runtime's callback): fn's start is in the
-         * stream's time, a cold tp_measure's right after its cache flush. */
-        tp_ocl_marker_wait(task->start, true);
+         * later work would, and the failure shows in that work's own events. Asleep
+         * at once, no spin: on a loaded machine the spin took the CPU from the
+         * runtime's thread that completes the marker (PoCL under ASan: host
+         * functions up to 8x their length). Bounded by polls, not the callback
+         * alone: fn's start is in the stream's time (ocl_record.c). */
+        tp_ocl_marker_sleep(task->start);
         clReleaseEvent(task->start);
         task->fn(task->arg);
         task->release(task->release_arg);

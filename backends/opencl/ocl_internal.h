@@ -156,8 +156,11 @@ tp_status tp_ocl_record_query(ocl_record *record, const char *call, bool *reache
  * or the runtime can no longer answer for it. Whatever waits on it, a hold or a
  * notice, then waits on nothing that will ever come, and goes on. */
 bool tp_ocl_marker_done(cl_event marker);
-/* Spins, then with `sleep` polls between sleeps of at most 1 ms, else between
- * yields, until the command of `marker` completes or fails. */
+/* Returns once the command of `marker` completes or fails, asleep until its
+ * CL_COMPLETE callback or a poll of its state (sleeps of at most 1 ms between
+ * polls) says so, whichever comes first (ocl_record.c says why both). */
+void tp_ocl_marker_sleep(cl_event marker);
+/* A spin first, then with `sleep` tp_ocl_marker_sleep, else polls between yields. */
 void tp_ocl_marker_wait(cl_event marker, bool sleep);
 /* tp_ocl_marker_wait on the record's marker, then its state: TP_ERR_BACKEND for a
  * failed command. */

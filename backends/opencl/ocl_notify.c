@@ -38,6 +38,7 @@ static struct {
     pthread_mutex_t lock; /* the members below */
     pthread_cond_t added; /* CLOCK_MONOTONIC: the pauses between polls wait on it */
     notice *incoming;     /* given by tp_ocl_record_notify, not yet polled */
+    bool completed;       /* a marker's CL_COMPLETE callback came since the last poll */
     bool running;
 } notifier = {.once = PTHREAD_ONCE_INIT, .lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -50,6 +51,7 @@ static void notifier_forget_after_fork(void)
     pthread_mutex_init(&notifier.lock, NULL);
     tp_cond_init_monotonic(&notifier.added);
     notifier.incoming = NULL;
+    notifier.completed = false;
     notifier.running = false;
 }
 
@@ -86,14 +88,30 @@ static void notices_append(notice **watching, notice *incoming)
 }
 
 /* The sleep between polls, cut short by a new notice, which then gets polled at
- * once and spun on: one long wait pending does not make a short one late. */
-static void pause_or_new_notice(uint64_t pause_ns)
+ * once and spun on (one long wait pending does not make a short one late), or by a
+ * marker's callback (where the runtime's callbacks are prompt, as PoCL's, a notice
+ * runs as soon as its record is reached; where they are late, as NVIDIA's, the
+ * polls bound it). */
+static void pause_or_news(uint64_t pause_ns)
 {
     uint64_t until_ns = tp_now_ns() + pause_ns;
     struct timespec until = {(time_t)(until_ns / 1000000000u), (long)(until_ns % 1000000000u)};
     pthread_mutex_lock(&notifier.lock);
-    if (!notifier.incoming)
+    if (!notifier.incoming && !notifier.completed)
         (void)pthread_cond_timedwait(&notifier.added, &notifier.lock, &until);
+    notifier.completed = false;
+    pthread_mutex_unlock(&notifier.lock);
+}
+
+/* The notifier is the module's for good: a callback that comes late finds it. */
+static void CL_CALLBACK marker_completed(cl_event marker, cl_int state, void *unused)
+{
+    (void)marker;
+    (void)state;
+    (void)unused;
+    pthread_mutex_lock(&notifier.lock);
+    notifier.completed = true;
+    pthread_cond_signal(&notifier.added);
     pthread_mutex_unlock(&notifier.lock);
 }
 
@@ -129,7 +147,7 @@ static void *notifier_main(void *unused)
             tp_cpu_relax();
             continue;
         }
-        pause_or_new_notice(pause_ns);
+        pause_or_news(pause_ns);
         pause_ns = tp_pause_next(pause_ns);
     }
     return NULL;
@@ -170,5 +188,8 @@ tp_status tp_ocl_record_notify(ocl_record *record, void (*fn)(void *), void *arg
         tp_free_list_give(&notice_pool, n);
         return tp_ocl_host()->fail(TP_ERR_BACKEND, "%s: pthread_create failed (%d)", call, start_error);
     }
+    /* The caller's record holds the marker through this call, whether or not the
+     * notice ran already. A refused callback leaves the polls alone to find it. */
+    (void)clSetEventCallback(record->marker, CL_COMPLETE, marker_completed, NULL);
     return TP_OK;
 }

@@ -10,10 +10,13 @@
 #include "backends/opencl/ocl_internal.h"
 #include "common/free_list.h"
 #include "common/spin.h"
+#include "common/thread.h"
 
 #include <limits.h>
 #include <stddef.h>
 #include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
 
 _Static_assert(offsetof(ocl_record, next_free) == 0, "a record starts with its free list link");
 
@@ -112,28 +115,103 @@ static bool marker_complete(const void *marker)
 }
 
 /*
- * Returns once the command of `marker` completes or fails: a spin, then with `sleep`
- * status queries between sleeps that double up to 1 ms (common/spin.h), else
- * between yields. Not NVIDIA's clWaitForEvents, which spins a CPU for as long as it
- * waits; not the CL_COMPLETE callback either, which NVIDIA's OpenCL delivered 20 ms
- * after the command completed every other time (H200: a marker behind a 128 MB fill,
- * its state seen CL_COMPLETE by a query 100-400 us after the enqueue, its callback
- * 200 us or 19.7-20.1 ms after), so that a cold tp_measure's host function and a
- * stream synchronize were late by as much.
+ * The sleeping half of a wait: woken by the marker's CL_COMPLETE callback, and
+ * bounded by polling its state between sleeps that double up to 1 ms. Either alone
+ * falls short. NVIDIA's clWaitForEvents spins a CPU for as long as it waits. Its
+ * callback came 20 ms after the command completed every other time (H200: a
+ * marker behind a 128 MB fill, its state seen CL_COMPLETE by a query 100-400 us
+ * after the enqueue, its callback 0.2 or 19.7-20.1 ms after), so that a cold
+ * tp_measure's host function and a stream synchronize were late by as much. And
+ * polling alone woke PoCL's waiters later than its prompt callback does (ASan under
+ * load: rule 18's host functions 2-8x their length, against 1-3x).
+ *
+ * The callback may come after the waiter went on, so the two share the wake-up by
+ * reference and the last one frees it.
  */
+typedef struct completion_wake {
+    pthread_mutex_t lock;
+    pthread_cond_t completed; /* CLOCK_MONOTONIC: the bounded sleeps wait on it */
+    bool done;
+    atomic_int refs;
+} completion_wake;
+
+static void completion_wake_unref(completion_wake *wake)
+{
+    if (atomic_fetch_sub_explicit(&wake->refs, 1, memory_order_acq_rel) != 1)
+        return;
+    pthread_cond_destroy(&wake->completed);
+    pthread_mutex_destroy(&wake->lock);
+    free(wake);
+}
+
+static void CL_CALLBACK completion_signal(cl_event marker, cl_int state, void *arg)
+{
+    (void)marker;
+    (void)state;
+    completion_wake *wake = arg;
+    pthread_mutex_lock(&wake->lock);
+    wake->done = true;
+    pthread_cond_signal(&wake->completed);
+    pthread_mutex_unlock(&wake->lock);
+    completion_wake_unref(wake);
+}
+
+/* The wake-up, its callback registered; NULL (then the wait only polls) if either
+ * could not be had. */
+static completion_wake *completion_wake_open(cl_event marker)
+{
+    completion_wake *wake = malloc(sizeof *wake);
+    if (!wake)
+        return NULL;
+    pthread_mutex_init(&wake->lock, NULL);
+    tp_cond_init_monotonic(&wake->completed);
+    wake->done = false;
+    atomic_init(&wake->refs, 2);
+    if (clSetEventCallback(marker, CL_COMPLETE, completion_signal, wake) != CL_SUCCESS) {
+        atomic_store_explicit(&wake->refs, 1, memory_order_relaxed);
+        completion_wake_unref(wake);
+        return NULL;
+    }
+    return wake;
+}
+
+/* Sleeps up to pause_ns, or less once the callback came; whether it has. */
+static bool completion_wake_sleep(completion_wake *wake, uint64_t pause_ns)
+{
+    if (!wake) {
+        tp_sleep_ns(pause_ns);
+        return false;
+    }
+    uint64_t until_ns = tp_now_ns() + pause_ns;
+    struct timespec until = {(time_t)(until_ns / 1000000000u), (long)(until_ns % 1000000000u)};
+    pthread_mutex_lock(&wake->lock);
+    if (!wake->done)
+        (void)pthread_cond_timedwait(&wake->completed, &wake->lock, &until);
+    bool done = wake->done;
+    pthread_mutex_unlock(&wake->lock);
+    return done;
+}
+
+void tp_ocl_marker_sleep(cl_event marker)
+{
+    completion_wake *wake = completion_wake_open(marker);
+    uint64_t pause = TP_PAUSE_FIRST_NS;
+    while (!tp_ocl_marker_done(marker) && !completion_wake_sleep(wake, pause))
+        pause = tp_pause_next(pause);
+    if (wake)
+        completion_wake_unref(wake);
+}
+
 void tp_ocl_marker_wait(cl_event marker, bool sleep)
 {
     if (tp_spin_until(marker_complete, &marker, TP_SPIN_NS))
         return;
-    uint64_t pause = TP_PAUSE_FIRST_NS;
-    while (!marker_complete(&marker)) {
-        if (sleep) {
-            tp_sleep_ns(pause);
-            pause = tp_pause_next(pause);
-        } else {
-            sched_yield();
-        }
+    if (sleep) {
+        tp_ocl_marker_sleep(marker);
+        return;
     }
+    while (!tp_ocl_marker_done(marker))
+        sched_yield();
 }
 
 tp_status tp_ocl_record_wait(ocl_record *record, bool sleep, const char *call)
