@@ -69,14 +69,14 @@ static tp_measurement new_measurement(void)
     return m;
 }
 
-/* The median per-call time lies between the work's length and a loaded machine's
- * delay of it (the fake GPU adds up to ~1 ms per host function: its stream threads
- * poll with a back-off that grows to 1 ms). Far below a watchdog's 100 ms, and below
- * a CPU cache flush (2-5 ms to read 64 MB). */
-static bool near_work_length(double median_ns, int64_t work_ns)
+/* A per-call time (a median, or the shortest) lies between the work's length and a
+ * loaded machine's delay of it (the fake GPU adds up to ~1 ms per host function: its
+ * stream threads poll with a back-off that grows to 1 ms). Far below a watchdog's
+ * 100 ms, and below a CPU cache flush (2-5 ms to read 64 MB). */
+static bool near_work_length(double per_call_ns, int64_t work_ns)
 {
-    printf("median %.1f us per call of %.1f us of work\n", median_ns / 1e3, (double)work_ns / 1e3);
-    return median_ns >= 0.95 * (double)work_ns && median_ns <= 3.0 * (double)work_ns + 1e6;
+    printf("%.1f us per call of %.1f us of work\n", per_call_ns / 1e3, (double)work_ns / 1e3);
+    return per_call_ns >= 0.95 * (double)work_ns && per_call_ns <= 3.0 * (double)work_ns + 1e6;
 }
 
 /* Held: each call's time is its work's length, with the stream's per-task cost. */
@@ -119,7 +119,10 @@ TEST(rule18_measure_hold_keeps_the_host_submission_rate_out)
     return 0;
 }
 
-/* Cold: each call is timed alone, with the cache flush before it and outside it. */
+/* Cold: each call is timed alone, with the cache flush before it and outside it.
+ * A flush inside the time would be in every sample, the shortest too: the shortest
+ * is checked, which a loaded machine's delays of some calls leave alone (the fake
+ * GPU's polling threads under ASan on CI's 2 cores put the median at 1.7-3 ms). */
 TEST(rule18_measure_cold_times_each_call_without_the_flush)
 {
     tp_stream *stream = new_stream(env->device);
@@ -127,7 +130,7 @@ TEST(rule18_measure_cold_times_each_call_without_the_flush)
     tp_measure_options options = quick_options();
     options.flags = TP_MEASURE_COLD;
     options.min_time_ns = 0; /* a few flushes: under a sanitizer or valgrind a CPU flush is slow */
-    options.min_samples = 3;
+    options.min_samples = 5;
     tp_measurement m = new_measurement();
     tp_status status = tp_measure(stream, work_fn, &w, &options, &m);
     if (status == TP_ERR_UNSUPPORTED) {
@@ -138,7 +141,8 @@ TEST(rule18_measure_cold_times_each_call_without_the_flush)
     CHECK_OK(status);
     CHECK(m.cold && m.held);
     CHECK(m.samples == m.calls);
-    CHECK(near_work_length(m.median_ns, w.stream_ns));
+    printf("shortest call %.1f us, median %.1f us\n", m.min_ns / 1e3, m.median_ns / 1e3);
+    CHECK(near_work_length(m.min_ns, w.stream_ns));
     CHECK_OK(tp_stream_destroy(stream));
     return 0;
 }
