@@ -4,8 +4,11 @@
 #ifndef TPEVENT_COMMON_THREAD_H
 #define TPEVENT_COMMON_THREAD_H
 
+#include "common/clock.h"
+
 #include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <time.h>
 
 /* A detached thread started with every signal blocked (it inherits the mask), so
@@ -37,6 +40,15 @@ static inline void tp_cond_init_monotonic(pthread_cond_t *cond)
     pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
     pthread_cond_init(cond, &attr);
     pthread_condattr_destroy(&attr);
+}
+
+/* Waits on a tp_cond_init_monotonic condition, `lock` held, at most `ns` from now
+ * (a signal or a spurious wake-up ends it sooner: callers look again). */
+static inline void tp_cond_wait_for_ns(pthread_cond_t *cond, pthread_mutex_t *lock, uint64_t ns)
+{
+    uint64_t until_ns = tp_now_ns() + ns;
+    struct timespec until = {(time_t)(until_ns / 1000000000u), (long)(until_ns % 1000000000u)};
+    (void)pthread_cond_timedwait(cond, lock, &until);
 }
 
 #endif /* TPEVENT_COMMON_THREAD_H */

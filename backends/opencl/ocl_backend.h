@@ -32,10 +32,11 @@
  * be recorded again. A user event is refused (no command, no time).
  *
  * Synchronize spins TP_SPIN_NS, then with TP_EVENT_BLOCKING (and stream and device
- * synchronize, and a host function's worker) polls the marker's state between
- * sleeps that double up to 1 ms, not in clWaitForEvents (NVIDIA's spins a CPU) nor
- * on the marker's CL_COMPLETE callback (NVIDIA's comes up to 20 ms late); without
- * it, yields the CPU between polls.
+ * synchronize; a host function's worker with no spin) sleeps until the CL_COMPLETE
+ * callback or a poll of its state (sleeps that double up to 1 ms) sees it over,
+ * whichever comes first: not in clWaitForEvents (NVIDIA's spins a CPU), not on the
+ * callback alone (NVIDIA's comes up to 20 ms late); without it, yields the CPU
+ * between polls.
  *
  * Elapsed time and timestamps read CL_PROFILING_COMMAND_END only of a record seen
  * CL_COMPLETE (NVIDIA's OpenCL answers CL_SUCCESS and a meaningless END before); a

@@ -2,12 +2,13 @@
  * Notices: fn(arg) once a record's marker completes, for what must let something
  * go when an OpenCL record is reached without a thread waiting for it: the hold of
  * another backend's stream (rule 14, snapshot_notify) and of a queue of another
- * context (ocl_event.c). Polled, not the marker's CL_COMPLETE callback: NVIDIA's
- * OpenCL delivered that callback 20 ms after the command completed every other
- * time (H200: a marker behind a short fill seen CL_COMPLETE by a query 100-400 us
- * after the enqueue, its callback at 0.2 ms or at 19.7-20.1 ms), so a CUDA stream
- * waiting on an OpenCL record was let go up to 20 ms late (ocl_record.c's
- * tp_ocl_marker_wait says the same of waits).
+ * context (ocl_event.c). Polled, and woken early by the markers' CL_COMPLETE callbacks,
+ * not run from the callback: NVIDIA's OpenCL delivered it 20 ms after the command
+ * completed every other time (H200: a marker behind a short fill seen CL_COMPLETE
+ * by a query 100-400 us after the enqueue, its callback at 0.2 ms or at 19.7-20.1
+ * ms), so a CUDA stream waiting on an OpenCL record was let go up to 20 ms late;
+ * where the callbacks are prompt (PoCL), they cut the polls' pauses short
+ * (ocl_record.c's completion_wake says the same of waits).
  *
  * One notifier thread for the process, not one per device: a poll is one
  * clGetEventInfo per pending notice, whatever the device, and a thread per device
@@ -23,8 +24,6 @@
 #include "common/free_list.h"
 #include "common/spin.h"
 #include "common/thread.h"
-
-#include <time.h>
 
 typedef struct notice {
     struct notice *next; /* first: tp_free_item's layout; then the notifier's lists */
@@ -94,11 +93,9 @@ static void notices_append(notice **watching, notice *incoming)
  * polls bound it). */
 static void pause_or_news(uint64_t pause_ns)
 {
-    uint64_t until_ns = tp_now_ns() + pause_ns;
-    struct timespec until = {(time_t)(until_ns / 1000000000u), (long)(until_ns % 1000000000u)};
     pthread_mutex_lock(&notifier.lock);
     if (!notifier.incoming && !notifier.completed)
-        (void)pthread_cond_timedwait(&notifier.added, &notifier.lock, &until);
+        tp_cond_wait_for_ns(&notifier.added, &notifier.lock, pause_ns);
     notifier.completed = false;
     pthread_mutex_unlock(&notifier.lock);
 }

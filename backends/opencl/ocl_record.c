@@ -182,11 +182,9 @@ static bool completion_wake_sleep(completion_wake *wake, uint64_t pause_ns)
         tp_sleep_ns(pause_ns);
         return false;
     }
-    uint64_t until_ns = tp_now_ns() + pause_ns;
-    struct timespec until = {(time_t)(until_ns / 1000000000u), (long)(until_ns % 1000000000u)};
     pthread_mutex_lock(&wake->lock);
     if (!wake->done)
-        (void)pthread_cond_timedwait(&wake->completed, &wake->lock, &until);
+        tp_cond_wait_for_ns(&wake->completed, &wake->lock, pause_ns);
     bool done = wake->done;
     pthread_mutex_unlock(&wake->lock);
     return done;
