@@ -79,7 +79,12 @@ static bool near_work_length(double per_call_ns, int64_t work_ns)
     return per_call_ns >= 0.95 * (double)work_ns && per_call_ns <= 3.0 * (double)work_ns + 1e6;
 }
 
-/* Held: each call's time is its work's length, with the stream's per-task cost. */
+/* Held: each call's time is its work's length, with the stream's per-task cost. The
+ * shortest call is checked against both bounds: no call is shorter than its work, and
+ * a cost in every call would be in the shortest too, while a loaded machine delays
+ * some calls only (CI's TSan stage, two tests at once on two cores, read a median of
+ * 3 ms per call of 300 us on the fake GPU's runtime host functions: four threads hand
+ * each call on). */
 TEST(rule18_measure_times_work_of_known_length)
 {
     tp_stream *stream = new_stream(env->device);
@@ -87,7 +92,8 @@ TEST(rule18_measure_times_work_of_known_length)
     tp_measure_options options = quick_options();
     tp_measurement m = new_measurement();
     CHECK_OK(tp_measure(stream, work_fn, &w, &options, &m));
-    CHECK(near_work_length(m.median_ns, w.stream_ns));
+    printf("shortest call %.1f us, median %.1f us\n", m.min_ns / 1e3, m.median_ns / 1e3);
+    CHECK(near_work_length(m.min_ns, w.stream_ns));
     CHECK(m.held && !m.cold);
     CHECK(m.samples >= options.min_samples && m.calls >= m.samples && m.batch >= 1);
     CHECK(m.min_ns <= m.median_ns && m.median_ns <= m.max_ns && m.noise >= 0);
@@ -99,7 +105,8 @@ TEST(rule18_measure_times_work_of_known_length)
  * call and puts 100 us on the stream; held, a call reads 100 us and the stream's
  * per-task cost; unheld, the stream waits for the host and a call reads its 5 ms. On
  * the fake GPU, whose threads poll with a back-off that grows to 1 ms, either may be
- * off by up to ~1.5 ms. */
+ * off by up to ~1.5 ms, and a loaded machine delays some held calls by more: the
+ * shortest held call is compared, as the host's 5 ms would be in every one. */
 TEST(rule18_measure_hold_keeps_the_host_submission_rate_out)
 {
     tp_stream *stream = new_stream(env->device);
@@ -109,10 +116,10 @@ TEST(rule18_measure_hold_keeps_the_host_submission_rate_out)
     CHECK_OK(tp_measure(stream, work_fn, &w, &options, &held));
     options.flags = TP_MEASURE_NO_HOLD;
     CHECK_OK(tp_measure(stream, work_fn, &w, &options, &unheld));
-    printf("held %.1f us per call (%lld x %lld; %s), unheld %.1f us\n", held.median_ns / 1e3, (long long)held.samples,
-           (long long)held.batch, held.note, unheld.median_ns / 1e3);
+    printf("held %.1f us per call, shortest %.1f us (%lld x %lld; %s), unheld %.1f us\n", held.median_ns / 1e3,
+           held.min_ns / 1e3, (long long)held.samples, (long long)held.batch, held.note, unheld.median_ns / 1e3);
     CHECK(held.held && !unheld.held);
-    CHECK(held.median_ns >= 0.95 * 100e3 && held.median_ns < 0.5 * unheld.median_ns);
+    CHECK(held.min_ns >= 0.95 * 100e3 && held.min_ns < 0.5 * unheld.median_ns);
     CHECK(unheld.median_ns >= 0.5 * 5000e3);
     CHECK(held.cpu_ns >= 0.95 * 5000e3 && unheld.cpu_ns >= 0.95 * 5000e3);
     CHECK_OK(tp_stream_destroy(stream));

@@ -5,7 +5,9 @@
  *
  * Every stream has a thread that takes its operations in order. Waiting (on a
  * record, a stream, a device, a counter) polls every FAKE_POLL_NS: simple, and
- * slow enough that nothing here hides a missed wake-up of the code under test.
+ * slow enough that nothing here hides a missed wake-up of the code under test. A
+ * stream waiting for its host function on the callback thread is woken instead:
+ * that hand-over is the fake's own, and a GPU's stream goes on as fn returns.
  * Stream structs are never freed (a destroyed stream is kept, drained, on its
  * device's list), so a device-wide synchronize may look at any of them.
  */
@@ -34,7 +36,7 @@ typedef struct fake_callback {
     struct fake_callback *next;
     void (*fn)(void *);
     void *arg;
-    atomic_bool done;
+    bool done; /* under fake.callback_lock */
 } fake_callback;
 
 static struct {
@@ -44,10 +46,12 @@ static struct {
     fake_device devices[FAKE_MAX_DEVICES];
     pthread_mutex_t callback_lock;
     pthread_cond_t callback_ready;
+    pthread_cond_t callback_done;
     fake_callback *callbacks, *callbacks_last;
 } fake = {.once = PTHREAD_ONCE_INIT,
           .callback_lock = PTHREAD_MUTEX_INITIALIZER,
-          .callback_ready = PTHREAD_COND_INITIALIZER};
+          .callback_ready = PTHREAD_COND_INITIALIZER,
+          .callback_done = PTHREAD_COND_INITIALIZER};
 
 static _Thread_local int current_device;
 static _Thread_local bool callback_thread;
@@ -110,13 +114,16 @@ static void *callback_main(void *arg)
             fake.callbacks_last = NULL;
         pthread_mutex_unlock(&fake.callback_lock);
         call->fn(call->arg);
-        atomic_store(&call->done, true);
         pthread_mutex_lock(&fake.callback_lock);
+        call->done = true;
+        pthread_cond_broadcast(&fake.callback_done);
     }
     return NULL;
 }
 
-/* Runs fn on the callback thread; returns when it has. */
+/* Runs fn on the callback thread; returns when it has. The stream goes on as soon as
+ * fn returns, as a GPU's does (no poll): a poll's back-off here would add up to a
+ * millisecond to every host function, work whose length rule 18's tests measure. */
 static void run_on_callback_thread(void (*fn)(void *), void *arg)
 {
     fake_callback call = {NULL, fn, arg, false};
@@ -127,10 +134,9 @@ static void run_on_callback_thread(void (*fn)(void *), void *arg)
         fake.callbacks = &call;
     fake.callbacks_last = &call;
     pthread_cond_signal(&fake.callback_ready);
+    while (!call.done)
+        pthread_cond_wait(&fake.callback_done, &fake.callback_lock);
     pthread_mutex_unlock(&fake.callback_lock);
-    backoff b = BACKOFF_INIT;
-    while (!atomic_load(&call.done))
-        fake_poll_pause_for(&b);
 }
 
 /* --------------------------------------------------------------- teardown */
