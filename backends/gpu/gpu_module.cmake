@@ -49,6 +49,7 @@ function(tpevent_gpu_objects runtime)
   target_include_directories(${objects} PRIVATE "${PROJECT_SOURCE_DIR}/include" "${PROJECT_SOURCE_DIR}")
   target_link_libraries(${objects} PUBLIC ${ARGN} Threads::Threads)
   tpevent_strict(${objects})
+  tpevent_tls_descriptors(${objects})
 
   # Every symbol is hidden (CMAKE_C_VISIBILITY_PRESET), the entry too, so the entry
   # is named rather than the hidden ones localized; undefined ones stay global.
