@@ -174,7 +174,7 @@ for device in $opencl_gpus; do
     passed=0 skipped=0 failed=0 failed_names=""
     names=$("$build/bin/tpevent_conformance" --list)
     # The other way round, only what involves two backends (the rest is cuda:0's own, in ctest).
-    [ "$1" != "$device" ] && names=$(printf '%s\n' $names | grep -E 'across_backends|two_backends|rule17_hold_beside')
+    [ "$1" != "$device" ] && names=$(printf '%s\n' $names | grep -E 'across_backends|two_backends|rule17_hold_beside|rule17_ten_thousand')
     for name in $names; do
       env -u POCL_DEVICES timeout 120 "$build/bin/tpevent_conformance" --device "$1" --peer "$2" --test "$name" \
         >>"$opencl_gpu_log" 2>&1

@@ -17,16 +17,16 @@
 
 /* The test body: check(event_device, stream_device, ...) both ways, a stream of
  * the device under test waiting on the other backend's event, then the reverse
- * (other_backend: the CPU for a GPU device; a usable GPU for a CPU device, else the
- * test skips). */
-#define BOTH_WAYS(env, check, ...)                         \
-    do {                                                   \
-        const char *other_ = other_backend((env)->device); \
-        if (!other_)                                       \
-            return TEST_SKIP;                              \
-        check(other_, (env)->device, __VA_ARGS__);         \
-        check((env)->device, other_, __VA_ARGS__);         \
-        return 0;                                          \
+ * (other_backend: the peer where it is of another backend; else the CPU for a GPU
+ * device, a usable GPU for a CPU device, or the test skips). */
+#define BOTH_WAYS(env, check, ...)                 \
+    do {                                           \
+        const char *other_ = other_backend(env);   \
+        if (!other_)                               \
+            return TEST_SKIP;                      \
+        check(other_, (env)->device, __VA_ARGS__); \
+        check((env)->device, other_, __VA_ARGS__); \
+        return 0;                                  \
     } while (0)
 
 /* A record of `event_device`, pending behind a closed gate, and a stream of

@@ -10,7 +10,7 @@ int on_peer(const test_env *env, pair_check *check)
 
 int on_other_backend(const test_env *env, pair_check *check)
 {
-    const char *other = other_backend(env->device);
+    const char *other = other_backend(env);
     if (!other)
         return TEST_SKIP;
     check(env->device, other);

@@ -109,10 +109,12 @@ int64_t timestamp_of(tp_event *event);
 /* CPU time used so far by the calling thread, in seconds. */
 double thread_cpu_seconds(void);
 
-/* A device of another backend than `device`, for the rules that span two
- * backends: the CPU for a GPU device; for a CPU device, the first GPU backend
- * usable here. NULL after printing why none is (the test then skips). */
-const char *other_backend(const char *device);
+/* A device of another backend than the device under test, for the rules that span
+ * two backends: the peer where it is of another backend (--device cuda:0 --peer
+ * opencl:0: GPU and OpenCL); else the CPU for a GPU or OpenCL device, and for a CPU
+ * device the first GPU backend usable here. NULL after printing why none is (the
+ * test then skips). */
+const char *other_backend(const test_env *env);
 
 /* Whether `device` has interprocess events (rule 8): OpenCL has none, and refuses
  * TP_EVENT_INTERPROCESS with TP_ERR_UNSUPPORTED and the reason, which `say_why`
@@ -124,9 +126,9 @@ bool ipc_supported(const char *device, bool say_why);
     if (!ipc_supported((device), true)) \
     return TEST_SKIP
 
-#define REQUIRE_OTHER_BACKEND(env, name)             \
-    const char *name = other_backend((env)->device); \
-    if (!name)                                       \
+#define REQUIRE_OTHER_BACKEND(env, name)   \
+    const char *name = other_backend(env); \
+    if (!name)                             \
     return TEST_SKIP
 
 /* Runs `test` of this program in a child with `mark_env`=1 set; fails unless it
