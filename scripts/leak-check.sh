@@ -70,7 +70,8 @@ done
 # ~10 s instead of 0.2 s (167 of them: ~28 min of CI's 45), and glibc's own rpath
 # expansion while loading PoCL's libraries reports invalid reads (strncmp in is_dst,
 # dl-load.c) that are not tpevent's. LeakSanitizer runs them whole (the asan preset).
-excluded=(fake-runtime-host-fns cpu:1 opencl)
+# So the fake GPU paired with PoCL (fake-opencl-peer) is left out too.
+excluded=(fake-runtime-host-fns cpu:1 opencl fake-opencl-peer)
 if [ ${#unusable[@]} -gt 0 ]; then
   excluded+=("${unusable[@]}")
   echo "leak-check.sh: not under memcheck, their backend unusable here: conformance tests of ${unusable[*]}"
