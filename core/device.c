@@ -166,19 +166,22 @@ static tp_status current_device(tp_device *out)
 #define RESOLVED_TEXT_MAX 16
 static _Thread_local struct {
     char text[RESOLVED_TEXT_MAX];
+    size_t length; /* of text; 0: nothing cached */
     tp_device device;
     const tp_backend *backend;
 } thread_resolved;
 
-/* str equals the cached text (never empty: an empty cache matches nothing). Stops
- * at the first difference, so no byte of str past its NUL is read. */
+/* str equals the cached text, its NUL included (an empty cache matches nothing).
+ * Stops at the first difference: a shorter str differs at its NUL, so no byte of
+ * str past its NUL is read. One comparison a byte, the length known. */
 static bool matches_resolved(const char *str)
 {
     const char *cached = thread_resolved.text;
-    const char *p = cached;
-    while (*p && *p == *str)
-        p++, str++;
-    return *p == '\0' && *str == '\0' && p != cached;
+    size_t length = thread_resolved.length;
+    for (size_t i = 0; i <= length; i++)
+        if (str[i] != cached[i])
+            return false;
+    return length != 0;
 }
 
 static void remember_resolved(const char *str, tp_device device, const tp_backend *backend)
@@ -187,6 +190,7 @@ static void remember_resolved(const char *str, tp_device device, const tp_backen
     if (len == RESOLVED_TEXT_MAX)
         return;
     memcpy(thread_resolved.text, str, len + 1);
+    thread_resolved.length = len;
     thread_resolved.device = device;
     thread_resolved.backend = backend;
 }

@@ -495,3 +495,41 @@ TEST(current_device_env_out_of_range_named_in_errors)
     CHECK_ERROR_MENTIONS("TPEVENT_DEVICE");
     return 0;
 }
+
+/* Strings of exactly their size, so that ASan sees a read past the NUL. */
+static char *exact_copy(const char *text)
+{
+    size_t size = strlen(text) + 1;
+    char *copy = malloc(size);
+    CHECK(copy != NULL);
+    memcpy(copy, text, size);
+    return copy;
+}
+
+TEST(device_string_cache_matches_whole_strings_only)
+{
+    /* core/device.c keeps the last device string a thread resolved: a string that
+     * shares its start, longer or shorter, is resolved on its own, and none is read
+     * past its NUL. */
+    tp_stream *zero = NULL, *one = NULL, *seen = NULL;
+    CHECK_OK(tp_stream_default("cpu:0", &zero));
+    CHECK_OK(tp_stream_default("cpu:1", &one));
+    CHECK(zero != one);
+    char *longer = exact_copy("cpu:10"), *shorter = exact_copy("cpu:"), *bare = exact_copy("cpu");
+    char *same = exact_copy("cpu:1");
+    CHECK_STATUS(tp_stream_default(longer, &seen), TP_ERR_INVALID_DEVICE);
+    CHECK_ERROR_MENTIONS("cpu:10");
+    CHECK_OK(tp_stream_default(same, &seen));
+    CHECK(seen == one);
+    CHECK(tp_stream_default(shorter, &seen) != TP_OK);
+    CHECK_OK(tp_set_device("cpu:0"));
+    CHECK_OK(tp_stream_default(bare, &seen));
+    CHECK(seen == zero);
+    CHECK_OK(tp_stream_default(same, &seen));
+    CHECK(seen == one);
+    free(longer);
+    free(shorter);
+    free(bare);
+    free(same);
+    return 0;
+}
