@@ -308,25 +308,17 @@ tp_stream *new_stream(const char *device)
     return stream;
 }
 
-/* The length of the device string's backend name ("cuda" of "cuda:1"). */
-static size_t backend_name_length(const char *device)
-{
-    const char *colon = strchr(device, ':');
-    return colon ? (size_t)(colon - device) : strlen(device);
-}
-
 const char *other_backend(const test_env *env)
 {
     static const char *const gpus[][2] = {{"cuda", "cuda:0"}, {"hip", "hip:0"}};
-    const char *device = env->device, *peer = env->peer;
-    size_t length = backend_name_length(device);
-    if (peer && (backend_name_length(peer) != length || strncmp(peer, device, length) != 0)) {
-        char type[16];
-        snprintf(type, sizeof type, "%.*s", (int)backend_name_length(peer), peer);
+    const char *device = env->device;
+    tp_device of_device, of_peer;
+    if (env->peer && tp_device_parse(device, &of_device) == TP_OK && tp_device_parse(env->peer, &of_peer) == TP_OK &&
+        of_peer.type != of_device.type) {
         const char *reason = NULL;
-        if (tp_backend_status(type, &reason) == TP_OK)
-            return peer;
-        printf("skipped: the other backend, the peer %s, is not usable here: %s\n", peer, reason ? reason : "");
+        if (tp_backend_status(tp_device_type_name(of_peer.type), &reason) == TP_OK)
+            return env->peer;
+        printf("skipped: the other backend, the peer %s, is not usable here: %s\n", env->peer, reason ? reason : "");
         return NULL;
     }
     if (strncmp(device, "cpu", 3) != 0)
