@@ -152,6 +152,17 @@ struct gpu_import;
 typedef struct gpu_clock gpu_clock;
 typedef struct gpu_host_queue gpu_host_queue;
 typedef struct gpu_hold_chain gpu_hold_chain;
+typedef struct gpu_notify_call gpu_notify_call;
+
+/* A device's notifies of other backends (gpu_notify.c). */
+typedef struct gpu_notifier {
+    pthread_mutex_t lock;
+    pthread_cond_t polled_added; /* monotonic: the poller sleeps on it between passes */
+    gpu_notify_call *polled;     /* under lock: past the window, the poller's */
+    bool poller_started;         /* under lock */
+    pthread_mutex_t spare_lock;
+    gpu_notify_call *spare; /* under spare_lock: calls done with, taken again first */
+} gpu_notifier;
 
 typedef struct gpu_stream {
     tp_stream head;
@@ -222,6 +233,7 @@ typedef struct gpu_device {
     rt_stream snapshot_streams[GPU_SNAPSHOT_STREAMS];
     int snapshot_stream_count;
     unsigned snapshot_stream_next;
+    gpu_notifier notifier;
     /* The clock's anchors (gpu_clock.c), made on first need. */
     _Atomic(gpu_clock *) clock;
     /* tp_measure's cold calls fill it (gpu_flush.c); made at the first, then kept. */
@@ -581,6 +593,12 @@ void gpu_snapshot_release(tp_snapshot *snapshot);
 tp_status gpu_snapshot_query(const tp_snapshot *snapshot, bool *reached);
 tp_status gpu_snapshot_synchronize(const tp_snapshot *snapshot);
 tp_status gpu_snapshot_notify(const tp_snapshot *snapshot, void (*fn)(void *), void *arg);
+
+/* =============================================================== gpu_notify.c */
+/* Queues nothing on the device: the marker is pinned to its pool, and the device's
+ * poller calls fn(arg) once it sees the marker reached (late by at most a pass and
+ * a pause of the poller's, never early). snapshot_notify's mechanism. */
+tp_status gpu_notify_when_reached(gpu_device *device, rt_event marker, void (*fn)(void *), void *arg);
 
 /* ================================================================ gpu_sample.c */
 tp_status gpu_native_sample(int device, tp_native_op op, uint64_t *samples_ns, size_t count);

@@ -44,9 +44,9 @@ static rt_error idle_stream(gpu_device *device, rt_stream *out)
     return RT_SUCCESS;
 }
 
-/* Enqueues on an idle snapshot stream of the device a wait for `native` and then
- * `then`: a record of `marker`, or (marker NULL) a host function. */
-static tp_status behind_native(gpu_device *device, rt_event native, rt_event marker, void (*fn)(void *), void *arg)
+/* Enqueues on an idle snapshot stream of the device a wait for `native` and then a
+ * record of `marker`. */
+static tp_status behind_native(gpu_device *device, rt_event native, rt_event marker)
 {
     rt_guard guard;
     rt_error e = rt_guard_enter(&guard, device->context, RT_NEED_DEVICE);
@@ -65,8 +65,8 @@ static tp_status behind_native(gpu_device *device, rt_event native, rt_event mar
         e = rt_stream_wait_event(stream, native);
     }
     if (e == RT_SUCCESS) {
-        call = marker ? RT_CALL("EventRecord") : RT_CALL("LaunchHostFunc");
-        e = marker ? rt_event_record(marker, stream) : rt_launch_host_fn(stream, fn, arg);
+        call = RT_CALL("EventRecord");
+        e = rt_event_record(marker, stream);
     }
     pthread_mutex_unlock(&device->snapshot_lock);
     rt_thread_capture_restore(mode);
@@ -102,7 +102,7 @@ tp_status gpu_snapshot_take(tp_event *base, tp_snapshot *out)
     tp_status status = gpu_pool_take(device, marker_flags(base->flags), &marker);
     if (status != TP_OK)
         return status;
-    status = behind_native(device, native, marker, NULL, NULL);
+    status = behind_native(device, native, marker);
     if (status != TP_OK) {
         gpu_pool_give(device, marker_flags(base->flags), marker, false);
         return status;
@@ -158,9 +158,9 @@ tp_status gpu_snapshot_synchronize(const tp_snapshot *snapshot)
     return e == RT_SUCCESS ? TP_OK : gpu_fail_call(RT_CALL("EventSynchronize"), e);
 }
 
-/* fn runs on the runtime's callback thread, which the snapshot_notify contract
+/* fn runs on the device's poller (gpu_notify.c), which the snapshot_notify contract
  * allows: it is short and does not block. */
 tp_status gpu_snapshot_notify(const tp_snapshot *snapshot, void (*fn)(void *), void *arg)
 {
-    return behind_native(&gpu.devices[snapshot->device.index], snapshot->object, NULL, fn, arg);
+    return gpu_notify_when_reached(&gpu.devices[snapshot->device.index], snapshot->object, fn, arg);
 }

@@ -5,8 +5,12 @@ and cupy.cuda.Event, in one process.
 For each operation (record, query, synchronize, wait, elapsed_time, creation) and
 each implementation that is available here, times `--calls` calls written as a user
 writes them (`e.record()`, `e.wait(s2)`), with timeit (the loop is compiled, GC is
-off), `--repeats` times, and prints the median per call in ns. The loop's own cost
-is in every number; the "empty loop" row says how much it is.
+off), `--repeats` times, and prints the median per call in ns. The implementations
+take turns within each operation (run 1 of each, then run 2 of each, ...), so that
+a shared machine's slow spell falls on all of them alike rather than on whichever
+ran then (on an H100, tpevent's query read 373 ns in one spell and 177-305 ns in
+others when each implementation ran all its runs in one go). The loop's own cost is
+in every number; the "empty loop" row says how much it is.
 
 tpevent runs on "cuda" where the CUDA backend is available and on "cpu" always.
 PyTorch and CuPy run where they are installed and see a CUDA device; what is
@@ -126,32 +130,58 @@ def cupy_setup():
     return names, statements, lambda: cupy.cuda.Device().synchronize()
 
 
-def time_statement(statement, names, calls, repeats, settle):
-    timer = timeit.Timer(statement, globals=names)
-    timer.timeit(max(1, calls // 10))  # warm-up: pools, lazy native events, caches
+def warm_up(statement, names, calls, settle):
+    timeit.Timer(statement, globals=names).timeit(max(1, calls // 10))  # pools, lazy native events, caches
     settle()
-    samples = []
-    for _ in range(repeats):
-        samples.append(timer.timeit(calls) / calls * 1e9)
-        settle()  # records queued by this repeat do not slow the next
-    return statistics.median(samples)
 
 
-def measure(label, setup, calls, repeats):
-    """{op: ns} for one implementation, or the reason it cannot run."""
-    try:
-        names, statements, settle = setup()
-    except Unavailable as reason:
-        return str(reason)
-    except Exception as error:  # noqa: BLE001 - a broken install is reported, not fatal
-        return f"setup failed: {type(error).__name__}: {error}"
-    results = {}
-    for op, _ in OPS:
+def time_once(statement, names, calls, settle):
+    ns = timeit.Timer(statement, globals=names).timeit(calls) / calls * 1e9
+    settle()  # records queued by this run do not slow the next
+    return ns
+
+
+def set_up(setups):
+    """[(label, names, statements, settle)] of the implementations that run here, and
+    {label: reason} of those that do not."""
+    ready, unavailable = [], {}
+    for label, setup in setups:
         try:
-            results[op] = time_statement(statements[op], names, calls, repeats, settle)
-        except Exception as error:  # noqa: BLE001
-            results[op] = f"{type(error).__name__}: {error}"
-        print(f"  {label:<18} {op:<14} done", file=sys.stderr)
+            names, statements, settle = setup()
+        except Unavailable as reason:
+            unavailable[label] = str(reason)
+            continue
+        except Exception as error:  # noqa: BLE001 - a broken install is reported, not fatal
+            unavailable[label] = f"setup failed: {type(error).__name__}: {error}"
+            continue
+        ready.append((label, names, statements, settle))
+    return ready, unavailable
+
+
+def measure_interleaved(ready, calls, repeats):
+    """{label: {op: ns}}: for each operation, the implementations take turns run by run;
+    the median of each one's runs (or the error it raised)."""
+    results = {label: {} for label, *_ in ready}
+    for op, _ in OPS:
+        samples = {}
+        for label, names, statements, settle in ready:
+            try:
+                warm_up(statements[op], names, calls, settle)
+                samples[label] = []
+            except Exception as error:  # noqa: BLE001
+                results[label][op] = f"{type(error).__name__}: {error}"
+        for _ in range(repeats):
+            for label, names, statements, settle in ready:
+                if label not in samples:
+                    continue
+                try:
+                    samples[label].append(time_once(statements[op], names, calls, settle))
+                except Exception as error:  # noqa: BLE001
+                    results[label][op] = f"{type(error).__name__}: {error}"
+                    del samples[label]
+        for label, values in samples.items():
+            results[label][op] = statistics.median(values)
+        print(f"  {op:<14} done", file=sys.stderr)
     return results
 
 
@@ -162,7 +192,7 @@ def format_cell(value):
 
 
 def print_table(columns, calls, repeats, empty_loop):
-    print(f"Per-call time from Python, ns (median of {repeats} runs of {calls} calls;"
+    print(f"Per-call time from Python, ns (median of {repeats} interleaved runs of {calls} calls;"
           f" Python {platform.python_version()}; the loop itself: {empty_loop:.0f} ns)")
     print()
     measured = [(label, result) for label, result in columns if isinstance(result, dict)]
@@ -197,13 +227,16 @@ def main():
     if args.quick:
         args.calls, args.repeats = 200, 2
 
-    columns = [
-        ("tpevent cuda", measure("tpevent cuda", lambda: tpevent_setup("cuda"), args.calls, args.repeats)),
-        ("torch.cuda.Event", measure("torch.cuda.Event", torch_setup, args.calls, args.repeats)),
-        ("cupy.cuda.Event", measure("cupy.cuda.Event", cupy_setup, args.calls, args.repeats)),
-        ("tpevent cpu", measure("tpevent cpu", lambda: tpevent_setup("cpu"), args.calls, args.repeats)),
+    setups = [
+        ("tpevent cuda", lambda: tpevent_setup("cuda")),
+        ("torch.cuda.Event", torch_setup),
+        ("cupy.cuda.Event", cupy_setup),
+        ("tpevent cpu", lambda: tpevent_setup("cpu")),
     ]
-    empty_loop = time_statement("pass", {}, args.calls, args.repeats, lambda: None)
+    ready, unavailable = set_up(setups)
+    results = measure_interleaved(ready, args.calls, args.repeats)
+    columns = [(label, results.get(label, unavailable.get(label))) for label, _ in setups]
+    empty_loop = statistics.median(time_once("pass", {}, args.calls, lambda: None) for _ in range(args.repeats))
     print_table(columns, args.calls, args.repeats, empty_loop)
     # The CPU column must exist wherever tpevent is built; anything else may be absent.
     return 0 if isinstance(dict(columns)["tpevent cpu"], dict) else 1

@@ -286,7 +286,9 @@ static void *stream_main(void *arg)
         run_op(s, op);
         pthread_mutex_lock(&s->lock);
         atomic_fetch_add(&s->completed, 1);
-        if (kind == OP_WAIT_VALUE && s->pending_waits-- == FAKE_WAIT_DEPTH)
+        if (kind == OP_WAIT_VALUE)
+            s->pending_waits--;
+        if (s->pushes_waiting)
             pthread_cond_broadcast(&s->room);
     }
     pthread_mutex_unlock(&s->lock);
@@ -366,12 +368,23 @@ rt_error fake_push(rt_stream s, fake_op *op)
     }
     /* As on the H200: with this many waits on host memory pending, submitting
      * another blocks the caller until one passes (100 host functions launched at
-     * once hung there while the launch held a lock the releasing thread needed). */
-    if (op->kind == OP_WAIT_VALUE) {
-        while (s->pending_waits >= FAKE_WAIT_DEPTH && !s->destroyed)
-            pthread_cond_wait(&s->room, &s->lock);
-        s->pending_waits++;
+     * once hung there while the launch held a lock the releasing thread needed).
+     * And a host function (or a memory wait) submitted behind FAKE_QUEUE_DEPTH
+     * pending operations of any kind blocks, while records and waits on events
+     * never do: a model of what the H100 showed, not its measured rule (an OpenCL
+     * stream's 10,000 waits on CUDA records, a host function each, at most 256 at
+     * once, on 16 streams also holding records, blocked in cuLaunchHostFunc until
+     * the records came; 200 host functions behind a blocked one did not). */
+    bool waits_for_room = op->kind == OP_WAIT_VALUE || (op->kind == OP_HOST_FN && !op->replayed);
+    while (waits_for_room && !s->destroyed &&
+           ((op->kind == OP_WAIT_VALUE && s->pending_waits >= FAKE_WAIT_DEPTH) ||
+            s->submitted - atomic_load(&s->completed) >= FAKE_QUEUE_DEPTH)) {
+        s->pushes_waiting++;
+        pthread_cond_wait(&s->room, &s->lock);
+        s->pushes_waiting--;
     }
+    if (op->kind == OP_WAIT_VALUE)
+        s->pending_waits++;
     op->next = NULL;
     if (s->last)
         s->last->next = op;
@@ -501,7 +514,7 @@ rt_error fake_stream_device(rt_stream s, int *device)
     return RT_SUCCESS;
 }
 
-rt_error fake_launch_host_fn(rt_stream s, void (*fn)(void *), void *arg)
+static rt_error launch_host_fn(rt_stream s, void (*fn)(void *), void *arg, bool replayed)
 {
     rt_error captured;
     if (fake_capture_host_fn(fake_resolve(s), fn, arg, &captured))
@@ -511,7 +524,18 @@ rt_error fake_launch_host_fn(rt_stream s, void (*fn)(void *), void *arg)
         return FAKE_ERROR_OUT_OF_MEMORY;
     op->fn = fn;
     op->arg = arg;
+    op->replayed = replayed;
     return fake_push(s, op);
+}
+
+rt_error fake_launch_host_fn(rt_stream s, void (*fn)(void *), void *arg)
+{
+    return launch_host_fn(s, fn, arg, false);
+}
+
+rt_error fake_replay_host_fn(rt_stream s, void (*fn)(void *), void *arg)
+{
+    return launch_host_fn(s, fn, arg, true);
 }
 
 rt_error fake_stream_wait_value64(rt_stream s, uintptr_t counter, uint64_t value)

@@ -453,7 +453,7 @@ rt_error fake_graph_launch(rt_graph_exec x, rt_stream s)
             e = fake_stream_wait_value64(s, op->counter, op->value);
             break;
         default:
-            e = fake_launch_host_fn(s, op->fn, op->arg);
+            e = fake_replay_host_fn(s, op->fn, op->arg);
             break;
         }
     }

@@ -26,10 +26,13 @@ typedef struct fake_op {
     _Atomic uint64_t *counter;
     uint64_t value; /* OP_WAIT_VALUE's; OP_MEMSET's byte */
     size_t size;    /* OP_MEMSET's, at arg */
+    bool replayed;  /* OP_HOST_FN of a graph launch: part of one submission (see push) */
 } fake_op;
 
-/* Stream memory waits a stream takes before a submission blocks (see push). */
+/* Stream memory waits a stream takes before a submission blocks, and operations
+ * of any kind before a host function's or a memory wait's submission does (push). */
 #define FAKE_WAIT_DEPTH 40u
+#define FAKE_QUEUE_DEPTH 400u
 
 struct fake_stream {
     struct fake_stream *next_on_device; /* under the device's lock */
@@ -42,7 +45,8 @@ struct fake_stream {
     _Atomic uint64_t completed;
     atomic_bool in_wait_value;              /* its thread waits on host memory now */
     unsigned pending_waits;                 /* under lock: stream memory waits pushed, not yet passed */
-    pthread_cond_t room;                    /* a pending wait passed */
+    pthread_cond_t room;                    /* a pending operation passed, with a push waiting */
+    unsigned pushes_waiting;                /* under lock: pushes waiting for room */
     bool destroyed;                         /* under lock */
     atomic_bool drained;                    /* destroyed and done: its thread is gone */
     _Atomic(struct fake_capture *) capture; /* runtime_fake_graph.c */
@@ -67,6 +71,10 @@ void fake_record_unref(fake_record *record);
 fake_op *fake_op_new(int kind);
 /* Queues the operation (taking it) on its stream, for the stream's thread. */
 rt_error fake_push(rt_stream s, fake_op *op);
+
+/* A graph launch's host function node: part of one submission, as on CUDA, so it
+ * never waits for room in the stream's queue. */
+rt_error fake_replay_host_fn(rt_stream s, void (*fn)(void *), void *arg);
 
 #define FAKE_POLL_NS 20000L
 

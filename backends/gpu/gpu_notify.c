@@ -1,0 +1,158 @@
+/*
+ * snapshot_notify's calls (core/backend.h): fn(arg) once a snapshot's marker is
+ * reached, for another backend's stream held on this one's record (an OpenCL stream
+ * waiting on a CUDA event: core/wait_across.c).
+ *
+ * Nothing is queued on the device for it: the marker is pinned to its pool
+ * (gpu_pool_pin: handed out again only once fn ran), and the device's poller, a
+ * thread made at the first notify, asks each marker it holds whether it was
+ * reached, a pass every POLL_PAUSE_MIN_NS to POLL_PAUSE_MAX_NS (the longer while
+ * passes find nothing). fn is late by at most a pass and a pause, never early.
+ *
+ * Why not a runtime host function behind the marker, which the runtime would call
+ * the moment the stream gets there: launching one can block its caller (rule 17).
+ * On the H100 an OpenCL stream's 10,000 waits on pending CUDA records blocked in
+ * cuLaunchHostFunc for 10 s (the test's watchdog), with at most 256 such host
+ * functions queued, spread over 16 snapshot streams that also held the markers'
+ * records. Where the driver's limit lies is not known (200 host functions behind
+ * a blocked one on one stream do not block); a poller has none.
+ */
+#define _GNU_SOURCE /* pthread_setname_np */
+#include "backends/gpu/gpu_graph.h"
+#include "backends/gpu/gpu_internal.h"
+#include "common/thread.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define POLL_PAUSE_MIN_NS 20000u
+#define POLL_PAUSE_MAX_NS 200000u
+
+struct gpu_notify_call {
+    gpu_notify_call *next; /* on the poller's list, or the spares */
+    rt_event marker;       /* pinned until fn ran */
+    void (*fn)(void *);
+    void *arg;
+};
+
+static gpu_notify_call *call_take(gpu_notifier *notifier)
+{
+    pthread_mutex_lock(&notifier->spare_lock);
+    gpu_notify_call *call = notifier->spare;
+    if (call)
+        notifier->spare = call->next;
+    pthread_mutex_unlock(&notifier->spare_lock);
+    return call ? call : malloc(sizeof *call);
+}
+
+static void call_give(gpu_notifier *notifier, gpu_notify_call *call)
+{
+    pthread_mutex_lock(&notifier->spare_lock);
+    call->next = notifier->spare;
+    notifier->spare = call;
+    pthread_mutex_unlock(&notifier->spare_lock);
+}
+
+/* ------------------------------------------------------------- the poller */
+
+/* A query that fails counts as reached, as core/wait_across.c's does: the stream
+ * held on it must not stay held. */
+static bool marker_reached(gpu_device *device, rt_event marker)
+{
+    rt_guard guard;
+    if (gpu_guard_enter_if(RT_QUERY_NEEDS_CONTEXT, &guard, device->context, RT_NEED_CONTEXT) != RT_SUCCESS)
+        return true;
+    /* Rule 16: a query from a thread not relaxed would invalidate another
+     * thread's capture in global mode. */
+    rt_capture_mode mode = rt_thread_capture_relax_save();
+    rt_error e = rt_event_query(marker);
+    rt_thread_capture_restore(mode);
+    rt_guard_leave(&guard);
+    return e != RT_ERROR_NOT_READY;
+}
+
+/* One pass over `calls`: runs and frees those reached; returns the others, in order,
+ * and whether any was reached. */
+static gpu_notify_call *poll_pass(gpu_device *device, gpu_notify_call *calls, bool *any_reached)
+{
+    gpu_notify_call *left = NULL, **tail = &left;
+    *any_reached = false;
+    while (calls) {
+        gpu_notify_call *call = calls;
+        calls = call->next;
+        if (marker_reached(device, call->marker)) {
+            call->fn(call->arg);
+            gpu_pool_unpin(call->marker);
+            call_give(&device->notifier, call);
+            *any_reached = true;
+        } else {
+            call->next = NULL;
+            *tail = call;
+            tail = &call->next;
+        }
+    }
+    return left;
+}
+
+static void *poller_main(void *arg)
+{
+    gpu_device *device = arg;
+#if defined(__GLIBC__)
+    char name[16]; /* the kernel's limit, NUL included */
+    snprintf(name, sizeof name, "tpevent-n%s:%d", RT_BACKEND_NAME, device->index);
+    pthread_setname_np(pthread_self(), name);
+#endif
+    gpu_notifier *notifier = &device->notifier;
+    uint64_t pause_ns = POLL_PAUSE_MIN_NS;
+    pthread_mutex_lock(&notifier->lock);
+    for (;;) {
+        while (!notifier->polled)
+            pthread_cond_wait(&notifier->polled_added, &notifier->lock);
+        gpu_notify_call *calls = notifier->polled;
+        notifier->polled = NULL;
+        pthread_mutex_unlock(&notifier->lock);
+        bool any_reached = false;
+        gpu_notify_call *left = poll_pass(device, calls, &any_reached);
+        pthread_mutex_lock(&notifier->lock);
+        if (!left)
+            continue;
+        gpu_notify_call **tail = &left;
+        while (*tail)
+            tail = &(*tail)->next;
+        *tail = notifier->polled; /* with those added during the pass */
+        notifier->polled = left;
+        pause_ns = any_reached ? POLL_PAUSE_MIN_NS : pause_ns * 2;
+        if (pause_ns > POLL_PAUSE_MAX_NS)
+            pause_ns = POLL_PAUSE_MAX_NS;
+        tp_cond_wait_for_ns(&notifier->polled_added, &notifier->lock, pause_ns);
+    }
+    return NULL;
+}
+
+tp_status gpu_notify_when_reached(gpu_device *device, rt_event marker, void (*fn)(void *), void *arg)
+{
+    gpu_notifier *notifier = &device->notifier;
+    gpu_notify_call *call = call_take(notifier);
+    if (!call)
+        return gpu.host->fail(TP_ERR_OUT_OF_MEMORY, "tp_event_wait: out of memory");
+    *call = (gpu_notify_call){.marker = marker, .fn = fn, .arg = arg};
+    gpu_pool_pin(marker);
+    pthread_mutex_lock(&notifier->lock);
+    if (!notifier->poller_started) {
+        int err = tp_thread_start_detached(poller_main, device);
+        if (err != 0) {
+            pthread_mutex_unlock(&notifier->lock);
+            gpu_pool_unpin(marker);
+            call_give(notifier, call);
+            return gpu.host->fail(TP_ERR_BACKEND, "tp_event_wait: cannot start the %s notifier thread: %s",
+                                  RT_BACKEND_NAME, strerror(err));
+        }
+        notifier->poller_started = true;
+    }
+    call->next = notifier->polled;
+    notifier->polled = call; /* the pass order does not matter: each is asked */
+    pthread_cond_signal(&notifier->polled_added);
+    pthread_mutex_unlock(&notifier->lock);
+    return TP_OK;
+}
