@@ -158,7 +158,8 @@ typedef struct gpu_notify_call gpu_notify_call;
 typedef struct gpu_notifier {
     pthread_mutex_t lock;
     pthread_cond_t polled_added; /* monotonic: the poller sleeps on it between passes */
-    gpu_notify_call *polled;     /* under lock: past the window, the poller's */
+    gpu_notify_call *polled;     /* under lock: the poller's */
+    bool fresh;                  /* under lock: calls added since the poller took them */
     bool poller_started;         /* under lock */
     pthread_mutex_t spare_lock;
     gpu_notify_call *spare; /* under spare_lock: calls done with, taken again first */

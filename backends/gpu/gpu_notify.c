@@ -111,10 +111,18 @@ static void *poller_main(void *arg)
             pthread_cond_wait(&notifier->polled_added, &notifier->lock);
         gpu_notify_call *calls = notifier->polled;
         notifier->polled = NULL;
+        bool fresh = notifier->fresh; /* some came since the last pass */
+        notifier->fresh = false;
         pthread_mutex_unlock(&notifier->lock);
         bool any_reached = false;
         gpu_notify_call *left = poll_pass(device, calls, &any_reached);
         pthread_mutex_lock(&notifier->lock);
+        /* Short pauses while records are being reached or waits come, so that a
+         * fresh wait is let go soon; longer ones while old waits stay pending. */
+        bool added = notifier->polled != NULL;
+        pause_ns = any_reached || fresh || added ? POLL_PAUSE_MIN_NS : pause_ns * 2;
+        if (pause_ns > POLL_PAUSE_MAX_NS)
+            pause_ns = POLL_PAUSE_MAX_NS;
         if (!left)
             continue;
         gpu_notify_call **tail = &left;
@@ -122,10 +130,8 @@ static void *poller_main(void *arg)
             tail = &(*tail)->next;
         *tail = notifier->polled; /* with those added during the pass */
         notifier->polled = left;
-        pause_ns = any_reached ? POLL_PAUSE_MIN_NS : pause_ns * 2;
-        if (pause_ns > POLL_PAUSE_MAX_NS)
-            pause_ns = POLL_PAUSE_MAX_NS;
-        tp_cond_wait_for_ns(&notifier->polled_added, &notifier->lock, pause_ns);
+        if (!added)
+            tp_cond_wait_for_ns(&notifier->polled_added, &notifier->lock, pause_ns);
     }
     return NULL;
 }
@@ -152,6 +158,7 @@ tp_status gpu_notify_when_reached(gpu_device *device, rt_event marker, void (*fn
     }
     call->next = notifier->polled;
     notifier->polled = call; /* the pass order does not matter: each is asked */
+    notifier->fresh = true;
     pthread_cond_signal(&notifier->polled_added);
     pthread_mutex_unlock(&notifier->lock);
     return TP_OK;
