@@ -108,6 +108,8 @@
 #define RT_WAIT_VALUE_CAPTURED 1
 #endif
 
+#include "backends/gpu/gpu_notifier.h"
+
 #include <pthread.h>
 #include <stdatomic.h> /* stdbool.h, stddef.h, stdint.h: by tpevent.h */
 
@@ -152,18 +154,6 @@ struct gpu_import;
 typedef struct gpu_clock gpu_clock;
 typedef struct gpu_host_queue gpu_host_queue;
 typedef struct gpu_hold_chain gpu_hold_chain;
-typedef struct gpu_notify_call gpu_notify_call;
-
-/* A device's notifies of other backends (gpu_notify.c). */
-typedef struct gpu_notifier {
-    pthread_mutex_t lock;
-    pthread_cond_t polled_added; /* monotonic: the poller sleeps on it between passes */
-    gpu_notify_call *polled;     /* under lock: the poller's */
-    bool fresh;                  /* under lock: calls added since the poller took them */
-    bool poller_started;         /* under lock */
-    pthread_mutex_t spare_lock;
-    gpu_notify_call *spare; /* under spare_lock: calls done with, taken again first */
-} gpu_notifier;
 
 typedef struct gpu_stream {
     tp_stream head;
