@@ -151,7 +151,7 @@ tp_status gpu_init(const tp_backend *table, const tp_backend *ipc_table, const t
         pthread_mutex_init(&devices[d].snapshot_lock, NULL);
         pthread_mutex_init(&devices[d].notifier.lock, NULL);
         tp_cond_init_monotonic(&devices[d].notifier.polled_added);
-        pthread_mutex_init(&devices[d].notifier.spare_lock, NULL);
+        pthread_mutex_init(&devices[d].notifier.spare.lock, NULL);
         for (int p = 0; p < GPU_POOL_COUNT; p++)
             pthread_mutex_init(&devices[d].pools[p].lock, NULL);
         pthread_mutex_init(&devices[d].stream_pool.lock, NULL);

@@ -586,9 +586,11 @@ tp_status gpu_snapshot_synchronize(const tp_snapshot *snapshot);
 tp_status gpu_snapshot_notify(const tp_snapshot *snapshot, void (*fn)(void *), void *arg);
 
 /* =============================================================== gpu_notify.c */
-/* Queues nothing on the device: the marker is pinned to its pool, and the device's
- * poller calls fn(arg) once it sees the marker reached (late by at most a pass and
- * a pause of the poller's, never early). snapshot_notify's mechanism. */
+/* rt_event_query of tpevent's own, from any thread: the device's context where needed,
+ * relaxed (rule 16); *call names what failed. */
+rt_error gpu_event_query_relaxed(const gpu_device *device, rt_event event, const char **call);
+/* snapshot_notify's mechanism: the device's poller calls fn(arg) once it sees the
+ * marker reached (late by a pass and a pause at most, never early). */
 tp_status gpu_notify_when_reached(gpu_device *device, rt_event marker, void (*fn)(void *), void *arg);
 
 /* ================================================================ gpu_sample.c */

@@ -4,6 +4,8 @@
 #ifndef TPEVENT_BACKENDS_GPU_NOTIFIER_H
 #define TPEVENT_BACKENDS_GPU_NOTIFIER_H
 
+#include "common/free_list.h"
+
 #include <pthread.h>
 #include <stdbool.h>
 
@@ -15,8 +17,7 @@ typedef struct gpu_notifier {
     gpu_notify_call *polled;     /* under lock: the poller's */
     bool fresh;                  /* under lock: calls added since the poller took them */
     bool poller_started;         /* under lock */
-    pthread_mutex_t spare_lock;
-    gpu_notify_call *spare; /* under spare_lock: calls done with, taken again first */
+    tp_free_list spare;          /* of gpu_notify_call: calls done with, taken again first */
 } gpu_notifier;
 
 #endif /* TPEVENT_BACKENDS_GPU_NOTIFIER_H */

@@ -20,56 +20,47 @@
 #define _GNU_SOURCE /* pthread_setname_np */
 #include "backends/gpu/gpu_graph.h"
 #include "backends/gpu/gpu_internal.h"
+#include "common/free_list.h"
 #include "common/thread.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #define POLL_PAUSE_MIN_NS 20000u
 #define POLL_PAUSE_MAX_NS 200000u
 
 struct gpu_notify_call {
-    gpu_notify_call *next; /* on the poller's list, or the spares */
+    gpu_notify_call *next; /* first (tp_free_item's layout): on the poller's list, or the spares */
     rt_event marker;       /* pinned until fn ran */
     void (*fn)(void *);
     void *arg;
 };
 
-static gpu_notify_call *call_take(gpu_notifier *notifier)
-{
-    pthread_mutex_lock(&notifier->spare_lock);
-    gpu_notify_call *call = notifier->spare;
-    if (call)
-        notifier->spare = call->next;
-    pthread_mutex_unlock(&notifier->spare_lock);
-    return call ? call : malloc(sizeof *call);
-}
-
-static void call_give(gpu_notifier *notifier, gpu_notify_call *call)
-{
-    pthread_mutex_lock(&notifier->spare_lock);
-    call->next = notifier->spare;
-    notifier->spare = call;
-    pthread_mutex_unlock(&notifier->spare_lock);
-}
-
 /* ------------------------------------------------------------- the poller */
+
+rt_error gpu_event_query_relaxed(const gpu_device *device, rt_event event, const char **call)
+{
+    rt_guard guard;
+    *call = RT_CALL("SetDevice");
+    rt_error e = gpu_guard_enter_if(RT_QUERY_NEEDS_CONTEXT, &guard, device->context, RT_NEED_CONTEXT);
+    if (e != RT_SUCCESS)
+        return e;
+    /* Rule 16: a query from a thread not relaxed (a CPU stream's worker, this
+     * poller) would invalidate another thread's capture in global mode. */
+    rt_capture_mode mode = rt_thread_capture_relax_save();
+    *call = RT_CALL("EventQuery");
+    e = rt_event_query(event);
+    rt_thread_capture_restore(mode);
+    rt_guard_leave(&guard);
+    return e;
+}
 
 /* A query that fails counts as reached, as core/wait_across.c's does: the stream
  * held on it must not stay held. */
-static bool marker_reached(gpu_device *device, rt_event marker)
+static bool marker_reached(const gpu_device *device, rt_event marker)
 {
-    rt_guard guard;
-    if (gpu_guard_enter_if(RT_QUERY_NEEDS_CONTEXT, &guard, device->context, RT_NEED_CONTEXT) != RT_SUCCESS)
-        return true;
-    /* Rule 16: a query from a thread not relaxed would invalidate another
-     * thread's capture in global mode. */
-    rt_capture_mode mode = rt_thread_capture_relax_save();
-    rt_error e = rt_event_query(marker);
-    rt_thread_capture_restore(mode);
-    rt_guard_leave(&guard);
-    return e != RT_ERROR_NOT_READY;
+    const char *call;
+    return gpu_event_query_relaxed(device, marker, &call) != RT_ERROR_NOT_READY;
 }
 
 /* One pass over `calls`: runs and frees those reached; returns the others, in order,
@@ -84,7 +75,7 @@ static gpu_notify_call *poll_pass(gpu_device *device, gpu_notify_call *calls, bo
         if (marker_reached(device, call->marker)) {
             call->fn(call->arg);
             gpu_pool_unpin(call->marker);
-            call_give(&device->notifier, call);
+            tp_free_list_give(&device->notifier.spare, call);
             *any_reached = true;
         } else {
             call->next = NULL;
@@ -139,7 +130,7 @@ static void *poller_main(void *arg)
 tp_status gpu_notify_when_reached(gpu_device *device, rt_event marker, void (*fn)(void *), void *arg)
 {
     gpu_notifier *notifier = &device->notifier;
-    gpu_notify_call *call = call_take(notifier);
+    gpu_notify_call *call = tp_free_list_take(&notifier->spare, sizeof *call);
     if (!call)
         return gpu.host->fail(TP_ERR_OUT_OF_MEMORY, "tp_event_wait: out of memory");
     *call = (gpu_notify_call){.marker = marker, .fn = fn, .arg = arg};
@@ -150,7 +141,7 @@ tp_status gpu_notify_when_reached(gpu_device *device, rt_event marker, void (*fn
         if (err != 0) {
             pthread_mutex_unlock(&notifier->lock);
             gpu_pool_unpin(marker);
-            call_give(notifier, call);
+            tp_free_list_give(&notifier->spare, call);
             return gpu.host->fail(TP_ERR_BACKEND, "tp_event_wait: cannot start the %s notifier thread: %s",
                                   RT_BACKEND_NAME, strerror(err));
         }

@@ -84,20 +84,14 @@ tp_status gpu_snapshot_take(tp_event *base, tp_snapshot *out)
     }
     gpu_device *device = gpu_event_device(event);
     rt_event native = gpu_event_native(event);
-    rt_guard guard;
-    rt_error e = gpu_guard_enter_if(RT_QUERY_NEEDS_CONTEXT, &guard, device->context, RT_NEED_CONTEXT);
-    if (e != RT_SUCCESS)
-        return gpu_fail_call(RT_CALL("SetDevice"), e);
-    rt_capture_mode mode = rt_thread_capture_relax_save(); /* as in behind_native */
-    e = rt_event_query(native);
-    rt_thread_capture_restore(mode);
-    rt_guard_leave(&guard);
+    const char *call;
+    rt_error e = gpu_event_query_relaxed(device, native, &call);
     if (e == RT_SUCCESS) {
         out->state = TP_SNAPSHOT_REACHED;
         return TP_OK;
     }
     if (e != RT_ERROR_NOT_READY)
-        return gpu_fail_call(RT_CALL("EventQuery"), e);
+        return gpu_fail_call(call, e);
     rt_event marker;
     tp_status status = gpu_pool_take(device, marker_flags(base->flags), &marker);
     if (status != TP_OK)
@@ -125,23 +119,13 @@ void gpu_snapshot_release(tp_snapshot *snapshot)
 
 tp_status gpu_snapshot_query(const tp_snapshot *snapshot, bool *reached)
 {
-    rt_guard guard;
-    rt_error e = gpu_guard_enter_if(RT_QUERY_NEEDS_CONTEXT, &guard, gpu.devices[snapshot->device.index].context,
-                                    RT_NEED_CONTEXT);
-    if (e != RT_SUCCESS)
-        return gpu_fail_call(RT_CALL("SetDevice"), e);
-    /* Rule 16: a marker is never captured, but in global mode a query from a
-     * thread not relaxed (a CPU stream's worker waiting across backends) would
-     * invalidate another thread's capture. */
-    rt_capture_mode mode = rt_thread_capture_relax_save();
-    e = rt_event_query(snapshot->object);
-    rt_thread_capture_restore(mode);
-    rt_guard_leave(&guard);
+    const char *call;
+    rt_error e = gpu_event_query_relaxed(&gpu.devices[snapshot->device.index], snapshot->object, &call);
     if (e == RT_SUCCESS || e == RT_ERROR_NOT_READY) {
         *reached = e == RT_SUCCESS;
         return TP_OK;
     }
-    return gpu_fail_call(RT_CALL("EventQuery"), e);
+    return gpu_fail_call(call, e);
 }
 
 tp_status gpu_snapshot_synchronize(const tp_snapshot *snapshot)
@@ -151,7 +135,7 @@ tp_status gpu_snapshot_synchronize(const tp_snapshot *snapshot)
                                     RT_NEED_CONTEXT);
     if (e != RT_SUCCESS)
         return gpu_fail_call(RT_CALL("SetDevice"), e);
-    rt_capture_mode mode = rt_thread_capture_relax_save(); /* as in gpu_snapshot_query */
+    rt_capture_mode mode = rt_thread_capture_relax_save(); /* as gpu_event_query_relaxed */
     e = rt_event_synchronize(snapshot->object);
     rt_thread_capture_restore(mode);
     rt_guard_leave(&guard);
