@@ -56,14 +56,6 @@ TP_COLD static event_cache *event_cache_make(void)
     return cache;
 }
 
-static inline gpu_event *event_struct_take(void)
-{
-    event_cache *cache = thread_event_cache;
-    if (TP_LIKELY(cache && cache->count > 0))
-        return cache->items[--cache->count];
-    return malloc(sizeof(gpu_event));
-}
-
 static inline void event_struct_give(gpu_event *event)
 {
     event_cache *cache = thread_event_cache;
@@ -75,17 +67,33 @@ static inline void event_struct_give(gpu_event *event)
         free(event);
 }
 
-tp_status gpu_plain_event_create(int index, unsigned flags, tp_event **out)
+static inline tp_status plain_event_init(gpu_event *event, int index, unsigned flags, tp_event **out)
 {
-    gpu_event *event = event_struct_take();
-    if (TP_UNLIKELY(!event))
-        return gpu.host->fail(TP_ERR_OUT_OF_MEMORY, "tp_event_create: out of memory");
     event->head = (tp_event){.backend = gpu.table, .device = {RT_DEVICE_TYPE, index}, .flags = flags};
     atomic_init(&event->native, NULL);
     atomic_init(&event->recorded, false);
     atomic_init(&event->capture, NULL);
     *out = &event->head;
     return TP_OK;
+}
+
+/* The thread's cache is empty: a struct from the heap. */
+TP_COLD static tp_status plain_event_create_allocated(int index, unsigned flags, tp_event **out)
+{
+    gpu_event *event = malloc(sizeof *event);
+    if (TP_UNLIKELY(!event))
+        return gpu.host->fail(TP_ERR_OUT_OF_MEMORY, "tp_event_create: out of memory");
+    return plain_event_init(event, index, flags, out);
+}
+
+/* A struct from the thread's cache inline, the heap a tail call: the common case
+ * needs no stack frame. */
+tp_status gpu_plain_event_create(int index, unsigned flags, tp_event **out)
+{
+    event_cache *cache = thread_event_cache;
+    if (TP_LIKELY(cache && cache->count > 0))
+        return plain_event_init(cache->items[--cache->count], index, flags, out);
+    return plain_event_create_allocated(index, flags, out);
 }
 
 /* No call on the event may overlap its destroy (the event is freed here), so
