@@ -198,7 +198,8 @@ struct cpu_event {
     cpu_queue *capture_queue;
     uint64_t capture_pos;
 
-    /* Under cpu_event.c's list lock: the list of every live event, for fork(). */
+    /* Under cpu_event.c's list lock: the list of every live event, for fork().
+     * Last: a struct reused from cpu_event.c's cache is zeroed up to them. */
     cpu_event *prev_live, *next_live;
 };
 
