@@ -127,8 +127,7 @@ TEST(rule17_ten_thousand_waits_never_block_their_caller)
 
 /* The other way round: a stream of the other backend waits on this one's records,
  * which this backend then tells it about (snapshot_take's marker, and on a GPU with
- * an OpenCL stream waiting, snapshot_notify: runtime host functions on the snapshot
- * streams up to a window, a poller past it). */
+ * an OpenCL stream waiting, snapshot_notify: the device's poller, gpu_notify.c). */
 TEST(rule17_ten_thousand_waits_on_this_backends_records_never_block)
 {
     REQUIRE_OTHER_BACKEND(env, other);
