@@ -17,10 +17,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void event_lock(cpu_event *event)
+/* The lock is held: spins until it is not, then takes it. Out of line, so that
+ * event_lock itself is one exchange inlined into each caller. */
+TP_NOINLINE static void event_lock_contended(cpu_event *event)
 {
     unsigned spins = 0;
-    while (atomic_exchange_explicit(&event->locked, true, memory_order_acquire)) {
+    do {
         while (atomic_load_explicit(&event->locked, memory_order_relaxed)) {
             /* The holder may have been preempted; let it run rather than burn
              * its time slice. */
@@ -29,10 +31,16 @@ static void event_lock(cpu_event *event)
             else
                 sched_yield();
         }
-    }
+    } while (atomic_exchange_explicit(&event->locked, true, memory_order_acquire));
 }
 
-static void event_unlock(cpu_event *event)
+static inline void event_lock(cpu_event *event)
+{
+    if (TP_UNLIKELY(atomic_exchange_explicit(&event->locked, true, memory_order_acquire)))
+        event_lock_contended(event);
+}
+
+static inline void event_unlock(cpu_event *event)
 {
     atomic_store_explicit(&event->locked, false, memory_order_release);
 }
@@ -228,7 +236,7 @@ static cpu_queue *forget_reached_locked(cpu_event *event)
     return source;
 }
 
-static cpu_snapshot take_snapshot(cpu_event *event)
+static inline cpu_snapshot take_snapshot(cpu_event *event)
 {
     event_lock(event);
     cpu_queue *release = forget_reached_locked(event);
@@ -523,7 +531,7 @@ typedef struct record_state {
     uint64_t time_ns;
 } record_state;
 
-static record_state read_record(cpu_event *event)
+static inline record_state read_record(cpu_event *event)
 {
     event_lock(event);
     cpu_queue *release = forget_reached_locked(event);
