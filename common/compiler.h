@@ -12,12 +12,14 @@
 #define TP_NOINLINE __attribute__((noinline))
 #define TP_COLD __attribute__((noinline, cold))
 #define TP_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#define TP_UNUSED __attribute__((unused)) /* a header's static function a file may not call */
 #else
 #define TP_LIKELY(x) (x)
 #define TP_UNLIKELY(x) (x)
 #define TP_NOINLINE
 #define TP_COLD
 #define TP_PRINTF(f, a)
+#define TP_UNUSED
 #endif
 
 #endif /* TPEVENT_COMMON_COMPILER_H */

@@ -12,6 +12,7 @@
  * functions below; this file knows nothing else of it.
  */
 #include "backends/cpu/cpu_internal.h"
+#include "common/thread_cache.h"
 
 #include <stddef.h>
 #include <stdlib.h>
@@ -111,84 +112,39 @@ __attribute__((constructor)) static void register_events_fork_handlers(void)
 /* ---------------------------------------------------- event struct cache */
 
 /*
- * Freed plain event structs kept per thread for the next create, still on the
- * live list (a cached struct's spinlock is free, so the fork handlers take and
- * give it as any other's): a create+destroy pair then costs neither malloc/free
- * nor the list's mutex, which were two thirds of its instructions (callgrind).
- * The struct goes to the cache of the thread that drops its last reference (a
- * stream's worker, for a record pending at destroy); it carries nothing of its
- * last owner. A thread's cache is freed at its exit through a key's destructor.
+ * Freed plain event structs kept per thread for the next create
+ * (common/thread_cache.h), still on the live list (a cached struct's spinlock is
+ * free, so the fork handlers take and give it as any other's): a create+destroy
+ * pair then costs neither malloc/free nor the list's mutex, which were two thirds
+ * of its instructions (callgrind). The struct goes to the cache of the thread that
+ * drops its last reference (a stream's worker, for a record pending at destroy);
+ * it carries nothing of its last owner.
  */
-#define EVENT_CACHE_MAX 32
-
 _Static_assert(offsetof(cpu_event, next_live) + sizeof(cpu_event *) == sizeof(cpu_event) &&
                    offsetof(cpu_event, prev_live) + sizeof(cpu_event *) == offsetof(cpu_event, next_live),
                "the live list's links are cpu_event's last fields: a reused struct is zeroed up to them");
 
-typedef struct event_cache {
-    cpu_event *items[EVENT_CACHE_MAX];
-    int count;
-} event_cache;
-
-static _Thread_local event_cache *thread_event_cache;
-static pthread_key_t event_cache_key;
-static pthread_once_t event_cache_once = PTHREAD_ONCE_INIT;
-
-static void event_struct_free(cpu_event *event)
+static void event_struct_free(void *event)
 {
     live_events_remove(event);
     free(event);
 }
 
-static void event_cache_free(void *cache_ptr)
-{
-    event_cache *cache = cache_ptr;
-    for (int i = 0; i < cache->count; i++)
-        event_struct_free(cache->items[i]);
-    free(cache);
-}
-
-static void event_cache_key_create(void)
-{
-    (void)pthread_key_create(&event_cache_key, event_cache_free);
-}
-
-TP_COLD static event_cache *event_cache_make(void)
-{
-    pthread_once(&event_cache_once, event_cache_key_create);
-    event_cache *cache = calloc(1, sizeof *cache);
-    if (cache && pthread_setspecific(event_cache_key, cache) != 0) {
-        free(cache);
-        cache = NULL;
-    }
-    thread_event_cache = cache;
-    return cache;
-}
-
-static void event_struct_give(cpu_event *event)
-{
-    event_cache *cache = thread_event_cache;
-    if (TP_UNLIKELY(!cache))
-        cache = event_cache_make();
-    if (TP_LIKELY(cache && cache->count < EVENT_CACHE_MAX))
-        cache->items[cache->count++] = event;
-    else
-        event_struct_free(event);
-}
+static tp_thread_cache_kind event_cache_kind = TP_THREAD_CACHE_KIND_INIT(event_struct_free);
+static _Thread_local tp_thread_cache *thread_event_cache;
 
 /* A zeroed plain event struct on the live list: the thread's cached one, else a
  * new one. */
 static cpu_event *event_struct_take(void)
 {
-    event_cache *cache = thread_event_cache;
-    if (TP_LIKELY(cache && cache->count > 0)) {
-        cpu_event *event = cache->items[--cache->count];
+    cpu_event *event = tp_thread_cache_take(thread_event_cache);
+    if (TP_LIKELY(event)) {
         /* All but the list's links, which other threads' adds and removes write
          * under the list's lock. */
         memset(event, 0, offsetof(cpu_event, prev_live));
         return event;
     }
-    cpu_event *event = calloc(1, sizeof *event);
+    event = calloc(1, sizeof *event);
     if (event)
         live_events_add(event);
     return event;
@@ -218,7 +174,7 @@ void tp_cpu_event_unref(cpu_event *event)
         live_events_remove(event);
         event->ops->release(event);
     } else {
-        event_struct_give(event);
+        tp_thread_cache_give(&event_cache_kind, &thread_event_cache, event);
     }
 }
 

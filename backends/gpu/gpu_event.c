@@ -8,64 +8,21 @@
  */
 #include "backends/gpu/gpu_internal.h"
 #include "backends/gpu/gpu_event_direct.h"
+#include "common/thread_cache.h"
 
 #include <stdlib.h>
 
 /* ---------------------------------------------------- event struct cache */
 
 /*
- * Freed event structs kept per thread for the next create, so that a
- * create+destroy pair costs no malloc/free (the pool budget: 10x faster than
- * cudaEventCreate+Destroy, which leaves ~20 ns for the whole pair). A struct
+ * Freed event structs kept per thread for the next create (common/thread_cache.h),
+ * so that a create+destroy pair costs no malloc/free (the pool budget: 10x faster
+ * than cudaEventCreate+Destroy, which leaves ~20 ns for the whole pair). A struct
  * destroyed on one thread may be reused on that thread: it carries nothing of its
- * last owner. The cache is freed at thread exit through a key's destructor.
+ * last owner.
  */
-#define EVENT_CACHE_MAX 32
-
-typedef struct event_cache {
-    gpu_event *items[EVENT_CACHE_MAX];
-    int count;
-} event_cache;
-
-static _Thread_local event_cache *thread_event_cache;
-static pthread_key_t event_cache_key;
-static pthread_once_t event_cache_once = PTHREAD_ONCE_INIT;
-
-static void event_cache_free(void *cache_ptr)
-{
-    event_cache *cache = cache_ptr;
-    for (int i = 0; i < cache->count; i++)
-        free(cache->items[i]);
-    free(cache);
-}
-
-static void event_cache_key_create(void)
-{
-    (void)pthread_key_create(&event_cache_key, event_cache_free);
-}
-
-TP_COLD static event_cache *event_cache_make(void)
-{
-    pthread_once(&event_cache_once, event_cache_key_create);
-    event_cache *cache = calloc(1, sizeof *cache);
-    if (cache && pthread_setspecific(event_cache_key, cache) != 0) {
-        free(cache);
-        cache = NULL;
-    }
-    thread_event_cache = cache;
-    return cache;
-}
-
-static inline void event_struct_give(gpu_event *event)
-{
-    event_cache *cache = thread_event_cache;
-    if (TP_UNLIKELY(!cache))
-        cache = event_cache_make();
-    if (TP_LIKELY(cache && cache->count < EVENT_CACHE_MAX))
-        cache->items[cache->count++] = event;
-    else
-        free(event);
-}
+static tp_thread_cache_kind event_cache_kind = TP_THREAD_CACHE_KIND_INIT(free);
+static _Thread_local tp_thread_cache *thread_event_cache;
 
 static inline tp_status plain_event_init(gpu_event *event, int index, unsigned flags, tp_event **out)
 {
@@ -90,9 +47,9 @@ TP_COLD static tp_status plain_event_create_allocated(int index, unsigned flags,
  * needs no stack frame. */
 tp_status gpu_plain_event_create(int index, unsigned flags, tp_event **out)
 {
-    event_cache *cache = thread_event_cache;
-    if (TP_LIKELY(cache && cache->count > 0))
-        return plain_event_init(cache->items[--cache->count], index, flags, out);
+    gpu_event *event = tp_thread_cache_take(thread_event_cache);
+    if (TP_LIKELY(event))
+        return plain_event_init(event, index, flags, out);
     return plain_event_create_allocated(index, flags, out);
 }
 
@@ -104,7 +61,7 @@ tp_status gpu_plain_event_destroy(tp_event *base)
     rt_event native = atomic_load_explicit(&event->native, memory_order_relaxed);
     if (native)
         gpu_pool_give(gpu_event_device(event), event->head.flags, native, true);
-    event_struct_give(event);
+    tp_thread_cache_give(&event_cache_kind, &thread_event_cache, event);
     return TP_OK;
 }
 
