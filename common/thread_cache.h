@@ -23,6 +23,10 @@
 
 typedef struct tp_thread_cache {
     void (*free_item)(void *item);
+    /* The thread's pointer to this cache, cleared with it: a give after the
+     * destructor (another key's, at the same exit) then makes a new one, which
+     * the key's destructor, called again, frees. */
+    struct tp_thread_cache **slot;
     int count;
     void *items[TP_THREAD_CACHE_MAX];
 } tp_thread_cache;
@@ -43,6 +47,7 @@ typedef struct tp_thread_cache_kind {
 static inline void tp_thread_cache_destroy(void *cache_ptr)
 {
     tp_thread_cache *cache = cache_ptr;
+    *cache->slot = NULL;
     for (int i = 0; i < cache->count; i++)
         cache->free_item(cache->items[i]);
     free(cache);
@@ -63,6 +68,7 @@ static inline tp_thread_cache *tp_thread_cache_make(tp_thread_cache_kind *kind, 
     if (!cache)
         return NULL;
     cache->free_item = kind->free_item;
+    cache->slot = slot;
     if (pthread_setspecific(kind->key, cache) != 0) {
         free(cache);
         return NULL;
