@@ -6,6 +6,7 @@
 #include "backends/gpu/gpu_internal.h"
 #include "backends/gpu/gpu_graph.h"
 #include "common/array.h"
+#include "common/pointer_table.h"
 
 #include <stdlib.h>
 
@@ -110,13 +111,13 @@ tp_status gpu_pool_take(gpu_device *device, unsigned flags, rt_event *out)
  *   - a snapshot's marker that the device's poller asks about (gpu_notify.c): one
  *     per wait of another backend's stream on this device's pending records, so
  *     there may be thousands.
- * While pinned, a give is only noted, and the last unpin gives it back then. An
- * open-addressing table (linear probing, at most half full) under a lock, looked
- * at only while not empty: a give finds its native in O(1) however many are
- * pinned, where a list scan made 10,000 pending waits cost ~50 ms of gives.
+ * While pinned, a give is only noted, and the last unpin gives it back then. A
+ * pointer table (common/pointer_table.h) under a lock, looked at only while not
+ * empty: a give finds its native in O(1) however many are pinned, where a list
+ * scan made 10,000 pending waits cost ~50 ms of gives.
  */
 typedef struct pinned_native {
-    rt_event native; /* NULL: a free slot */
+    rt_event native; /* the table's key */
     unsigned pins;
     bool given; /* its owner gave it back meanwhile: with these */
     gpu_device *device;
@@ -125,111 +126,31 @@ typedef struct pinned_native {
 
 static struct {
     pthread_mutex_t lock;
-    pinned_native *slots;
-    size_t capacity; /* 0 or a power of two */
-    size_t count;
-    atomic_size_t live; /* count, read without the lock */
-} pinned = {.lock = PTHREAD_MUTEX_INITIALIZER};
-
-/* A native's first slot to look at: its address mixed (the low bits of heap
- * addresses are alike), masked to the table. */
-static size_t pinned_home(rt_event native, size_t capacity)
-{
-    uint64_t h = (uint64_t)(uintptr_t)native;
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdull;
-    h ^= h >> 33;
-    return (size_t)h & (capacity - 1);
-}
-
-static pinned_native *pinned_find(rt_event native)
-{
-    if (pinned.capacity == 0)
-        return NULL;
-    size_t mask = pinned.capacity - 1;
-    for (size_t i = pinned_home(native, pinned.capacity);; i = (i + 1) & mask) { /* ends: half empty */
-        if (pinned.slots[i].native == native)
-            return &pinned.slots[i];
-        if (!pinned.slots[i].native)
-            return NULL;
-    }
-}
-
-/* The free slot where `native` goes in `slots` (it is not there). */
-static pinned_native *pinned_slot_for(pinned_native *slots, size_t capacity, rt_event native)
-{
-    size_t i = pinned_home(native, capacity);
-    while (slots[i].native)
-        i = (i + 1) & (capacity - 1);
-    return &slots[i];
-}
-
-/* Room for one more, at most half full; false when out of memory. */
-static bool pinned_make_room(void)
-{
-    if ((pinned.count + 1) * 2 <= pinned.capacity)
-        return true;
-    size_t capacity = pinned.capacity ? pinned.capacity * 2 : TP_ARRAY_FIRST;
-    pinned_native *slots = calloc(capacity, sizeof *slots);
-    if (!slots)
-        return false;
-    for (size_t i = 0; i < pinned.capacity; i++)
-        if (pinned.slots[i].native)
-            *pinned_slot_for(slots, capacity, pinned.slots[i].native) = pinned.slots[i];
-    free(pinned.slots);
-    pinned.slots = slots;
-    pinned.capacity = capacity;
-    return true;
-}
-
-/* Empties a slot, moving later ones of its probe run back so that every native
- * stays reachable from its home without tombstones. */
-static void pinned_remove(pinned_native *slot)
-{
-    size_t mask = pinned.capacity - 1;
-    size_t hole = (size_t)(slot - pinned.slots);
-    pinned.slots[hole].native = NULL;
-    for (size_t i = (hole + 1) & mask; pinned.slots[i].native; i = (i + 1) & mask) {
-        size_t home = pinned_home(pinned.slots[i].native, pinned.capacity);
-        /* It stays if its home lies cyclically in (hole, i]. */
-        bool stays = hole <= i ? hole < home && home <= i : hole < home || home <= i;
-        if (!stays) {
-            pinned.slots[hole] = pinned.slots[i];
-            pinned.slots[i].native = NULL;
-            hole = i;
-        }
-    }
-    if (--pinned.count == 0) { /* a burst of thousands leaves no table behind */
-        free(pinned.slots);
-        pinned.slots = NULL;
-        pinned.capacity = 0;
-    }
-}
+    tp_pointer_table table;
+    atomic_size_t live; /* table.count, read without the lock */
+} pinned = {.lock = PTHREAD_MUTEX_INITIALIZER, .table = TP_POINTER_TABLE_INIT(pinned_native)};
 
 void gpu_pool_pin(rt_event native)
 {
     pthread_mutex_lock(&pinned.lock);
-    pinned_native *found = pinned_find(native);
-    if (found) {
+    pinned_native *found = tp_pointer_table_find(&pinned.table, native);
+    if (!found)
+        found = tp_pointer_table_insert(&pinned.table, native); /* NULL: out of memory, it stays unpinned */
+    if (found)
         found->pins++;
-    } else if (pinned_make_room()) {
-        /* Out of memory, it stays unpinned: a give then pools it as any other. */
-        *pinned_slot_for(pinned.slots, pinned.capacity, native) = (pinned_native){native, 1, false, NULL, 0};
-        pinned.count++;
-        atomic_store_explicit(&pinned.live, pinned.count, memory_order_relaxed);
-    }
+    atomic_store_explicit(&pinned.live, pinned.table.count, memory_order_relaxed);
     pthread_mutex_unlock(&pinned.lock);
 }
 
 void gpu_pool_unpin(rt_event native)
 {
     pthread_mutex_lock(&pinned.lock);
-    pinned_native *found = pinned_find(native);
+    pinned_native *found = tp_pointer_table_find(&pinned.table, native);
     pinned_native last = {0};
     if (found && --found->pins == 0) {
         last = *found;
-        pinned_remove(found);
-        atomic_store_explicit(&pinned.live, pinned.count, memory_order_relaxed);
+        tp_pointer_table_remove(&pinned.table, found);
+        atomic_store_explicit(&pinned.live, pinned.table.count, memory_order_relaxed);
     }
     pthread_mutex_unlock(&pinned.lock);
     if (last.given)
@@ -240,7 +161,7 @@ void gpu_pool_unpin(rt_event native)
 static bool give_pinned(gpu_device *device, unsigned flags, rt_event native)
 {
     pthread_mutex_lock(&pinned.lock);
-    pinned_native *found = pinned_find(native);
+    pinned_native *found = tp_pointer_table_find(&pinned.table, native);
     if (found)
         *found = (pinned_native){native, found->pins, true, device, flags};
     pthread_mutex_unlock(&pinned.lock);
