@@ -133,20 +133,34 @@ static void event_struct_free(void *event)
 static tp_thread_cache_kind event_cache_kind = TP_THREAD_CACHE_KIND_INIT(event_struct_free);
 static _Thread_local tp_thread_cache *thread_event_cache;
 
-/* A zeroed plain event struct on the live list: the thread's cached one, else a
- * new one. */
+/* A cached struct made as new: every field zeroed but two. Its spinlock, taken
+ * meanwhile: being listed, it may be held by a fork's prepare handler, which takes
+ * every listed event's (and then this waits for the fork). The list's links, which
+ * other threads' adds and removes write under the list's lock. */
+static void event_struct_clear(cpu_event *event)
+{
+    unsigned char *bytes = (unsigned char *)event;
+    size_t lock_start = offsetof(cpu_event, locked), lock_end = lock_start + sizeof event->locked;
+    event_lock(event);
+    memset(bytes, 0, lock_start);
+    memset(bytes + lock_end, 0, offsetof(cpu_event, prev_live) - lock_end);
+    event_unlock(event);
+}
+
+/* A zeroed plain event struct on the live list, its spinlock free: the thread's
+ * cached one, else a new one. */
 static cpu_event *event_struct_take(void)
 {
     cpu_event *event = tp_thread_cache_take(thread_event_cache);
     if (TP_LIKELY(event)) {
-        /* All but the list's links, which other threads' adds and removes write
-         * under the list's lock. */
-        memset(event, 0, offsetof(cpu_event, prev_live));
+        event_struct_clear(event);
         return event;
     }
     event = calloc(1, sizeof *event);
-    if (event)
+    if (event) {
+        atomic_init(&event->locked, false);
         live_events_add(event);
+    }
     return event;
 }
 
@@ -243,7 +257,8 @@ cpu_task tp_cpu_event_wait_task(cpu_queue *source, uint64_t seq)
 
 /* ------------------------------------------------------------------ entries */
 
-/* The fields every event starts with; the struct is zeroed and on the live list. */
+/* The fields every event starts with; the struct is zeroed, its spinlock free (and
+ * maybe held by a fork's prepare handler already: not written here). */
 static void event_head_init(cpu_event *event, int device, unsigned flags, const cpu_event_ops *ops)
 {
     event->head = (tp_event){
@@ -253,12 +268,12 @@ static void event_head_init(cpu_event *event, int device, unsigned flags, const 
     };
     event->ops = ops;
     atomic_init(&event->refs, 1);
-    atomic_init(&event->locked, false);
 }
 
 void tp_cpu_event_init(cpu_event *event, int device, unsigned flags, const cpu_event_ops *ops)
 {
     event_head_init(event, device, flags, ops);
+    atomic_init(&event->locked, false);
     live_events_add(event);
 }
 

@@ -5,7 +5,10 @@
  * lock); the child starts with no trace and its own streams work, tracing
  * included. Item 6: threads record and query one event (its spinlock) while the
  * parent forks; the child records, queries and synchronizes that same event on its
- * own stream. alarm() bounds each child, so that a hang shows as SIGALRM.
+ * own stream. And threads that create and destroy events (their structs reused
+ * from the thread's cache, listed for the fork handlers all along) while the
+ * parent forks: the child's own events work. alarm() bounds each child, so that a
+ * hang shows as SIGALRM.
  */
 #define _GNU_SOURCE
 
@@ -31,6 +34,7 @@ typedef struct busy_threads {
     const char *device;
     tp_event *shared; /* recorded and queried by every thread */
     bool trace;       /* push and pop ranges around the calls */
+    bool churn;       /* also create, record, query and destroy an event of their own */
     atomic_bool stop;
     atomic_int rounds;
 } busy_threads;
@@ -53,6 +57,12 @@ static void *busy_main(void *arg)
             (void)tp_stream_wait_event(stream, own);
             (void)tp_range_pop(stream);
         }
+        tp_event *fresh = NULL;
+        if (b->churn && tp_event_create(&fresh, b->device, 0) == TP_OK) {
+            (void)tp_event_record(fresh, stream);
+            (void)tp_event_query(fresh, &done);
+            (void)tp_event_destroy(fresh);
+        }
         atomic_fetch_add(&b->rounds, 1);
     }
     (void)tp_stream_synchronize(stream);
@@ -70,6 +80,13 @@ static void child_main(busy_threads *b)
     CHILD_CHECK(tp_event_record(b->shared, own) == TP_OK); /* idle stream: reached at once */
     CHILD_CHECK(tp_event_query(b->shared, &done) == TP_OK && done);
     CHILD_CHECK(tp_event_synchronize(b->shared) == TP_OK);
+    for (int i = 0; b->churn && i < 100; i++) {
+        tp_event *fresh = NULL;
+        CHILD_CHECK(tp_event_create(&fresh, b->device, 0) == TP_OK);
+        CHILD_CHECK(tp_event_record(fresh, own) == TP_OK);
+        CHILD_CHECK(tp_event_query(fresh, &done) == TP_OK && done);
+        CHILD_CHECK(tp_event_destroy(fresh) == TP_OK);
+    }
     if (b->trace) {
         /* No trace came across the fork; a new one works. */
         CHILD_CHECK(tp_trace_stop("/nonexistent-tpevent-dir/x.json") == TP_ERR_INVALID_ARGUMENT);
@@ -127,6 +144,14 @@ TEST(cpu_fork_while_threads_trace)
 TEST(cpu_fork_while_threads_record_one_event)
 {
     busy_threads b = {.device = env->device, .shared = new_event(env->device, 0)};
+    fork_while_busy(&b, 300, 0.6);
+    CHECK_OK(tp_event_destroy(b.shared));
+    return 0;
+}
+
+TEST(cpu_fork_while_threads_create_and_destroy_events)
+{
+    busy_threads b = {.device = env->device, .shared = new_event(env->device, 0), .churn = true};
     fork_while_busy(&b, 300, 0.6);
     CHECK_OK(tp_event_destroy(b.shared));
     return 0;
