@@ -2,8 +2,9 @@
  * Pointer tables: fixed-size entries found by a pointer (a native event, say),
  * in O(1) however many there are. Open addressing, linear probing, at most half
  * full; removal moves the later entries of a probe run back (no tombstones), and
- * the last removal frees the slots, so that a burst of thousands leaves nothing
- * behind. Not locked: the owner locks.
+ * the last removal frees slots grown past the first TP_ARRAY_FIRST, so that a
+ * burst of thousands leaves nothing behind while one entry at a time allocates
+ * once. Not locked: the owner locks.
  *
  * Each entry starts with its key, a non-NULL pointer (NULL marks a free slot);
  * the rest is the owner's. An entry's address is valid until the next insert or
@@ -121,7 +122,7 @@ static inline void tp_pointer_table_remove(tp_pointer_table *table, void *entry_
             hole = i;
         }
     }
-    if (--table->count == 0) {
+    if (--table->count == 0 && table->capacity > TP_ARRAY_FIRST) {
         free(table->slots);
         table->slots = NULL;
         table->capacity = 0;

@@ -6,7 +6,8 @@
  * that, and at the thread's exit (its kind's key destructor), they are freed with
  * the kind's free_item.
  *
- * A kind is a static tp_thread_cache_kind; each keeps its own _Thread_local
+ * A kind is a static tp_thread_cache_kind, its key made by
+ * tp_thread_cache_kind_init from a constructor; each keeps its own _Thread_local
  * tp_thread_cache pointer beside it (a thread-local cannot be a member), which the
  * calls below take as `slot`.
  */
@@ -32,15 +33,14 @@ typedef struct tp_thread_cache {
 } tp_thread_cache;
 
 typedef struct tp_thread_cache_kind {
-    pthread_mutex_t lock; /* for making the key, once */
-    bool key_made;
+    bool key_made; /* by tp_thread_cache_kind_init; without a key, gives free */
     pthread_key_t key;
     void (*free_item)(void *item);
 } tp_thread_cache_kind;
 
-#define TP_THREAD_CACHE_KIND_INIT(free_item)           \
-    {                                                  \
-        PTHREAD_MUTEX_INITIALIZER, false, 0, free_item \
+#define TP_THREAD_CACHE_KIND_INIT(free_item) \
+    {                                        \
+        false, 0, free_item                  \
     }
 
 /* The key's destructor: a thread exits with its cache. */
@@ -53,16 +53,21 @@ static inline void tp_thread_cache_destroy(void *cache_ptr)
     free(cache);
 }
 
-/* This thread's first give: its cache made and stored in *slot; NULL when out of
- * memory or of keys (the give then frees, and the next one tries again). */
+/* Makes the kind's key, once, before any give: from a constructor of the file that
+ * owns the kind, run at the library's load, which is single-threaded. So no give
+ * ever takes a lock, which a fork() could leave held in the child for good. */
+static inline void tp_thread_cache_kind_init(tp_thread_cache_kind *kind)
+{
+    kind->key_made = pthread_key_create(&kind->key, tp_thread_cache_destroy) == 0;
+}
+
+/* This thread's first give: its cache made and stored in *slot; NULL without a
+ * key or memory (the give then frees, and the next one tries again). A give from
+ * a key destructor in the thread's last round of them leaks its cache: glibc runs
+ * PTHREAD_DESTRUCTOR_ITERATIONS (4) rounds at most. */
 static inline tp_thread_cache *tp_thread_cache_make(tp_thread_cache_kind *kind, tp_thread_cache **slot)
 {
-    pthread_mutex_lock(&kind->lock);
     if (!kind->key_made)
-        kind->key_made = pthread_key_create(&kind->key, tp_thread_cache_destroy) == 0;
-    bool key_made = kind->key_made;
-    pthread_mutex_unlock(&kind->lock);
-    if (!key_made)
         return NULL;
     tp_thread_cache *cache = calloc(1, sizeof *cache);
     if (!cache)

@@ -133,6 +133,11 @@ static void event_struct_free(void *event)
 static tp_thread_cache_kind event_cache_kind = TP_THREAD_CACHE_KIND_INIT(event_struct_free);
 static _Thread_local tp_thread_cache *thread_event_cache;
 
+__attribute__((constructor)) static void make_event_cache_key(void)
+{
+    tp_thread_cache_kind_init(&event_cache_kind);
+}
+
 /* A cached struct made as new: every field zeroed but two. Its spinlock, taken
  * meanwhile: being listed, it may be held by a fork's prepare handler, which takes
  * every listed event's (and then this waits for the fork). The list's links, which

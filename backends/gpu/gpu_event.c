@@ -24,6 +24,11 @@
 static tp_thread_cache_kind event_cache_kind = TP_THREAD_CACHE_KIND_INIT(free);
 static _Thread_local tp_thread_cache *thread_event_cache;
 
+__attribute__((constructor)) static void make_event_cache_key(void)
+{
+    tp_thread_cache_kind_init(&event_cache_kind);
+}
+
 static inline tp_status plain_event_init(gpu_event *event, int index, unsigned flags, tp_event **out)
 {
     event->head = (tp_event){.backend = gpu.table, .device = {RT_DEVICE_TYPE, index}, .flags = flags};

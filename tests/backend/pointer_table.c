@@ -3,7 +3,7 @@
  * natives (one per pending wait of an OpenCL stream on a CUDA record: thousands).
  * Every key in the table is found with its entry, every other is not, through
  * growth and removals in any order (which move later entries of a probe run back);
- * and the last removal frees the slots.
+ * and the last removal frees grown slots, but keeps the first ones.
  */
 #include "common/pointer_table.h"
 
@@ -134,5 +134,25 @@ TEST(pointer_table_interleaved_inserts_and_removals_stay_right)
         if (present[i])
             tp_pointer_table_remove(&table, tp_pointer_table_find(&table, key_of(i)));
     CHECK(table.slots == NULL);
+    return 0;
+}
+
+/* One entry at a time, as one pin at a time comes: the first slots are made once
+ * and kept. */
+TEST(pointer_table_one_entry_at_a_time_allocates_once)
+{
+    tp_pointer_table table = TP_POINTER_TABLE_INIT(entry);
+    entry *added = tp_pointer_table_insert(&table, key_of(0));
+    CHECK(added != NULL);
+    unsigned char *slots = table.slots;
+    tp_pointer_table_remove(&table, added);
+    CHECK(table.count == 0 && table.slots == slots && table.capacity == TP_ARRAY_FIRST);
+    CHECK(tp_pointer_table_find(&table, key_of(0)) == NULL);
+    for (int i = 1; i < 100; i++) {
+        CHECK((added = tp_pointer_table_insert(&table, key_of(i))) != NULL);
+        CHECK(table.slots == slots && tp_pointer_table_find(&table, key_of(i)) == added);
+        tp_pointer_table_remove(&table, added);
+    }
+    free(table.slots);
     return 0;
 }
