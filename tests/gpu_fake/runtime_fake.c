@@ -235,6 +235,8 @@ static void run_op(rt_stream s, fake_op *op)
 {
     switch (op->kind) {
     case OP_RECORD:
+        if (op->late_ns)
+            nanosleep(&(struct timespec){0, op->late_ns}, NULL);
         atomic_store(&op->record->time_ns, device_now_ns());
         atomic_store(&op->record->reached, true);
         fake_record_unref(op->record);

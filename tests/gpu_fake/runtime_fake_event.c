@@ -5,6 +5,7 @@
  */
 #include "tests/gpu_fake/runtime_fake_internal.h"
 #include "tests/gpu_fake/native_stream_calls.h"
+#include "common/env.h" /* empty means unset, as for every TPEVENT_* variable */
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -32,6 +33,31 @@ rt_error fake_event_destroy(rt_event e)
     return RT_SUCCESS;
 }
 
+/*
+ * Contention: with TPEVENT_FAKE_CONTENDED_RECORDS=N, the process's first N records
+ * are each reached FAKE_CONTENTION_NS late, in their stream's order, as on a GPU
+ * that other processes' work holds (their contexts take turns): what a clock's
+ * first calibration must see through (rule 13).
+ */
+#define FAKE_CONTENTION_NS 3000000L
+
+static atomic_int contended_left;
+static pthread_once_t contended_once = PTHREAD_ONCE_INIT;
+
+static void contended_read(void)
+{
+    const char *count = tp_env("TPEVENT_FAKE_CONTENDED_RECORDS");
+    atomic_store(&contended_left, count ? atoi(count) : 0);
+}
+
+static long record_lateness(void)
+{
+    pthread_once(&contended_once, contended_read);
+    if (atomic_load(&contended_left) <= 0)
+        return 0;
+    return atomic_fetch_sub(&contended_left, 1) > 0 ? FAKE_CONTENTION_NS : 0;
+}
+
 rt_error fake_event_record(rt_event e, rt_stream s)
 {
     s = fake_resolve(s);
@@ -52,6 +78,7 @@ rt_error fake_event_record(rt_event e, rt_stream s)
     }
     atomic_init(&record->refs, 2); /* the event's and the operation's */
     op->record = record;
+    op->late_ns = record_lateness();
     pthread_mutex_lock(&e->lock);
     fake_record *previous = e->latest;
     e->latest = record;

@@ -27,6 +27,7 @@ typedef struct fake_op {
     uint64_t value; /* OP_WAIT_VALUE's; OP_MEMSET's byte */
     size_t size;    /* OP_MEMSET's, at arg */
     bool replayed;  /* OP_HOST_FN of a graph launch: part of one submission (see push) */
+    long late_ns;   /* OP_RECORD's: reached this late (runtime_fake_event.c, contention) */
 } fake_op;
 
 /* Stream memory waits a stream takes before a submission blocks, and operations
