@@ -114,13 +114,17 @@ static rt_error bracket(gpu_clock *clock, rt_event native, uint64_t limit_ns, ui
     return e;
 }
 
-/* The narrowest of ANCHOR_TRIES brackets, into *out (native, host_ns, width);
- * TP_ERR_NOT_READY (no message) if none was reached in time. */
-static tp_status measure_anchor(gpu_device *device, gpu_clock *clock, uint64_t limit_ns, clock_anchor *out)
+/* The narrowest of ANCHOR_TRIES brackets, and of more until `narrow_until_ns`
+ * while none is within ANCHOR_MAX_HALF_WIDTH_NS, into *out (native, host_ns,
+ * width); TP_ERR_NOT_READY (no message) if none was reached in time. */
+static tp_status measure_anchor(gpu_device *device, gpu_clock *clock, uint64_t limit_ns, uint64_t narrow_until_ns,
+                                clock_anchor *out)
 {
     rt_event best = NULL;
     uint64_t best_width = UINT64_MAX;
-    for (int i = 0; i < ANCHOR_TRIES; i++) {
+    for (int i = 0;
+         i < ANCHOR_TRIES || (best_width > 2 * (uint64_t)ANCHOR_MAX_HALF_WIDTH_NS && tp_now_ns() < narrow_until_ns);
+         i++) {
         rt_event native;
         tp_status status = gpu_pool_take(device, TP_EVENT_TIMING, &native);
         if (status != TP_OK)
@@ -169,39 +173,12 @@ static double map_from(const clock_anchor *a, double ns)
     return a->map_ns + slewed * a->slew_rate + (ns - slewed) * a->rate;
 }
 
-/* Under the lock: the narrowest anchor of rounds of tries, until one is within
- * ANCHOR_MAX_HALF_WIDTH_NS or FIRST_ANCHOR_NARROW_NS has passed; TP_ERR_NOT_READY
- * (no message) if no try was reached. */
-static tp_status narrowest_anchor(gpu_device *device, gpu_clock *clock, clock_anchor *out)
-{
-    uint64_t deadline = tp_now_ns() + FIRST_ANCHOR_NARROW_NS;
-    bool have = false;
-    do {
-        clock_anchor next = {0};
-        tp_status status = measure_anchor(device, clock, ANCHOR_SPIN_LIMIT_NS, &next);
-        if (status != TP_OK && status != TP_ERR_NOT_READY) {
-            if (have)
-                gpu_pool_give(device, TP_EVENT_TIMING, out->native, false);
-            return status;
-        }
-        if (status == TP_OK && (!have || next.half_width_ns < out->half_width_ns)) {
-            if (have)
-                gpu_pool_give(device, TP_EVENT_TIMING, out->native, false);
-            *out = next;
-            have = true;
-        } else if (status == TP_OK) {
-            gpu_pool_give(device, TP_EVENT_TIMING, next.native, false);
-        }
-    } while ((!have || out->half_width_ns > ANCHOR_MAX_HALF_WIDTH_NS) && tp_now_ns() < deadline);
-    return have ? TP_OK : TP_ERR_NOT_READY;
-}
-
 /* Under the lock: the first anchor, which must be had. */
 static tp_status first_anchor(gpu_device *device, gpu_clock *clock, clock_anchor *out)
 {
-    tp_status status = narrowest_anchor(device, clock, out);
+    tp_status status = measure_anchor(device, clock, ANCHOR_SPIN_LIMIT_NS, tp_now_ns() + FIRST_ANCHOR_NARROW_NS, out);
     if (status == TP_ERR_NOT_READY)
-        status = measure_anchor(device, clock, FIRST_ANCHOR_LIMIT_NS, out);
+        status = measure_anchor(device, clock, FIRST_ANCHOR_LIMIT_NS, 0, out);
     if (status == TP_ERR_NOT_READY)
         return gpu.host->fail(TP_ERR_BACKEND,
                               "tp_event_timestamp: %s:%d reached none of its clock's records on an idle stream "
@@ -216,7 +193,7 @@ static tp_status anchor_add(gpu_device *device, gpu_clock *clock)
 {
     clock_anchor next = {0};
     tp_status status = clock->count == 0 ? first_anchor(device, clock, &next)
-                                         : measure_anchor(device, clock, ANCHOR_SPIN_LIMIT_NS, &next);
+                                         : measure_anchor(device, clock, ANCHOR_SPIN_LIMIT_NS, 0, &next);
     if (status == TP_ERR_NOT_READY)
         return TP_OK;
     if (status != TP_OK)
