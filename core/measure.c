@@ -7,13 +7,16 @@
  * record (one sample, the interval over the batch divided by it); cold, `batch` times a
  * flush, a record, one call, a record (one sample per call). The hold is released once
  * the stretch is queued, so its watchdog times the host's submission, not the device's
- * work: it runs out only when fn synchronizes the stream, blocks, or fills its queue.
- * Such a stretch is dropped, its samples never seen, and every later one is unheld.
+ * work: it runs out when fn synchronizes the stream, blocks, or fills its queue, or when
+ * the host itself stalls past it (a loaded machine). Such a stretch is dropped, its
+ * samples never seen, and the next one held again; after two in a row, every later
+ * stretch is unheld.
  *
  * The order of a call: the arguments, the warm-up (one call, unheld and untimed, so that
  * first-call costs such as a JIT compile are not held), the calibration (one held call,
  * untimed: its device time sets the batch), then stretches until the samples converge
- * or max_time passes.
+ * or max_time passes, with at least one sample kept (a calibration slower than max_time
+ * still answers a time, and its note says so).
  */
 #include "core/internal.h"
 #include "core/measure_samples.h"
@@ -28,6 +31,12 @@
 
 /* A hold's watchdog: at least this, else 10 stretches' expected length (rule 18). */
 static const int64_t watchdog_min_ns = 100 * 1000 * 1000;
+/* Holds that ran out in a row before the rest is measured unheld. One can be the host's
+ * (under a sanitizer on CI's two busy cores a process was descheduled past 100 ms), and
+ * dropping every later hold for it would time the host's submission from then on; two
+ * are fn's (it synchronizes, blocks or fills the queue each call), and a third would
+ * cost another watchdog for nothing. */
+static const int run_outs_max = 2;
 /* A hot sample lasts at least this, and at least this many steps of the device's timer,
  * so that the timer's step is far below max_noise's default of 0.5 %. 1 ms, not less:
  * on the H200 host's CPU streams, host functions busy-waiting 20-100 us in samples of
@@ -59,7 +68,9 @@ typedef struct measure_run {
     tp_measure_options options;
     char device[TP_DEVICE_STRING_MAX];
     bool cold;
-    bool holding;          /* false with TP_MEASURE_NO_HOLD, or once a hold ran out */
+    bool holding;          /* false with TP_MEASURE_NO_HOLD, or once run_outs_max holds ran out */
+    int run_outs;          /* holds that ran out since the last one released in time */
+    int64_t dropped;       /* stretches dropped because their hold ran out */
     int64_t started_ns;    /* CLOCK_MONOTONIC at the call */
     int64_t window;        /* tp_stream_hold_window */
     int64_t timer_step_ns; /* tp_device_clock's resolution; 0 if unknown */
@@ -192,23 +203,28 @@ static int64_t measure_watchdog_ns(const measure_run *run)
     return timeout;
 }
 
-/* Lets the stream go; *ran_out when the watchdog had: the stretch is dropped, and the
- * rest is measured without a hold. */
+/* Lets the stream go; *ran_out when the watchdog had: the stretch is dropped, and
+ * after run_outs_max in a row the rest is measured without a hold. */
 static tp_status measure_release(measure_run *run, tp_hold *hold, bool *ran_out)
 {
     *ran_out = false;
     if (!hold)
         return TP_OK;
     tp_status status = tp_hold_release(hold);
-    if (status != TP_ERR_NOT_READY)
+    if (status != TP_ERR_NOT_READY) {
+        run->run_outs = 0;
         return status;
+    }
     *ran_out = true;
+    run->dropped++;
+    if (++run->run_outs < run_outs_max)
+        return TP_OK;
     run->holding = false;
     measure_note(run,
-                 "a hold ran out after %" PRId64
+                 "%d holds in a row ran out after %" PRId64
                  " ms (fn synchronized, blocked or filled the queue): measured "
                  "without a hold",
-                 run->watchdog_ns / 1000000);
+                 run->run_outs, run->watchdog_ns / 1000000);
     return TP_OK;
 }
 
@@ -270,7 +286,8 @@ static tp_status measure_stretch(measure_run *run, int64_t batch, double *sample
     tp_status closed = pushed ? tp_range_pop(run->stream) : TP_OK;
     bool ran_out = false;
     tp_status released = measure_release(run, hold, &ran_out);
-    run->stretch_host_ns = (double)(measure_now() - began);
+    if (!ran_out) /* a stretch that ran out lasted its watchdog: the next one's would grow tenfold */
+        run->stretch_host_ns = (double)(measure_now() - began);
     if (status != TP_OK)
         return tp_fail(status, "%s", message);
     if (closed != TP_OK)
@@ -361,7 +378,7 @@ static tp_status measure_calibrate(measure_run *run)
     if (status != TP_OK)
         return status;
     bool kept = false;
-    while (!kept) /* twice at most: a hold that ran out leaves the next stretch unheld */
+    while (!kept) /* run_outs_max + 1 times at most: then the stretch is unheld */
         if ((status = measure_stretch(run, 1, &call_ns, &cpu_ns, &kept)) != TP_OK)
             return status;
     run->batch = measure_batch_choose(run, call_ns + flush_ns, cpu_ns);
@@ -374,7 +391,7 @@ static tp_status measure_loop(measure_run *run)
     if (!stretch)
         return tp_fail(TP_ERR_OUT_OF_MEMORY, "tp_measure: out of memory");
     tp_status status = TP_OK;
-    while (measure_now() - run->started_ns < run->options.max_time_ns) {
+    while (run->samples.count == 0 || measure_now() - run->started_ns < run->options.max_time_ns) {
         double cpu_ns = 0;
         bool kept = false;
         if ((status = measure_stretch(run, run->batch, stretch, &cpu_ns, &kept)) != TP_OK)
@@ -386,6 +403,21 @@ static tp_status measure_loop(measure_run *run)
     }
     free(stretch);
     return status;
+}
+
+/* Why max_time came first: the first of min_samples, min_time and max_noise not met. */
+static void measure_note_max_time(measure_run *run, const measure_stats *stats)
+{
+    double max_time_s = (double)run->options.max_time_ns / 1e9;
+    if ((int64_t)run->samples.count < run->options.min_samples)
+        measure_note(run, "max_time %.3g s passed after %zu of min_samples %" PRId64 " samples", max_time_s,
+                     run->samples.count, run->options.min_samples);
+    else if (run->timed_ns < run->options.min_time_ns)
+        measure_note(run, "max_time %.3g s passed after %.3g of min_time %.3g s timed", max_time_s,
+                     (double)run->timed_ns / 1e9, (double)run->options.min_time_ns / 1e9);
+    else
+        measure_note(run, "max_time %.3g s passed at noise %.3g %% (max_noise %.3g %%)", max_time_s, stats->noise * 100,
+                     run->options.max_noise * 100);
 }
 
 /* What was measured, into the caller's struct up to its size. */
@@ -406,9 +438,14 @@ static tp_status measure_answer(measure_run *run, tp_measurement *out)
         measure_note(run,
                      "a cold sample is one call, %.0f steps of the device's timer: its noise stays near the step's",
                      stats.median / (double)run->timer_step_ns);
+    if (run->dropped > 0 && run->holding)
+        measure_note(run,
+                     "%" PRId64 " stretch%s dropped: %s hold ran out after %" PRId64
+                     " ms (fn or the host stalled), the next held again",
+                     run->dropped, run->dropped > 1 ? "es" : "", run->dropped > 1 ? "each one's" : "its",
+                     run->watchdog_ns / 1000000);
     if (run->samples.count > 0 && !converged)
-        measure_note(run, "max_time %.3g s passed at noise %.3g %% (max_noise %.3g %%)",
-                     (double)run->options.max_time_ns / 1e9, stats.noise * 100, run->options.max_noise * 100);
+        measure_note_max_time(run, &stats);
     tp_measurement full = {
         .size = out->size,
         .calls = run->calls,

@@ -25,8 +25,8 @@ extern "C" {
  * that called tp_measure, never concurrently with itself, and is also called for the
  * warm-up and the calibration. Work it runs itself, on the host, is not on the stream:
  * it is the measurement's cpu_ns, not its device time. It may synchronize the stream
- * or block (then that sample is dropped and the measurement goes on without a hold,
- * saying so in `note`); it must not destroy the stream.
+ * or block (then that sample is dropped, and after two in a row the measurement goes on
+ * without a hold, saying so in `note`); it must not destroy the stream.
  */
 typedef tp_status (*tp_work_fn)(tp_stream *stream, void *arg);
 
@@ -91,10 +91,12 @@ typedef struct tp_measurement {
  * (TP_MEASURE_COLD): per hold, `batch` times: a flush of the last-level cache, a timing
  * record, the call, a timing record; each pair is one sample. Samples continue until,
  * after min_time_ns of timed device time and min_samples samples, their noise is at most
- * max_noise (converged), or max_time_ns passes (TP_OK, converged false). A hold that
- * runs out (measure's own watchdog: max(100 ms, 10 samples' length); fn synchronized
- * the stream, blocked, or filled its queue) drops its sample, and the rest is measured
- * without a hold, said in `note`; so is device time far below the host's time in fn
+ * max_noise (converged), or max_time_ns passes (TP_OK, converged false, the note saying
+ * which criterion was not met); at least one sample is kept, however short max_time. A
+ * hold that runs out (measure's own watchdog: max(100 ms, 10 samples' length); fn
+ * synchronized the stream, blocked, or filled its queue, or the host stalled) drops its
+ * sample and the next is held again; after two in a row the rest is measured without a
+ * hold. Both are said in `note`; so is device time far below the host's time in fn
  * (work run inside fn rather than put on the stream). While a trace runs, each sample is
  * a range "tp_measure" on the stream whose marks lie outside the timed interval.
  * Errors: fn or out NULL, bad options (a field out of its range, unknown flag bits):
