@@ -71,6 +71,7 @@ typedef struct measure_run {
     bool holding;          /* false with TP_MEASURE_NO_HOLD, or once run_outs_max holds ran out */
     int run_outs;          /* holds that ran out since the last one released in time */
     int64_t dropped;       /* stretches dropped because their hold ran out */
+    int64_t ran_out_ns;    /* the watchdog of the last hold that ran out */
     int64_t started_ns;    /* CLOCK_MONOTONIC at the call */
     int64_t window;        /* tp_stream_hold_window */
     int64_t timer_step_ns; /* tp_device_clock's resolution; 0 if unknown */
@@ -217,6 +218,7 @@ static tp_status measure_release(measure_run *run, tp_hold *hold, bool *ran_out)
     }
     *ran_out = true;
     run->dropped++;
+    run->ran_out_ns = run->watchdog_ns;
     if (++run->run_outs < run_outs_max)
         return TP_OK;
     run->holding = false;
@@ -224,7 +226,7 @@ static tp_status measure_release(measure_run *run, tp_hold *hold, bool *ran_out)
                  "%d holds in a row ran out after %" PRId64
                  " ms (fn synchronized, blocked or filled the queue): measured "
                  "without a hold",
-                 run->run_outs, run->watchdog_ns / 1000000);
+                 run->run_outs, run->ran_out_ns / 1000000);
     return TP_OK;
 }
 
@@ -443,7 +445,7 @@ static tp_status measure_answer(measure_run *run, tp_measurement *out)
                      "%" PRId64 " stretch%s dropped: %s hold ran out after %" PRId64
                      " ms (fn or the host stalled), the next held again",
                      run->dropped, run->dropped > 1 ? "es" : "", run->dropped > 1 ? "each one's" : "its",
-                     run->watchdog_ns / 1000000);
+                     run->ran_out_ns / 1000000);
     if (run->samples.count > 0 && !converged)
         measure_note_max_time(run, &stats);
     tp_measurement full = {
