@@ -324,7 +324,7 @@ TEST(rule18_measure_keeps_one_sample_when_max_time_passes_first)
     CHECK_OK(tp_measure(stream, work_fn, &w, &options, &m));
     printf("%lld calls in %lld samples, note: %s\n", (long long)m.calls, (long long)m.samples, m.note);
     CHECK(m.samples == 1 && !m.converged);
-    CHECK(near_work_length(m.median_ns, w.stream_ns));
+    CHECK(m.median_ns >= 0.95 * (double)w.stream_ns); /* one sample: a loaded machine's delay is all in it */
     CHECK_CONTAINS(m.note, "max_time 0.001 s passed after 1 of min_samples 5 samples");
     CHECK_OK(tp_stream_destroy(stream));
     return 0;
