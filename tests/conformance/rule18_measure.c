@@ -26,11 +26,28 @@ typedef struct work {
     int64_t host_ns;   /* spent inside fn itself per call */
     bool synchronize;  /* fn synchronizes the stream after its launch */
     int fail_at;       /* the call that fails (0: none) */
-    int stall_at;      /* the call that first sleeps stall_ms on the host (0: none) */
-    int stall_ms;
+    int block_at;      /* the call that blocks until its own work has run (0: none) */
+    atomic_int block_ran;
+    bool block_timed_out;
     int calls;
     tp_stream *seen; /* the stream fn was given */
 } work;
+
+static void set_flag_host_fn(void *flag)
+{
+    atomic_store((atomic_int *)flag, 1);
+}
+
+/* Blocks until a host function launched now has run: under a hold, until its watchdog
+ * lets the stream go, whatever the watchdog's length (10 calibrations' host time, 0.7 s
+ * on the fake GPU under valgrind). */
+static tp_status block_until_run(tp_stream *stream, work *w)
+{
+    tp_status status = tp_stream_launch_host_fn(stream, set_flag_host_fn, &w->block_ran);
+    if (status == TP_OK)
+        w->block_timed_out = !flag_reaches_within(&w->block_ran, 1, 60.0);
+    return status;
+}
 
 static tp_status work_fn(tp_stream *stream, void *arg)
 {
@@ -38,8 +55,11 @@ static tp_status work_fn(tp_stream *stream, void *arg)
     w->seen = stream;
     if (++w->calls == w->fail_at)
         return tp_event_record(NULL, stream); /* TP_ERR_INVALID_ARGUMENT, with tpevent's message */
-    if (w->calls == w->stall_at)
-        sleep_ms(w->stall_ms);
+    if (w->calls == w->block_at) {
+        tp_status status = block_until_run(stream, w);
+        if (status != TP_OK)
+            return status;
+    }
     if (w->stream_ns > 0) {
         tp_status status = tp_stream_launch_host_fn(stream, busy_host_fn, &w->stream_ns);
         if (status != TP_OK)
@@ -293,18 +313,18 @@ TEST(rule18_measure_notes_work_run_inside_fn)
     return 0;
 }
 
-/* A hold that runs out once (fn stalls past the watchdog in one call, as a process
+/* A hold that runs out once (fn blocks past the watchdog in one call, as a process
  * descheduled on a loaded machine does) drops its stretch alone: the next are held
- * again. Call 3 is the first stretch's first (1: the warm-up, 2: the calibration);
- * 600 ms is past its watchdog, max(100 ms, 10 calibrations' host time). */
+ * again. Call 3 is the first stretch's first (1: the warm-up, 2: the calibration). */
 TEST(rule18_measure_holds_again_after_one_hold_runs_out)
 {
     tp_stream *stream = new_stream(env->device);
-    work w = {.stream_ns = 50 * 1000, .stall_at = 3, .stall_ms = 600};
+    work w = {.stream_ns = 50 * 1000, .block_at = 3};
     tp_measure_options options = quick_options();
     tp_measurement m = new_measurement();
     CHECK_OK(tp_measure(stream, work_fn, &w, &options, &m));
     printf("%lld calls in %lld samples, note: %s\n", (long long)m.calls, (long long)m.samples, m.note);
+    CHECK(!w.block_timed_out);
     CHECK(m.held && m.converged);
     CHECK_CONTAINS(m.note, "1 stretch dropped");
     CHECK(m.calls < w.calls - 2); /* the dropped stretch's calls are not counted */
