@@ -32,8 +32,8 @@
 /* A hold's watchdog: at least this, else 10 stretches' expected length (rule 18). */
 static const int64_t watchdog_min_ns = 100 * 1000 * 1000;
 /* Holds that ran out in a row before the rest is measured unheld. One can be the host's
- * (under a sanitizer on CI's two busy cores a process was descheduled past 100 ms), and
- * dropping every later hold for it would time the host's submission from then on; two
+ * (a process descheduled past 100 ms on a loaded machine), and dropping every later
+ * hold for it would time the host's submission from then on; two
  * are fn's (it synchronizes, blocks or fills the queue each call), and a third would
  * cost another watchdog for nothing. */
 static const int run_outs_max = 2;
