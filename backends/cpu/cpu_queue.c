@@ -2,9 +2,10 @@
  * A stream's FIFO and its worker thread.
  *
  * The worker pops a task under the queue's lock, runs it unlocked, then, under the
- * lock again, advances `completed` and wakes sleeping waiters (only if there are
- * any) before it pops the next one: one lock round per task, and a waiter that
- * holds the lock and sees `completed` short is sure to be woken.
+ * lock again, advances `completed` and wakes sleeping waiters (only once the
+ * earliest task one of them waits for is done) before it pops the next one: one
+ * lock round per task, and a waiter that holds the lock and sees `completed` short
+ * is sure to be woken.
  *
  * A worker whose FIFO ran empty spins for a while (TP_SPIN_NS) before it sleeps:
  * work that comes within it starts at once instead of after a futex wake-up, which
@@ -89,6 +90,7 @@ tp_status tp_cpu_queue_create(cpu_device *device, int priority, unsigned kind, c
     queue->device = device;
     atomic_init(&queue->submitted, 0);
     atomic_init(&queue->completed, 0);
+    queue->wake_seq = UINT64_MAX;
     atomic_init(&queue->refs, 1);
     queue->handles = 1;
     queue->creator_pid = (int32_t)getpid();
@@ -260,8 +262,10 @@ static void *worker_main(void *arg)
         pthread_mutex_lock(&queue->lock);
         uint64_t done = atomic_load_explicit(&queue->completed, memory_order_relaxed) + 1;
         atomic_store_explicit(&queue->completed, done, memory_order_release);
-        if (queue->sleepers > 0)
+        if (queue->sleepers > 0 && done >= queue->wake_seq) {
+            queue->wake_seq = UINT64_MAX; /* each sleeper still short lowers it again */
             pthread_cond_broadcast(&queue->progress);
+        }
         if (TP_UNLIKELY(queue->watches != NULL))
             run_due_watches(queue, done);
     }
@@ -402,8 +406,11 @@ tp_status tp_cpu_queue_wait(cpu_queue *queue, uint64_t seq, enum cpu_wait_mode m
                                    operation, queue->device->index);
     }
     queue->sleepers++;
-    while (!tp_cpu_queue_reached(queue, seq))
+    while (!tp_cpu_queue_reached(queue, seq)) {
+        if (seq < queue->wake_seq)
+            queue->wake_seq = seq;
         pthread_cond_wait(&queue->progress, &queue->lock);
+    }
     queue->sleepers--;
     pthread_mutex_unlock(&queue->lock);
     return TP_OK;
