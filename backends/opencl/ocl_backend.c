@@ -8,7 +8,9 @@
 
 #include <stdio.h>
 
-static const tp_backend ocl_table;
+/* Not const: a child created by fork() puts failing entries in both tables
+ * (ocl_fork.c), so that no call tests for fork on its way. */
+static tp_backend ocl_table;
 
 /* The table of events wrapped from a caller's cl_event: the backend's, but a record
  * is refused. Made once, at init, from ocl_table. */
@@ -27,7 +29,10 @@ static tp_status ocl_init(const tp_host *host, char *reason, size_t reason_size)
 {
     wrapped_table = ocl_table;
     wrapped_table.event_record = ocl_record_refused;
-    return tp_ocl_module_init(host, &ocl_table, reason, reason_size);
+    tp_status status = tp_ocl_module_init(host, &ocl_table, reason, reason_size);
+    if (status == TP_OK)
+        status = tp_ocl_fork_guard_install(&ocl_table, &wrapped_table, reason, reason_size);
+    return status;
 }
 
 static tp_status ocl_device_count(int *count)
@@ -73,7 +78,7 @@ static tp_status ocl_stream_priority_range(int device, int *least, int *greatest
     return TP_OK;
 }
 
-static const tp_backend ocl_table = {
+static tp_backend ocl_table = {
     .abi_version = TP_BACKEND_ABI_VERSION,
     .size = sizeof(tp_backend),
     .name = "opencl",
@@ -119,7 +124,8 @@ static const tp_backend ocl_table = {
     .event_from_native = ocl_event_from_native,
     .stream_priority_range = ocl_stream_priority_range,
     /* No capture (rule 16): cl_khr_command_buffer records only its own commands,
-     * not markers, waits or host functions. The core answers TP_ERR_UNSUPPORTED. */
+     * not markers, waits or host functions. The core answers TP_ERR_UNSUPPORTED, and
+     * for tp_stream_is_capturing false. */
     .stream_begin_capture = NULL,
     .stream_end_capture = NULL,
     .stream_is_capturing = NULL,

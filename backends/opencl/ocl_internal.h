@@ -14,6 +14,7 @@
  *   ocl_flush.c     the cache flush before tp_measure's cold calls (rule 18)
  *   ocl_event.c     the event entries
  *   ocl_snapshot.c  snapshots of records
+ *   ocl_fork.c      what the entries answer in a child created by fork()
  *   ocl_backend.c   the table and the entry
  */
 #ifndef TPEVENT_BACKENDS_OPENCL_OCL_INTERNAL_H
@@ -289,5 +290,12 @@ void tp_ocl_snapshot_release(tp_snapshot *snapshot);
 tp_status tp_ocl_snapshot_query(const tp_snapshot *snapshot, bool *reached);
 tp_status tp_ocl_snapshot_synchronize(const tp_snapshot *snapshot);
 tp_status tp_ocl_snapshot_notify(const tp_snapshot *snapshot, void (*fn)(void *), void *arg);
+
+/* -------------------------------------------------------------- ocl_fork.c */
+
+/* Once the module is initialized: in a child created by fork(), every entry of
+ * the two tables that can reach the runtime fails at once with TP_ERR_BACKEND and
+ * the reason (ocl_fork.c). */
+tp_status tp_ocl_fork_guard_install(tp_backend *table, tp_backend *wrapped_table, char *reason, size_t reason_size);
 
 #endif /* TPEVENT_BACKENDS_OPENCL_OCL_INTERNAL_H */
