@@ -1,7 +1,7 @@
 /*
  * The public capture calls (rule 16): argument checks, then one indirect call
  * through the stream's or the graph's backend table. A backend without capture
- * answers TP_ERR_UNSUPPORTED.
+ * answers TP_ERR_UNSUPPORTED, but for tp_stream_is_capturing: never (false).
  */
 #include "core/internal.h"
 
@@ -27,8 +27,12 @@ tp_status tp_stream_is_capturing(tp_stream *stream, bool *capturing)
 {
     if (!stream || !capturing)
         return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_stream_is_capturing: %s is NULL", stream ? "capturing" : "stream");
-    if (!stream->backend->stream_is_capturing)
-        return tp_unsupported(stream->backend, "capture (tp_stream_is_capturing)");
+    /* A backend that cannot capture has streams that never are: the question has
+     * an answer, unlike begin and end (issue 47 item 5). */
+    if (!stream->backend->stream_is_capturing) {
+        *capturing = false;
+        return TP_OK;
+    }
     return stream->backend->stream_is_capturing(stream, capturing);
 }
 

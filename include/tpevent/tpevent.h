@@ -487,7 +487,8 @@ TP_API tp_status tp_stream_begin_capture(tp_stream *stream);
 TP_API tp_status tp_stream_end_capture(tp_stream *stream, tp_graph **out);
 
 /* *capturing: the stream's work is being captured (by tpevent, or, for a wrapped
- * CUDA/HIP stream, by whoever began a capture on it). */
+ * CUDA/HIP stream, by whoever began a capture on it). Always false on a device
+ * that cannot capture (OpenCL): TP_OK, not TP_ERR_UNSUPPORTED. */
 TP_API tp_status tp_stream_is_capturing(tp_stream *stream, bool *capturing);
 
 /* Runs the graph's work after the work submitted to `stream` so far; the stream is

@@ -85,6 +85,39 @@ TEST(rule16_argument_checks)
     return 0;
 }
 
+/* Every device, whether it captures or not (issue 47 item 5): a stream is not
+ * capturing until a capture begins, and a device that cannot capture has a
+ * stream that never is, so the question is answered (false, TP_OK), never
+ * TP_ERR_UNSUPPORTED. */
+TEST(rule16_stream_that_cannot_capture_is_never_capturing)
+{
+    tp_stream *stream = new_stream(env->device);
+    bool capturing = true;
+    CHECK_STATUS(tp_stream_is_capturing(NULL, &capturing), TP_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(tp_stream_is_capturing(stream, NULL), TP_ERR_INVALID_ARGUMENT);
+    CHECK_OK(tp_stream_is_capturing(stream, &capturing));
+    CHECK(!capturing);
+    tp_stream *default_stream = NULL;
+    CHECK_OK(tp_stream_default(env->device, &default_stream));
+    capturing = true;
+    CHECK_OK(tp_stream_is_capturing(default_stream, &capturing));
+    CHECK(!capturing);
+    tp_status began = tp_stream_begin_capture(stream);
+    if (began == TP_ERR_UNSUPPORTED) {
+        /* A refused capture leaves the stream as it was. */
+        capturing = true;
+        CHECK_OK(tp_stream_is_capturing(stream, &capturing));
+        CHECK(!capturing);
+    } else {
+        CHECK_OK(began);
+        tp_graph *graph = NULL;
+        CHECK_OK(tp_stream_end_capture(stream, &graph));
+        CHECK_OK(tp_graph_destroy(graph));
+    }
+    CHECK_OK(tp_stream_destroy(stream));
+    return 0;
+}
+
 /* The CPU captures its default stream as any other; CUDA cannot capture its
  * legacy default stream, and tpevent says so before the runtime does. */
 TEST(rule16_default_stream_capture_by_backend)
