@@ -17,8 +17,11 @@
 #        TIMESTAMP_BENCH_ARGS  arguments for tpevent_bench_timestamp_cuda (default:
 #                 its short defaults, 200 records over 2 s and 10 s of drift; the
 #                 issue's run: "--records 1000 --seconds 60 --drift-seconds 180")
-# Exit status: 0 when configure, build and every test passed; the benchmark's
-# budgets are reported, not enforced.
+#        MEMCHECK_STRIDE, MEMCHECK_OFFSET, MEMCHECK_SECONDS  the conformance subset run
+#                 under compute-sanitizer (scripts/gpu-memcheck.sh: every 8th test,
+#                 rotated by the day of the year, in 90 s)
+# Exit status: 0 when configure, build and every test passed, and compute-sanitizer
+# found no memory error; the benchmark's budgets are reported, not enforced.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -156,6 +159,21 @@ step "ctest -j $test_jobs ${CTEST_ARGS:-} ($test_log)"
   >"$test_log" 2>&1
 ctest_status=$?
 
+# The conformance suite on cuda:0 under compute-sanitizer's memcheck, a rotated
+# subset in a bounded time, after ctest so that the GPU is quiet: no memory error;
+# CUDA API errors counted by call (docs/gpu-api-errors.md lists tpevent's own).
+memcheck_log="$out/gpu-check-memcheck.log"
+memcheck_summary="$out/gpu-check-memcheck-summary.txt"
+step "conformance under compute-sanitizer ($memcheck_log)"
+memcheck_status=0
+if [ "$gpu_count" -ge 1 ]; then
+  scripts/gpu-memcheck.sh "$build" "$memcheck_log" "$memcheck_summary"
+  memcheck_status=$?
+  [ "$memcheck_status" -eq 2 ] && memcheck_status=0 # not run: said in its summary
+else
+  echo "  no GPU: not run" >"$memcheck_summary"
+fi
+
 # The conformance suite and the model, unchanged, on every OpenCL device that is not
 # PoCL (ctest runs them on PoCL): NVIDIA's OpenCL on the H200. Its peer is cuda:0, the
 # same GPU through the other runtime: the rules across backends (waits, elapsed time
@@ -213,6 +231,8 @@ group_line() { # label, name pattern
   group_line "  of them rules 7 and 13 (clock)" 'conformance\.cuda:0\.rule(07|13)_[^ ]+'
   group_line "gpu tests (cuda)" 'gpu\.cuda\.[^ ]+'
   group_line "conformance on cpu" 'conformance\.cpu:[01]\.[^ ]+'
+  echo "conformance under compute-sanitizer (memcheck):"
+  cat "$memcheck_summary"
   echo "OpenCL GPUs (not PoCL), conformance and model:"
   printf '%s' "$opencl_gpu_summary"
   if [ "$gpu_count" -lt 2 ]; then
@@ -264,4 +284,4 @@ group_line() { # label, name pattern
   cat "$measure_gpu_log"
 } | tee "$summary"
 
-[ "$ctest_status" -eq 0 ]
+[ "$ctest_status" -eq 0 ] && [ "$memcheck_status" -eq 0 ]

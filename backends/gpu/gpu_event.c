@@ -59,12 +59,15 @@ tp_status gpu_plain_event_create(int index, unsigned flags, tp_event **out)
 }
 
 /* No call on the event may overlap its destroy (the event is freed here), so
- * `native` is only read: no locked exchange, no fence. */
+ * `native` is only read: no locked exchange, no fence. A native while `recorded`
+ * is false was recorded last inside a capture (gpu_graph.c), not to be queried. */
 tp_status gpu_plain_event_destroy(tp_event *base)
 {
     gpu_event *event = gpu_as_event(base);
     rt_event native = atomic_load_explicit(&event->native, memory_order_relaxed);
-    if (native)
+    if (TP_UNLIKELY(native && !gpu_event_recorded(event)))
+        gpu_pool_give_captured(gpu_event_device(event), event->head.flags, native);
+    else if (native)
         gpu_pool_give(gpu_event_device(event), event->head.flags, native, true);
     tp_thread_cache_give(&event_cache_kind, &thread_event_cache, event);
     return TP_OK;
@@ -83,7 +86,8 @@ tp_status gpu_record_native(rt_event native, gpu_stream *stream)
     return TP_LIKELY(e == RT_SUCCESS) ? TP_OK : gpu_fail_call(RT_CALL("EventRecord"), e);
 }
 
-tp_status gpu_event_record_fresh(gpu_event *event, gpu_stream *stream, rt_event expected, bool *published)
+tp_status gpu_event_record_fresh(gpu_event *event, gpu_stream *stream, rt_event expected, bool expected_captured,
+                                 bool *published)
 {
     gpu_device *device = gpu_event_device(event);
     *published = false;
@@ -107,7 +111,9 @@ tp_status gpu_event_record_fresh(gpu_event *event, gpu_stream *stream, rt_event 
     }
     *published = true;
     atomic_store_explicit(&event->recorded, true, memory_order_release);
-    if (expected)
+    if (expected && expected_captured)
+        gpu_pool_give_captured(device, event->head.flags, expected);
+    else if (expected)
         gpu_pool_give(device, event->head.flags, expected, true);
     return TP_OK;
 }
@@ -126,7 +132,7 @@ TP_NOINLINE tp_status gpu_event_record_slow(gpu_event *event, gpu_stream *stream
             return status;
         }
         bool published;
-        tp_status status = gpu_event_record_fresh(event, stream, native, &published);
+        tp_status status = gpu_event_record_fresh(event, stream, native, false, &published);
         if (status != TP_OK || published)
             return status;
     }

@@ -209,7 +209,7 @@ static tp_status capture_record(gpu_event *event, gpu_stream *stream, gpu_captur
         rt_guard_leave(&guard);
     }
     if (e != RT_SUCCESS) {
-        gpu_pool_unpin(fresh);
+        gpu_pool_unpin(fresh, false);
         gpu_pool_give(device, event->head.flags, fresh, false);
         rt_thread_capture_restore(mode);
         free(mark);
@@ -228,11 +228,13 @@ static tp_status capture_record(gpu_event *event, gpu_stream *stream, gpu_captur
     }
     /* (Someone else's capture: pinned for good.) */
     rt_event old = atomic_exchange_explicit(&event->native, fresh, memory_order_acq_rel);
-    atomic_store_explicit(&event->recorded, false, memory_order_release);
+    bool old_captured = !atomic_exchange_explicit(&event->recorded, false, memory_order_acq_rel);
     gpu_capture_mark *old_mark = atomic_exchange_explicit(&event->capture, mark, memory_order_acq_rel);
     mark_free(old_mark);
     pthread_mutex_unlock(&gpu_capture_lock);
-    if (old)
+    if (old && old_captured)
+        gpu_pool_give_captured(device, event->head.flags, old); /* recorded last in an earlier capture */
+    else if (old)
         gpu_pool_give(device, event->head.flags, old, true);
     rt_thread_capture_restore(mode);
     return TP_OK;
@@ -246,7 +248,11 @@ static tp_status record_outside(gpu_event *event, gpu_stream *stream)
     for (;;) {
         bool published;
         rt_event native = atomic_load_explicit(&event->native, memory_order_acquire);
-        tp_status status = gpu_event_record_fresh(event, stream, native, &published);
+        /* Not recorded since the capture's record: the native holds that one. (A
+         * record racing on another thread may make this wrong either way: then a
+         * native is destroyed rather than pooled, or queried as before.) */
+        bool captured = !gpu_event_recorded(event);
+        tp_status status = gpu_event_record_fresh(event, stream, native, captured, &published);
         if (status != TP_OK)
             return status;
         if (published)

@@ -92,11 +92,12 @@ tp_status gpu_stream_is_capturing(tp_stream *stream, bool *capturing)
     return TP_OK;
 }
 
+/* Their latest records are the capture's own: no launch has run yet. */
 static void unpin_all(const pinned_list *natives, bool externals_too)
 {
     for (size_t i = 0; i < natives->count; i++)
         if (externals_too || !natives->external[i])
-            gpu_pool_unpin(natives->items[i]);
+            gpu_pool_unpin(natives->items[i], true);
 }
 
 /* Nodes of a capture dropped, or of a graph gone with its launches. */
@@ -255,8 +256,10 @@ static void reap_retired(host_fn_list *nodes)
             continue;
         }
         *link = g->next_retired;
+        /* A launch recorded the external natives again, outside any capture. */
+        bool launched = atomic_load_explicit(&g->token->launched, memory_order_acquire);
         for (size_t i = 0; i < g->external_count; i++)
-            gpu_pool_unpin(g->externals[i]);
+            gpu_pool_unpin(g->externals[i], !launched);
         for (size_t i = 0; i < g->host_fns.count; i++)
             nodes->items[nodes->count++] = g->host_fns.items[i];
         for (size_t i = 0; i < g->marker_count; i++)

@@ -286,6 +286,12 @@ tp_status gpu_pool_take(gpu_device *device, unsigned flags, rt_event *out);
  * not be reached yet; it is handed out again only once a query says it is. */
 void gpu_pool_give(gpu_device *device, unsigned flags, rt_event event, bool maybe_pending);
 
+/* Gives back a native event whose latest record was made inside a capture that may
+ * have ended (rule 16): a node of the capture's graph, never run. CUDA answers a
+ * query of it with "invalid argument" (an API error under compute-sanitizer), so it
+ * is not asked: it is destroyed, as such a query's failure had it destroyed. */
+void gpu_pool_give_captured(gpu_device *device, unsigned flags, rt_event event);
+
 /* ========================================================== gpu_host_counter.c */
 /* A 64-bit counter in mapped host memory: host stores, device waits on it. */
 typedef struct gpu_counter {
@@ -459,9 +465,12 @@ tp_status gpu_record_native(rt_event native, gpu_stream *stream);
  * Publishing after the record means a concurrent query never sees a native event
  * that has not been recorded for this tp event. *published false: another thread
  * published one first (a racing record, or an export), and the fresh one went
- * back; the caller records again. `expected`, once replaced, goes back to the pool.
+ * back; the caller records again. `expected`, once replaced, goes back to the pool
+ * (`expected_captured`: its latest record was made inside a capture, so that the
+ * pool does not query it: gpu_pool_give_captured).
  */
-tp_status gpu_event_record_fresh(gpu_event *event, gpu_stream *stream, rt_event expected, bool *published);
+tp_status gpu_event_record_fresh(gpu_event *event, gpu_stream *stream, rt_event expected, bool expected_captured,
+                                 bool *published);
 
 /* The entries of events without TP_EVENT_INTERPROCESS (gpu_backend.c picks). */
 tp_status gpu_plain_event_create(int device, unsigned flags, tp_event **out);

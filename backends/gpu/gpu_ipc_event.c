@@ -88,7 +88,7 @@ tp_status gpu_ipc_event_record(tp_event *base, tp_stream *stream_base)
             return status;
         }
         bool published;
-        tp_status status = gpu_event_record_fresh(&event->base, stream, NULL, &published);
+        tp_status status = gpu_event_record_fresh(&event->base, stream, NULL, false, &published);
         if (status != TP_OK || published)
             return status; /* else an export made the native event first: record that */
     }

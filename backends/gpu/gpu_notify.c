@@ -74,7 +74,7 @@ static gpu_notify_call *poll_pass(gpu_device *device, gpu_notify_call *calls, bo
         calls = call->next;
         if (marker_reached(device, call->marker)) {
             call->fn(call->arg);
-            gpu_pool_unpin(call->marker);
+            gpu_pool_unpin(call->marker, false);
             tp_free_list_give(&device->notifier.spare, call);
             *any_reached = true;
         } else {
@@ -140,7 +140,7 @@ tp_status gpu_notify_when_reached(gpu_device *device, rt_event marker, void (*fn
         int err = tp_thread_start_detached(poller_main, device);
         if (err != 0) {
             pthread_mutex_unlock(&notifier->lock);
-            gpu_pool_unpin(marker);
+            gpu_pool_unpin(marker, false);
             tp_free_list_give(&notifier->spare, call);
             return gpu.host->fail(TP_ERR_BACKEND, "tp_event_wait: cannot start the %s notifier thread: %s",
                                   RT_BACKEND_NAME, strerror(err));

@@ -142,7 +142,7 @@ void gpu_pool_pin(rt_event native)
     pthread_mutex_unlock(&pinned.lock);
 }
 
-void gpu_pool_unpin(rt_event native)
+void gpu_pool_unpin(rt_event native, bool captured_record)
 {
     pthread_mutex_lock(&pinned.lock);
     pinned_native *found = tp_pointer_table_find(&pinned.table, native);
@@ -153,7 +153,9 @@ void gpu_pool_unpin(rt_event native)
         atomic_store_explicit(&pinned.live, pinned.table.count, memory_order_relaxed);
     }
     pthread_mutex_unlock(&pinned.lock);
-    if (last.given)
+    if (last.given && captured_record)
+        gpu_pool_give_captured(last.device, last.flags, last.native);
+    else if (last.given)
         gpu_pool_give(last.device, last.flags, last.native, true);
 }
 
@@ -189,4 +191,11 @@ void gpu_pool_give(gpu_device *device, unsigned flags, rt_event event, bool mayb
     pthread_mutex_unlock(&pool->lock);
     if (!kept)
         gpu_destroy_native(device, event); /* the runtime frees it once its record is reached */
+}
+
+void gpu_pool_give_captured(gpu_device *device, unsigned flags, rt_event event)
+{
+    if (TP_UNLIKELY(atomic_load_explicit(&pinned.live, memory_order_relaxed) != 0) && give_pinned(device, flags, event))
+        return; /* the last unpin says what its latest record is then */
+    gpu_destroy_native(device, event);
 }

@@ -5,6 +5,7 @@
  */
 #include "tests/gpu_fake/runtime_fake_internal.h"
 #include "tests/gpu_fake/native_stream_calls.h"
+#include "tests/gpu_fake/probe_calls.h"
 #include "common/env.h" /* empty means unset, as for every TPEVENT_* variable */
 
 #include <pthread.h>
@@ -103,11 +104,26 @@ static fake_record *latest_of(rt_event e)
     return record;
 }
 
+/* Queries CUDA answers with an error that tpevent should not make (probe_calls.h). */
+static atomic_ulong captured_record_queries;
+
+static unsigned long captured_record_queries_count(void)
+{
+    return atomic_load(&captured_record_queries);
+}
+
+__attribute__((visibility("default"))) const probe_calls tpevent_fake_probe_calls = {captured_record_queries_count};
+
 rt_error fake_event_query(rt_event e)
 {
     rt_error forbidden;
     if (fake_capture_forbids_event(e, &forbidden) || fake_capture_forbids_unsafe(&forbidden))
         return forbidden;
+    /* CUDA's "invalid argument", as compute-sanitizer reported it on the GPU machine (issue 47). */
+    if (fake_capture_ended_record(e)) {
+        atomic_fetch_add(&captured_record_queries, 1);
+        return FAKE_ERROR_INVALID_VALUE;
+    }
     fake_record *record = latest_of(e);
     bool reached = !record || atomic_load(&record->reached);
     fake_record_unref(record);

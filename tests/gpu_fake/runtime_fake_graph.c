@@ -188,6 +188,14 @@ void fake_capture_forget(rt_event event)
     pthread_mutex_unlock(&capture_lock);
 }
 
+bool fake_capture_ended_record(rt_event event)
+{
+    pthread_mutex_lock(&capture_lock);
+    bool ended = event->captured_in && !event->captured_in->open;
+    pthread_mutex_unlock(&capture_lock);
+    return ended;
+}
+
 bool fake_capture_record(rt_event event, rt_stream s, rt_error *e)
 {
     if (!capture_of(s))

@@ -65,6 +65,9 @@ struct fake_event {
     uint64_t captured_at;
 };
 
+/* The device's event clock, drifting against CLOCK_MONOTONIC (runtime_fake_clock.c). */
+uint64_t fake_device_now_ns(void);
+
 rt_stream fake_resolve(rt_stream s);
 /* Streams of the device not destroyed, the default one included (rule 19's tests). */
 int fake_live_streams(int device);
@@ -100,6 +103,9 @@ bool fake_capture_wait_value(rt_stream s, uintptr_t counter, uint64_t value, rt_
 /* A call CUDA forbids during a capture: invalidates it, answers the error. */
 bool fake_capture_forbids_stream(rt_stream s, rt_error *e);
 bool fake_capture_forbids_event(rt_event event, rt_error *e);
+/* The event's latest record was made inside a capture that has ended (a node of
+ * its graph: a launch's record of an external event replaces it). */
+bool fake_capture_ended_record(rt_event event);
 /* The event is recorded outside any capture, or destroyed. */
 void fake_capture_forget(rt_event event);
 /* A potentially unsafe call (a query or synchronize, a host allocation) made by a

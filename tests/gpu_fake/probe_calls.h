@@ -1,0 +1,20 @@
+/*
+ * Calls the fake GPU answers with an error, as CUDA does, that tpevent should
+ * never make (issue 47, item 9: compute-sanitizer reports each as an API error on
+ * the GPU machine). The fake GPU module exports a table of counters
+ * (runtime_fake_event.c), so that a test proves on every CI run that tpevent asks
+ * a cheaper question instead.
+ */
+#ifndef TPEVENT_TESTS_GPU_FAKE_PROBE_CALLS_H
+#define TPEVENT_TESTS_GPU_FAKE_PROBE_CALLS_H
+
+#define PROBE_CALLS_FAKE_SYMBOL "tpevent_fake_probe_calls"
+
+typedef struct probe_calls {
+    /* Event queries of a native event whose latest record was made inside a capture
+     * now ended: CUDA answers cudaErrorInvalidValue ("invalid argument"), the
+     * record being a node of the capture's graph, never run. */
+    unsigned long (*captured_record_queries)(void);
+} probe_calls;
+
+#endif /* TPEVENT_TESTS_GPU_FAKE_PROBE_CALLS_H */
