@@ -203,11 +203,23 @@ static bool probe_requested(void)
     return probe && strcmp(probe, "0") != 0;
 }
 
-static long probe_timeout_ms(void)
+/* How long a probe may take to load and init a module: 30 s unless
+ * TPEVENT_PROBE_TIMEOUT_MS says, from 1 ms to an hour (wait_for_probe counts
+ * milliseconds in a long). False, with the refusal in `reason`, for a value
+ * outside that: the module is then neither probed nor loaded. */
+#define PROBE_TIMEOUT_MS_DEFAULT 30000
+#define PROBE_TIMEOUT_MS_MAX 3600000
+
+static bool probe_timeout_ms(long *timeout_ms, char *reason, size_t reason_size)
 {
-    const char *text = tp_env("TPEVENT_PROBE_TIMEOUT_MS");
-    long ms = text ? strtol(text, NULL, 10) : 0;
-    return ms > 0 ? ms : 30000;
+    uint64_t ms;
+    char refusal[160];
+    bool valid = tp_env_count("TPEVENT_PROBE_TIMEOUT_MS", 1, PROBE_TIMEOUT_MS_MAX, PROBE_TIMEOUT_MS_DEFAULT, &ms,
+                              refusal, sizeof refusal);
+    *timeout_ms = (long)ms;
+    if (!valid)
+        snprintf(reason, reason_size, "TPEVENT_PROBE_MODULES is set but %s: not probed, not loaded", refusal);
+    return valid;
 }
 
 /* Waits for the probe, killing it once the timeout has passed. */
@@ -231,6 +243,9 @@ static int wait_for_probe(pid_t pid, long timeout_ms, bool *timed_out)
 static bool probe_survives(const char *path, tp_device_type type, char *reason, size_t reason_size)
 {
     char folder[PATH_MAX], probe[PATH_MAX + 64];
+    long timeout_ms;
+    if (!probe_timeout_ms(&timeout_ms, reason, reason_size))
+        return false;
     if (!core_library_folder(folder, sizeof folder)) {
         snprintf(reason, reason_size, "TPEVENT_PROBE_MODULES is set but the core library's folder is unknown");
         return false;
@@ -249,12 +264,12 @@ static bool probe_survives(const char *path, tp_device_type type, char *reason, 
         return false;
     }
     bool timed_out;
-    int wstatus = wait_for_probe(pid, probe_timeout_ms(), &timed_out);
+    int wstatus = wait_for_probe(pid, timeout_ms, &timed_out);
     if (timed_out) {
         snprintf(reason, reason_size,
                  "hung in init while probed in a separate process (killed after %ld ms); "
                  "not loaded",
-                 probe_timeout_ms());
+                 timeout_ms);
         return false;
     }
     if (WIFSIGNALED(wstatus)) {
