@@ -18,7 +18,8 @@ typedef struct ocl_module {
     const tp_backend *table;
     ocl_device *devices;
     int device_count;
-    bool verbose; /* TPEVENT_OPENCL_VERBOSE: what init found, on stderr */
+    bool verbose;               /* TPEVENT_OPENCL_VERBOSE: what init found, on stderr */
+    int64_t forced_hold_window; /* TPEVENT_OPENCL_HOLD_WINDOW; 0: unset */
 } ocl_module;
 
 /* One per process: the module is loaded once, and its table takes no handle. */
@@ -99,15 +100,25 @@ static void clock_init(ocl_clock *clock)
 }
 
 /* Rule 17's window of a device's streams (OCL_HOLD_WINDOW, or none on PoCL);
- * TPEVENT_OPENCL_HOLD_WINDOW, a count > 0, sets it instead: CI runs the chain that
- * joins holds past the window (ocl_hold.c) on PoCL with it. */
+ * TPEVENT_OPENCL_HOLD_WINDOW sets it instead: CI runs the chain that joins holds
+ * past the window (ocl_hold.c) on PoCL with it. */
 static int64_t hold_window(bool pocl)
 {
-    const char *setting = tp_env("TPEVENT_OPENCL_HOLD_WINDOW");
-    long long forced = setting ? strtoll(setting, NULL, 10) : 0;
-    if (forced > 0)
-        return forced;
+    if (module.forced_hold_window > 0)
+        return module.forced_hold_window;
     return pocl ? INT64_MAX : OCL_HOLD_WINDOW;
+}
+
+/* TPEVENT_OPENCL_HOLD_WINDOW, from 1 to OCL_HOLD_WINDOW_MAX; any other value makes
+ * the backend unavailable, with the variable, its value and the range as the
+ * reason, rather than a window nobody asked for. */
+static bool hold_window_setting_read(char *reason, size_t reason_size)
+{
+    uint64_t forced = 0;
+    if (!tp_env_count("TPEVENT_OPENCL_HOLD_WINDOW", 1, OCL_HOLD_WINDOW_MAX, 0, &forced, reason, reason_size))
+        return false;
+    module.forced_hold_window = (int64_t)forced;
+    return true;
 }
 
 /*
@@ -151,6 +162,11 @@ static cl_int add_platform_devices(cl_platform_id platform, char *reason, size_t
         return CL_SUCCESS;
     if (error != CL_SUCCESS)
         return error;
+    /* Past TP_MAX_DEVICES none is kept: the runtime's count sizes nothing larger. */
+    if (count > (cl_uint)(TP_MAX_DEVICES - module.device_count))
+        count = (cl_uint)(TP_MAX_DEVICES - module.device_count);
+    if (count == 0)
+        return CL_SUCCESS;
     cl_device_id *ids = calloc(count, sizeof *ids);
     ocl_device *grown = realloc(module.devices, (size_t)(module.device_count + (int)count) * sizeof *grown);
     if (!ids || !grown) {
@@ -226,6 +242,8 @@ tp_status tp_ocl_module_init(const tp_host *host, const tp_backend *table, char 
     module.host = host;
     module.table = table;
     module.verbose = tp_env("TPEVENT_OPENCL_VERBOSE") != NULL;
+    if (!hold_window_setting_read(reason, reason_size))
+        return TP_ERR_BACKEND_UNAVAILABLE;
     cl_uint count = 0;
     loader_variable kept[LOADER_VARIABLES];
     loader_environment_keep(kept);

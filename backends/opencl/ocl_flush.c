@@ -24,7 +24,8 @@ static cl_ulong flush_bytes(ocl_device *device)
     cl_ulong cache = 0, max_alloc = 0;
     clGetDeviceInfo(device->id, CL_DEVICE_GLOBAL_MEM_CACHE_SIZE, sizeof cache, &cache, NULL);
     clGetDeviceInfo(device->id, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max_alloc, &max_alloc, NULL);
-    cl_ulong bytes = cache * 2 > flush_bytes_least ? cache * 2 : flush_bytes_least;
+    cl_ulong twice = cache > CL_ULONG_MAX / 2 ? CL_ULONG_MAX : cache * 2; /* the runtime's number: no wrap */
+    cl_ulong bytes = twice > flush_bytes_least ? twice : flush_bytes_least;
     return max_alloc > 0 && bytes > max_alloc ? max_alloc : bytes;
 }
 

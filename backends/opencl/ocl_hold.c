@@ -8,6 +8,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "backends/opencl/ocl_internal.h"
 
+#include <inttypes.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 static void hold_release(void *arg)
@@ -71,7 +73,13 @@ typedef struct chain_ticket {
 
 tp_status tp_ocl_hold_chain_open(int64_t window, ocl_hold_chain **out)
 {
-    ocl_hold_chain *chain = calloc(1, sizeof *chain + (size_t)window * sizeof chain->slots[0]);
+    /* The window is bounded where it is read (OCL_HOLD_WINDOW_MAX); checked here
+     * too, since a size that wraps would make a small chain that slots overrun. */
+    const size_t slot_bytes = sizeof(chain_slot);
+    if (window < 1 || (uint64_t)window > (SIZE_MAX - sizeof(ocl_hold_chain)) / slot_bytes)
+        return tp_ocl_host()->fail(TP_ERR_OUT_OF_MEMORY,
+                                   "tp_stream_hold: a window of %" PRId64 " holds: its chain's size overflows", window);
+    ocl_hold_chain *chain = calloc(1, sizeof *chain + (size_t)window * slot_bytes);
     if (!chain)
         return tp_ocl_host()->fail(TP_ERR_OUT_OF_MEMORY, "tp_stream_hold: out of memory");
     pthread_mutex_init(&chain->lock, NULL);

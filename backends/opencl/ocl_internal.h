@@ -37,6 +37,12 @@
  * INT64_MAX there. */
 #define OCL_HOLD_WINDOW 256
 
+/* The most TPEVENT_OPENCL_HOLD_WINDOW may ask for: a stream's chain keeps a slot
+ * per gate of its window (ocl_hold.c, 16 bytes each), so a window sizes an
+ * allocation; 2^60 wrapped its size and corrupted the heap (issue 47 item 4).
+ * 64 times the largest bound a queue is known to have (~1,020, CUDA's). */
+#define OCL_HOLD_WINDOW_MAX 65536
+
 /* Anchors a device's clock keeps (ocl_clock.c). */
 #define OCL_CLOCK_ANCHORS 8
 
