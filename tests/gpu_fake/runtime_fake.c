@@ -176,10 +176,14 @@ static void fake_teardown(void)
 
 static void fake_start(void)
 {
-    const char *count = tp_env("TPEVENT_FAKE_DEVICES");
-    fake.device_count = count ? atoi(count) : 2;
-    if (fake.device_count < 0 || fake.device_count > FAKE_MAX_DEVICES)
-        fake.device_count = 0;
+    /* A count out of range makes no device: the backend unavailable, and why. */
+    uint64_t count;
+    char refusal[160];
+    if (!tp_env_count("TPEVENT_FAKE_DEVICES", 0, FAKE_MAX_DEVICES, 2, &count, refusal, sizeof refusal)) {
+        fprintf(stderr, "fake GPU: %s\n", refusal);
+        count = 0;
+    }
+    fake.device_count = (int)count;
     fake.wait_value = tp_env("TPEVENT_FAKE_NO_WAIT_VALUE") == NULL;
     for (int d = 0; d < FAKE_MAX_DEVICES; d++)
         pthread_mutex_init(&fake.devices[d].lock, NULL);

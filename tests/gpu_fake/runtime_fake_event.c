@@ -45,10 +45,17 @@ rt_error fake_event_destroy(rt_event e)
 static atomic_int contended_left;
 static pthread_once_t contended_once = PTHREAD_ONCE_INIT;
 
+/* A value that is not a count (from 0 to a million) is a test's mistake: said, and
+ * the process stops, rather than a test passing without the contention it set. */
 static void contended_read(void)
 {
-    const char *count = tp_env("TPEVENT_FAKE_CONTENDED_RECORDS");
-    atomic_store(&contended_left, count ? atoi(count) : 0);
+    uint64_t count;
+    char refusal[160];
+    if (!tp_env_count("TPEVENT_FAKE_CONTENDED_RECORDS", 0, 1000000, 0, &count, refusal, sizeof refusal)) {
+        fprintf(stderr, "fake GPU: %s\n", refusal);
+        abort();
+    }
+    atomic_store(&contended_left, (int)count);
 }
 
 static long record_lateness(void)
