@@ -61,7 +61,7 @@ if ! cmake --build "$build" -j "$jobs" >"$build_log" 2>&1; then
   build_note="BUILD INCOMPLETE: some targets failed (see $build_log)"
   if ! cmake --build "$build" -j "$jobs" --target tpevent tpevent_cuda tpevent_bench_cuda \
          tpevent_bench_timestamp tpevent_bench_timestamp_cuda tpevent_bench_cross_wait tpevent_bench_hold tpevent_bench_graph tpevent_bench_measure_cpu tpevent_conformance tpevent_gpu_test_cuda \
-         tpevent_gpu_measure_test_cuda >>"$build_log" 2>&1; then
+         tpevent_gpu_measure_test_cuda tpevent_gpu_clock_after_idle >>"$build_log" 2>&1; then
     echo "gpu-check: the CUDA backend, its tests or its benchmark do not build"
     exit 1
   fi
@@ -86,6 +86,15 @@ step "timestamp benchmark ($timestamp_log)"
   timeout 120 "$build/bin/tpevent_bench_timestamp" --device cpu:0
   echo "exit status $?"
 } >"$timestamp_log" 2>&1
+
+# Rule 13 after a while without timestamps (issue 47, item 6): 45 s of waits across
+# backends (CPU <-> cuda:0) after the first calibration, then a new stream and event
+# and 200 timestamps 100 ms apart; exit 1 if any lies outside its bracket by more
+# than error_ns or error_ns grew (tests/gpu/clock_after_idle.c). About 66 s.
+clock_idle_log="$out/gpu-check-clock-after-idle.log"
+step "clock after an idle while ($clock_idle_log)"
+timeout 120 "$build/bin/tpevent_gpu_clock_after_idle" --device cuda:0 --cross-waits >"$clock_idle_log" 2>&1
+echo "exit status $?" >>"$clock_idle_log"
 
 # Rule 14's numbers: record reached -> the waiting stream's next work, across
 # backends both ways, next to the raw floors. Bounded in time.
@@ -258,6 +267,9 @@ group_line() { # label, name pattern
   echo
   echo "timestamp benchmark:"
   grep -vE '^tpevent timestamp benchmark' "$timestamp_log"
+  echo
+  echo "clock after an idle while:"
+  cat "$clock_idle_log"
   echo
   echo "cross-backend wait benchmark:"
   cat "$cross_wait_log"

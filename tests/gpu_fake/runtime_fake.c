@@ -56,20 +56,6 @@ static struct {
 static _Thread_local int current_device;
 static _Thread_local bool callback_thread;
 
-/* The device's event clock: like the H200's (8.7 ppm fast), but 40 ppm fast and
- * far from the host's, so that the GPU backend's conversion to CLOCK_MONOTONIC
- * (gpu_clock.c) has something to correct in CI. */
-#define FAKE_CLOCK_DRIFT_PPM 40u
-#define FAKE_CLOCK_OFFSET_NS UINT64_C(987654321000)
-
-static uint64_t now_ns(void);
-
-static uint64_t device_now_ns(void)
-{
-    uint64_t host = now_ns();
-    return FAKE_CLOCK_OFFSET_NS + host + host / 1000000u * FAKE_CLOCK_DRIFT_PPM;
-}
-
 static uint64_t now_ns(void)
 {
     struct timespec t;
@@ -241,7 +227,7 @@ static void run_op(rt_stream s, fake_op *op)
     case OP_RECORD:
         if (op->late_ns)
             nanosleep(&(struct timespec){0, op->late_ns}, NULL);
-        atomic_store(&op->record->time_ns, device_now_ns());
+        atomic_store(&op->record->time_ns, fake_device_now_ns());
         atomic_store(&op->record->reached, true);
         fake_record_unref(op->record);
         break;
@@ -570,6 +556,21 @@ rt_error fake_memset_async(void *memory, int value, size_t size, rt_stream s)
     op->arg = memory;
     op->value = (uint64_t)(unsigned char)value;
     op->size = size;
+    return fake_push(s, op);
+}
+
+/* tp_measure's floor: an empty kernel, an op that does nothing in stream order (a
+ * fill of no bytes). */
+rt_error fake_launch_empty(rt_stream s)
+{
+    static unsigned char nothing;
+    if (fake_stream_is_capturing(s))
+        return FAKE_ERROR_NOT_SUPPORTED; /* not modelled inside a capture */
+    fake_op *op = fake_op_new(OP_MEMSET);
+    if (!op)
+        return FAKE_ERROR_OUT_OF_MEMORY;
+    op->arg = &nothing;
+    op->size = 0;
     return fake_push(s, op);
 }
 

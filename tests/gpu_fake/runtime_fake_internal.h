@@ -65,6 +65,9 @@ struct fake_event {
     uint64_t captured_at;
 };
 
+/* The device's event clock, drifting against CLOCK_MONOTONIC (runtime_fake_clock.c). */
+uint64_t fake_device_now_ns(void);
+
 rt_stream fake_resolve(rt_stream s);
 /* Streams of the device not destroyed, the default one included (rule 19's tests). */
 int fake_live_streams(int device);
