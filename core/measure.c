@@ -19,12 +19,14 @@
  * still answers a time, and its note says so).
  */
 #include "core/internal.h"
+#include "core/measure_options.h"
 #include "core/measure_samples.h"
 
 #include "common/clock.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +57,12 @@ static const int64_t own_ops_per_cold_call = 4;
 static const double stretch_host_max_ns = 10 * 1000 * 1000;
 /* The batch on a stream with an unbounded window (the CPU). */
 static const int64_t batch_max = 1 << 16;
+/* A wait for the device ends this long after max_time at least (max_time itself if
+ * longer): a stream held elsewhere never ends, while a slow first call (a cold flush
+ * filling its 64 MB under TSan took 3.5-9.5 s) must still give its one sample. */
+static const int64_t wait_grace_min_ns = 10LL * 1000 * 1000 * 1000;
+/* The caller's wait_check runs between slices of a wait this long. */
+static const int64_t wait_slice_ns = 50 * 1000 * 1000;
 /* Device time this many times below the host's time in fn, itself over host_bound_min_ns:
  * the work runs in fn. Not less: a 2 us kernel launched from Python costs 10-25 us on
  * the host, and is on the stream. */
@@ -68,72 +76,26 @@ typedef struct measure_run {
     tp_measure_options options;
     char device[TP_DEVICE_STRING_MAX];
     bool cold;
-    bool holding;          /* false with TP_MEASURE_NO_HOLD, or once run_outs_max holds ran out */
-    int run_outs;          /* holds that ran out since the last one released in time */
-    int64_t dropped;       /* stretches dropped because their hold ran out */
-    int64_t ran_out_ns;    /* the watchdog of the last hold that ran out */
-    int64_t started_ns;    /* CLOCK_MONOTONIC at the call */
-    int64_t window;        /* tp_stream_hold_window */
-    int64_t timer_step_ns; /* tp_device_clock's resolution; 0 if unknown */
+    bool holding;             /* false with TP_MEASURE_NO_HOLD, or once run_outs_max holds ran out */
+    int run_outs;             /* holds that ran out since the last one released in time */
+    int64_t dropped;          /* stretches dropped because their hold ran out */
+    int64_t ran_out_ns;       /* the watchdog of the last hold that ran out */
+    int64_t started_ns;       /* CLOCK_MONOTONIC at the call */
+    int64_t wait_deadline_ns; /* when a wait for the device gives up (a stream held elsewhere) */
+    bool wait_ran_out;        /* a wait reached wait_deadline_ns */
+    int64_t window;           /* tp_stream_hold_window */
+    int64_t timer_step_ns;    /* tp_device_clock's resolution; 0 if unknown */
     int64_t batch;
     double stretch_host_ns; /* the last stretch's host time: its watchdog's scale */
     int64_t watchdog_ns;    /* the last hold's */
     tp_event **events;      /* pairs: [2i] before call i (cold) or the batch (hot), [2i + 1] after */
+    double *stretch_ns;     /* pairs entries: a stretch's samples */
     int64_t pairs;
     measure_samples samples;
     int64_t calls, timed_ns;
     double cpu_ns; /* in fn, over the timed calls */
     char note[TP_MEASURE_NOTE_MAX];
 } measure_run;
-
-/* ------------------------------------------------------------- options */
-
-static tp_status measure_options_read(const tp_measure_options *given, tp_measure_options *out)
-{
-    tp_measure_options_init(out);
-    if (!given)
-        return TP_OK;
-    if (given->size < sizeof given->size)
-        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_measure: options->size is %zu: set it with tp_measure_options_init",
-                       given->size);
-    memcpy(out, given, given->size < sizeof *out ? given->size : sizeof *out);
-    out->size = sizeof *out;
-    if (out->min_time_ns < 0)
-        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_measure: min_time_ns is %" PRId64 ": it must be >= 0",
-                       out->min_time_ns);
-    if (out->max_time_ns <= 0)
-        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_measure: max_time_ns is %" PRId64 ": it must be > 0",
-                       out->max_time_ns);
-    if (!(out->max_noise >= 0.0)) /* NaN too */
-        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_measure: max_noise is %g: it must be >= 0", out->max_noise);
-    if (out->min_samples < 1)
-        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_measure: min_samples is %" PRId64 ": it must be >= 1",
-                       out->min_samples);
-    if (out->batch < 0)
-        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_measure: batch is %" PRId64 ": it must be >= 0 (0: chosen)",
-                       out->batch);
-    if (out->flags & ~(unsigned)TP_MEASURE_FLAGS_ALL)
-        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_measure: unknown flag bits 0x%x",
-                       out->flags & ~(unsigned)TP_MEASURE_FLAGS_ALL);
-    if (!out->samples_ns && out->samples_capacity > 0)
-        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_measure: samples_ns is NULL with samples_capacity %zu",
-                       out->samples_capacity);
-    return TP_OK;
-}
-
-tp_status tp_measure_options_init(tp_measure_options *options)
-{
-    if (!options)
-        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_measure_options_init: options is NULL");
-    *options = (tp_measure_options){
-        .size = sizeof *options,
-        .min_time_ns = 500 * 1000 * 1000,
-        .max_time_ns = 15LL * 1000 * 1000 * 1000,
-        .max_noise = 0.005,
-        .min_samples = 10,
-    };
-    return TP_OK;
-}
 
 /* ---------------------------------------------------------------- note */
 
@@ -154,14 +116,21 @@ static void measure_note(measure_run *run, const char *fmt, ...)
 
 /* --------------------------------------------------------------- events */
 
-/* At least `pairs` pairs of timing events of the stream's device. */
+/* At least `pairs` pairs of timing events of the stream's device, and as many samples
+ * of a stretch. The sizes are checked: a user's batch of 2^60 wrapped them to 0. */
 static tp_status measure_events_reserve(measure_run *run, int64_t pairs)
 {
     if (pairs <= run->pairs)
         return TP_OK;
-    tp_event **events = realloc(run->events, (size_t)pairs * 2 * sizeof *events);
+    if ((uint64_t)pairs > SIZE_MAX / (2 * sizeof *run->events))
+        return tp_fail(TP_ERR_OUT_OF_MEMORY, "tp_measure: %" PRId64 " pairs of timing events do not fit in memory",
+                       pairs);
+    double *stretch_ns = realloc(run->stretch_ns, (size_t)pairs * sizeof *stretch_ns);
+    if (stretch_ns)
+        run->stretch_ns = stretch_ns;
+    tp_event **events = stretch_ns ? realloc(run->events, (size_t)pairs * 2 * sizeof *events) : NULL;
     if (!events)
-        return tp_fail(TP_ERR_OUT_OF_MEMORY, "tp_measure: out of memory");
+        return tp_fail(TP_ERR_OUT_OF_MEMORY, "tp_measure: out of memory for %" PRId64 " pairs of timing events", pairs);
     run->events = events;
     for (int64_t i = run->pairs * 2; i < pairs * 2; i++) {
         /* Sleeping, not spinning, until a sample's end: the wait is outside what is
@@ -183,6 +152,17 @@ static void measure_events_free(measure_run *run)
     for (int64_t i = 0; i < run->pairs * 2; i++)
         (void)tp_event_destroy(run->events[i]);
     free(run->events);
+    free(run->stretch_ns);
+}
+
+/* A cold stretch's pairs, made as its calls reach them (doubling, up to its batch): a
+ * batch cut short by max_time never makes the rest (10^8 made 2.5 GB of events). */
+static tp_status measure_events_reach(measure_run *run, int64_t pair, int64_t batch)
+{
+    if (pair < run->pairs)
+        return TP_OK;
+    int64_t pairs = run->pairs > batch / 2 ? batch : run->pairs * 2;
+    return measure_events_reserve(run, pairs > pair ? pairs : pair + 1);
 }
 
 /* ------------------------------------------------------------- stretch */
@@ -190,6 +170,37 @@ static void measure_events_free(measure_run *run)
 static int64_t measure_now(void)
 {
     return (int64_t)tp_now_ns();
+}
+
+static bool measure_past_max_time(const measure_run *run)
+{
+    return measure_now() - run->started_ns >= run->options.max_time_ns;
+}
+
+/* Waits for the event's latest record (NULL: the stream's work) until the wait's
+ * deadline, in slices between which the caller's wait_check runs: a stream held
+ * elsewhere would otherwise keep the caller past max_time, and deaf to Ctrl-C. */
+static tp_status measure_wait(measure_run *run, tp_event *event)
+{
+    for (;;) {
+        int64_t left = run->wait_deadline_ns - measure_now();
+        int64_t slice = left < wait_slice_ns ? (left > 0 ? left : 0) : wait_slice_ns;
+        tp_status status = event ? tp_event_synchronize_for(event, slice)
+                                 : tp_stream_synchronize_for(run->stream, slice);
+        if (status != TP_ERR_NOT_READY)
+            return status;
+        if (run->options.wait_check && (status = run->options.wait_check(run->arg)) != TP_OK)
+            return tp_fail(status, "tp_measure: options->wait_check answered %s while waiting for the device",
+                           tp_status_name(status));
+        if (left <= slice) {
+            run->wait_ran_out = true;
+            return tp_fail(TP_ERR_NOT_READY,
+                           "tp_measure: the %s stream's work was not done %.3g s after the call (max_time %.3g s "
+                           "and a grace): is the stream held elsewhere?",
+                           run->device, (double)(measure_now() - run->started_ns) / 1e9,
+                           (double)run->options.max_time_ns / 1e9);
+        }
+    }
 }
 
 /* The watchdog of a stretch's hold: 10 stretches' expected length, at least 100 ms,
@@ -230,25 +241,32 @@ static tp_status measure_release(measure_run *run, tp_hold *hold, bool *ran_out)
     return TP_OK;
 }
 
-/* Queues the stretch's records and calls; *cpu_ns: the host time in fn. */
-static tp_status measure_stretch_queue(measure_run *run, int64_t batch, double *cpu_ns)
+/* Queues the stretch's records and calls, no call past max_time but the first;
+ * *queued: the calls; *cpu_ns: the host time in fn. */
+static tp_status measure_stretch_queue(measure_run *run, int64_t batch, int64_t *queued, double *cpu_ns)
 {
     tp_status status = TP_OK;
     *cpu_ns = 0;
-    for (int64_t i = 0; i < batch && status == TP_OK; i++) {
-        bool first = i == 0, last = i == batch - 1;
+    int64_t i = 0;
+    for (; i < batch && !(i > 0 && measure_past_max_time(run)); i++) {
+        if (run->cold && (status = measure_events_reach(run, i, batch)) != TP_OK)
+            break;
         tp_event *before = run->events[run->cold ? 2 * i : 0];
-        tp_event *after = run->events[run->cold ? 2 * i + 1 : 1];
         if (run->cold && (status = run->stream->backend->stream_flush_cache(run->stream)) != TP_OK)
             break;
-        if ((run->cold || first) && (status = tp_event_record(before, run->stream)) != TP_OK)
+        if ((run->cold || i == 0) && (status = tp_event_record(before, run->stream)) != TP_OK)
             break;
         int64_t called = measure_now();
         status = run->fn(run->stream, run->arg);
         *cpu_ns += (double)(measure_now() - called);
-        if (status == TP_OK && (run->cold || last))
-            status = tp_event_record(after, run->stream);
+        if (status == TP_OK && run->cold)
+            status = tp_event_record(run->events[2 * i + 1], run->stream);
+        if (status != TP_OK)
+            break;
     }
+    *queued = i;
+    if (status == TP_OK && !run->cold)
+        status = tp_event_record(run->events[1], run->stream);
     return status;
 }
 
@@ -256,7 +274,7 @@ static tp_status measure_stretch_queue(measure_run *run, int64_t batch, double *
 static tp_status measure_stretch_read(measure_run *run, int64_t batch, double *samples_ns)
 {
     int64_t pairs = run->cold ? batch : 1;
-    tp_status status = tp_event_synchronize(run->events[2 * pairs - 1]);
+    tp_status status = measure_wait(run, run->events[2 * pairs - 1]);
     for (int64_t i = 0; i < pairs && status == TP_OK; i++) {
         float ms = 0;
         status = tp_event_elapsed_time(run->events[2 * i], run->events[2 * i + 1], &ms);
@@ -266,51 +284,69 @@ static tp_status measure_stretch_read(measure_run *run, int64_t batch, double *s
 }
 
 /*
- * One stretch of `batch` calls. *kept: its samples (one hot, `batch` cold) are in
- * samples_ns; false when its hold ran out. A failure (fn's or tpevent's) releases the
- * hold and closes the range first, and keeps the failing call's message.
+ * One stretch of up to `batch` calls, *queued of them. *kept: its samples (one hot,
+ * *queued cold) are in samples_ns; false when its hold ran out. A failure (fn's or
+ * tpevent's) releases the hold and closes the range first, and keeps the failing call's
+ * message. The range is the trace's, not the measurement's: a trace that starts or
+ * stops between its push and its pop (fn's, another thread's) makes the pop find no
+ * range open, which must not fail the measurement.
  */
-static tp_status measure_stretch(measure_run *run, int64_t batch, double *samples_ns, double *cpu_ns, bool *kept)
+static tp_status measure_stretch(measure_run *run, int64_t batch, double *samples_ns, int64_t *queued, double *cpu_ns,
+                                 bool *kept)
 {
     *kept = false;
+    *queued = 0;
     int64_t began = measure_now();
     tp_hold *hold = NULL;
     run->watchdog_ns = measure_watchdog_ns(run);
     tp_status status = run->holding ? tp_stream_hold(run->stream, run->watchdog_ns, &hold) : TP_OK;
     if (status != TP_OK)
         return status;
-    bool pushed = (status = tp_range_push(run->stream, "tp_measure")) == TP_OK;
-    if (status == TP_OK)
-        status = measure_stretch_queue(run, batch, cpu_ns);
+    bool pushed = tp_range_push(run->stream, "tp_measure") == TP_OK;
+    status = measure_stretch_queue(run, batch, queued, cpu_ns);
     char message[512] = "";
     if (status != TP_OK)
         snprintf(message, sizeof message, "%s", tp_last_error());
-    tp_status closed = pushed ? tp_range_pop(run->stream) : TP_OK;
+    if (pushed)
+        (void)tp_range_pop(run->stream);
     bool ran_out = false;
     tp_status released = measure_release(run, hold, &ran_out);
     if (!ran_out) /* a stretch that ran out lasted its watchdog: the next one's would grow tenfold */
         run->stretch_host_ns = (double)(measure_now() - began);
     if (status != TP_OK)
         return tp_fail(status, "%s", message);
-    if (closed != TP_OK)
-        return closed;
     if (released != TP_OK)
         return released;
     if (ran_out)
         return TP_OK;
     *kept = true;
-    return measure_stretch_read(run, batch, samples_ns);
+    return measure_stretch_read(run, *queued, samples_ns);
 }
 
 /* ----------------------------------------------------------- the call */
 
+/* The caller's batch, cut to what the calibration says fits in the time left before
+ * max_time (a cold batch of 4,000 with max_time 0.5 s ran 5.6-10 s of flushes). */
+static int64_t measure_batch_fit(measure_run *run, double call_ns)
+{
+    int64_t batch = run->options.batch;
+    double left = (double)(run->options.max_time_ns - (measure_now() - run->started_ns));
+    if (call_ns * (double)batch <= left)
+        return batch;
+    double calls = left / call_ns;
+    int64_t fits = calls >= (double)batch ? batch : calls >= 1.0 ? (int64_t)calls : 1;
+    measure_note(run, "batch %" PRId64 " cut to %" PRId64 ": its calls would run %.3g s, past max_time", batch, fits,
+                 call_ns * (double)batch / 1e9);
+    return fits;
+}
+
 /* The batch, from one call's device and host times: a hot sample lasts sample_min_ns
  * and sample_min_timer_steps of the device's timer, a cold hold as long, within the
  * stream's window and stretch_host_max_ns of submission. */
-static int64_t measure_batch_choose(const measure_run *run, double call_ns, double host_ns)
+static int64_t measure_batch_choose(measure_run *run, double call_ns, double host_ns)
 {
     if (run->options.batch > 0)
-        return run->options.batch;
+        return measure_batch_fit(run, call_ns);
     double target = sample_min_ns;
     if ((double)run->timer_step_ns * sample_min_timer_steps > target)
         target = (double)run->timer_step_ns * sample_min_timer_steps;
@@ -327,9 +363,10 @@ static int64_t measure_batch_choose(const measure_run *run, double call_ns, doub
     return wanted < (double)room ? (int64_t)wanted : room;
 }
 
-/* Keeps a stretch's samples, its calls and their host time. */
-static tp_status measure_keep(measure_run *run, const double *samples_ns, int64_t count, int64_t batch, double cpu_ns)
+/* Keeps a stretch's samples, its `batch` calls and their host time. */
+static tp_status measure_keep(measure_run *run, const double *samples_ns, int64_t batch, double cpu_ns)
 {
+    int64_t count = run->cold ? batch : 1;
     for (int64_t i = 0; i < count; i++) {
         size_t index = run->samples.count;
         if (!measure_samples_add(&run->samples, samples_ns[i]))
@@ -363,7 +400,7 @@ static tp_status measure_warm_up(measure_run *run, double *flush_ns)
     if (status == TP_OK)
         status = run->fn(run->stream, run->arg);
     if (status == TP_OK)
-        status = tp_stream_synchronize(run->stream);
+        status = measure_wait(run, NULL);
     float ms = 0;
     if (status == TP_OK && run->cold)
         status = tp_event_elapsed_time(run->events[0], run->events[1], &ms);
@@ -380,30 +417,37 @@ static tp_status measure_calibrate(measure_run *run)
     if (status != TP_OK)
         return status;
     bool kept = false;
+    int64_t queued = 0;
     while (!kept) /* run_outs_max + 1 times at most: then the stretch is unheld */
-        if ((status = measure_stretch(run, 1, &call_ns, &cpu_ns, &kept)) != TP_OK)
+        if ((status = measure_stretch(run, 1, &call_ns, &queued, &cpu_ns, &kept)) != TP_OK)
             return status;
     run->batch = measure_batch_choose(run, call_ns + flush_ns, cpu_ns);
-    return measure_events_reserve(run, run->cold ? run->batch : 1);
+    /* A chosen batch's events are all made here, outside any hold; a larger one's
+     * beyond batch_max as its calls reach them. */
+    return measure_events_reserve(run, run->cold ? (run->batch < batch_max ? run->batch : batch_max) : 1);
 }
 
 static tp_status measure_loop(measure_run *run)
 {
-    double *stretch = malloc((size_t)run->batch * sizeof *stretch);
-    if (!stretch)
-        return tp_fail(TP_ERR_OUT_OF_MEMORY, "tp_measure: out of memory");
     tp_status status = TP_OK;
-    while (run->samples.count == 0 || measure_now() - run->started_ns < run->options.max_time_ns) {
+    while (run->samples.count == 0 || !measure_past_max_time(run)) {
         double cpu_ns = 0;
         bool kept = false;
-        if ((status = measure_stretch(run, run->batch, stretch, &cpu_ns, &kept)) != TP_OK)
+        int64_t queued = 0;
+        if ((status = measure_stretch(run, run->batch, run->stretch_ns, &queued, &cpu_ns, &kept)) != TP_OK)
             break;
-        if (kept && (status = measure_keep(run, stretch, run->cold ? run->batch : 1, run->batch, cpu_ns)) != TP_OK)
+        if (kept && (status = measure_keep(run, run->stretch_ns, queued, cpu_ns)) != TP_OK)
             break;
         if (measure_converged(run))
             break;
     }
-    free(stretch);
+    if (status == TP_ERR_NOT_READY && run->wait_ran_out && run->samples.count > 0) {
+        measure_note(run,
+                     "the last stretch was not done %.3g s after the call (is the stream held elsewhere?): "
+                     "dropped",
+                     (double)(measure_now() - run->started_ns) / 1e9);
+        status = TP_OK;
+    }
     return status;
 }
 
@@ -510,6 +554,10 @@ tp_status tp_measure(tp_stream *stream, tp_work_fn fn, void *arg, const tp_measu
     tp_status status = measure_options_read(options, &run.options);
     if (status != TP_OK)
         return status;
+    int64_t grace = run.options.max_time_ns > wait_grace_min_ns ? run.options.max_time_ns : wait_grace_min_ns;
+    run.wait_deadline_ns = run.options.max_time_ns > INT64_MAX - run.started_ns - grace
+                               ? INT64_MAX
+                               : run.started_ns + run.options.max_time_ns + grace;
     run.cold = run.options.flags & TP_MEASURE_COLD;
     if ((status = measure_start(&run, stream)) == TP_OK && (status = measure_calibrate(&run)) == TP_OK)
         status = measure_loop(&run);

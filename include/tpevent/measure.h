@@ -55,6 +55,11 @@ typedef struct tp_measure_options {
     unsigned flags;          /* TP_MEASURE_* */
     double *samples_ns;      /* optional: the per-call time of each sample, in order, the first samples_capacity */
     size_t samples_capacity; /* entries of samples_ns; 0 with samples_ns NULL */
+    /* Optional: called with fn's arg, on the calling thread, about every 50 ms while
+     * tp_measure waits for the device; a status other than TP_OK stops the measurement
+     * with it, as fn's failure does, the message naming wait_check (Python runs its
+     * signal handlers here, for Ctrl-C). */
+    tp_status (*wait_check)(void *arg);
 } tp_measure_options;
 
 /* Sets `size` and the defaults. */
@@ -92,7 +97,12 @@ typedef struct tp_measurement {
  * record, the call, a timing record; each pair is one sample. Samples continue until,
  * after min_time_ns of timed device time and min_samples samples, their noise is at most
  * max_noise (converged), or max_time_ns passes (TP_OK, converged false, the note saying
- * which criterion was not met); at least one sample is kept, however short max_time. A
+ * which criterion was not met); at least one sample is kept, however short max_time. An
+ * explicit batch whose calls (and flushes), timed by the calibration, would run past
+ * max_time is cut to fit, said in `note`; no call is queued past max_time but a sample's
+ * first. Each wait for the device ends max_time + max(max_time, 10 s) after the call (a
+ * stream held elsewhere): with samples kept, TP_OK with those; without,
+ * TP_ERR_NOT_READY. A
  * hold that runs out (measure's own watchdog: max(100 ms, 10 samples' length); fn
  * synchronized the stream, blocked, or filled its queue, or the host stalled) drops its
  * sample and the next is held again; after two in a row the rest is measured without a
