@@ -6,7 +6,8 @@
  * tp_measure runs with the GIL released: while it waits for a sample, the work it
  * waits for may be Python host functions, which take the GIL on tpevent's threads.
  * The work function takes the GIL back for each call of fn, after running the signal
- * handlers, so that Ctrl-C stops a long measurement. An exception (fn's, or a
+ * handlers, and so does the wait check while tp_measure waits for the device (a stream
+ * held elsewhere never ends), so that Ctrl-C stops a long measurement. An exception (fn's, or a
  * handler's KeyboardInterrupt) makes the work function fail: tp_measure releases its
  * hold and returns, and the exception, still set on the calling thread, is raised.
  */
@@ -38,10 +39,25 @@ static tp_status measure_call_fn(tp_stream *stream, void *arg)
     return call->raised ? TP_ERR_BACKEND : TP_OK;
 }
 
-/* Seconds as the options' ns; the package checked them (finite, in range). */
+/* tp_measure waits in slices: between them, the signal handlers. */
+static tp_status measure_call_check(void *arg)
+{
+    measure_call *call = arg;
+    PyEval_RestoreThread(call->thread);
+    call->raised = PyErr_CheckSignals() < 0;
+    call->thread = PyEval_SaveThread();
+    return call->raised ? TP_ERR_BACKEND : TP_OK;
+}
+
+/* Seconds as the options' ns, rounded up: a max_time of 1e-10 s, accepted as > 0,
+ * is 1 ns, not a 0 that tp_measure refuses. The package checked them (finite, >= 0). */
 static int64_t seconds_to_ns(double seconds)
 {
-    return seconds >= (double)INT64_MAX / 1e9 ? INT64_MAX : (int64_t)(seconds * 1e9);
+    if (seconds >= (double)INT64_MAX / 1e9)
+        return INT64_MAX;
+    double ns = seconds * 1e9;
+    int64_t whole = (int64_t)ns;
+    return (double)whole < ns ? whole + 1 : whole;
 }
 
 static PyObject *samples_list(const double *samples_ns, int64_t samples)
@@ -105,6 +121,7 @@ static PyObject *measure(PyObject *module, PyObject *args)
     options.flags = (cold ? TP_MEASURE_COLD : 0u) | (hold ? 0u : TP_MEASURE_NO_HOLD);
     options.samples_ns = samples_ns;
     options.samples_capacity = SAMPLES_CAPACITY;
+    options.wait_check = measure_call_check;
     tp_measurement out = {.size = sizeof out};
     measure_call call = {.fn = fn};
     call.thread = PyEval_SaveThread();

@@ -111,11 +111,20 @@ def _quantile(values, quantiles):
     return answer
 
 
-def _seconds(name, value, *, zero_ok):
+def _seconds(name, value, *, zero_ok, unit="seconds"):
+    """A finite time >= 0 (> 0 unless zero_ok): nan or inf would never end a wait."""
     seconds = float(value)
-    if math.isnan(seconds) or seconds < 0 or (seconds == 0 and not zero_ok):
-        raise ValueError(f"{name} is {value!r}: it must be a number of seconds {'>=' if zero_ok else '>'} 0")
+    if not math.isfinite(seconds) or seconds < 0 or (seconds == 0 and not zero_ok):
+        raise ValueError(f"{name} is {value!r}: it must be a finite number of {unit} {'>=' if zero_ok else '>'} 0")
     return seconds
+
+
+def _noise(value):
+    """max_noise: a fraction >= 0; inf never stops on noise."""
+    noise = float(value)
+    if math.isnan(noise) or noise < 0:
+        raise ValueError(f"max_noise is {value!r}: it must be a fraction >= 0 (inf: never stop on noise)")
+    return noise
 
 
 def _stream_arg(stream):
@@ -200,12 +209,13 @@ def measure(
         raise TypeError(f"measure() expects a callable, not {type(fn).__name__}")
     min_time = _seconds("min_time", min_time, zero_ok=True)
     max_time = _seconds("max_time", max_time, zero_ok=False)
+    max_noise = _noise(max_noise)
     min_samples = operator.index(min_samples)
     batch = 0 if batch is None else operator.index(batch)
     stream = _stream_arg(stream)
     with _current(stream):
         answer = _tpevent._measure(
-            stream, fn, min_time, max_time, float(max_noise), min_samples, batch, bool(cold), bool(hold)
+            stream, fn, min_time, max_time, max_noise, min_samples, batch, bool(cold), bool(hold)
         )
     return Measurement(
         median=answer["median_ns"] / 1e9,
@@ -296,6 +306,8 @@ def do_bench(
     """
     if return_mode not in _RETURN_MODES:
         raise ValueError(f"return_mode must be one of {', '.join(map(repr, _RETURN_MODES))}, not {return_mode!r}")
+    warmup = _seconds("warmup", warmup, zero_ok=True, unit="ms")
+    rep_seconds = _seconds("rep", rep, zero_ok=True, unit="ms") / 1e3
     stream = _bench_stream(stream)
 
     def call():
@@ -305,7 +317,6 @@ def do_bench(
         fn()
 
     _warm_up(fn, stream, warmup)
-    rep_seconds = _seconds("rep", rep, zero_ok=True) / 1e3
     timed = measure(call, stream, min_time=rep_seconds, max_time=max(15.0, 10 * rep_seconds), max_noise=math.inf, cold=cold)
     if not timed.times:
         raise Error(f"do_bench: no sample was kept ({timed.note})")

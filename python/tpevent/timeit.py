@@ -19,9 +19,21 @@ function ``tpevent.measure``.
 
 import argparse
 import json
+import math
 import sys
 
 import tpevent
+
+
+def _finite(text):
+    """A finite number >= 0 for the time and noise options (nan would never end)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number >= 0")
+    return value
 
 
 def _parser():
@@ -33,9 +45,9 @@ def _parser():
     parser.add_argument("-s", "--setup", action="append", default=[], help="run once first (may be repeated)")
     parser.add_argument("--cold", action="store_true", help="flush the device's last-level cache before each call")
     parser.add_argument("--json", action="store_true", help="print the measurement as JSON")
-    parser.add_argument("--min-time", type=float, default=0.5, help="seconds of timed device time (default 0.5)")
-    parser.add_argument("--max-time", type=float, default=15.0, help="seconds of wall clock at most (default 15)")
-    parser.add_argument("--max-noise", type=float, default=0.005, help="relative noise to reach (default 0.005)")
+    parser.add_argument("--min-time", type=_finite, default=0.5, help="seconds of timed device time (default 0.5)")
+    parser.add_argument("--max-time", type=_finite, default=15.0, help="seconds of wall clock at most (default 15)")
+    parser.add_argument("--max-noise", type=_finite, default=0.005, help="relative noise to reach (default 0.005)")
     parser.add_argument("stmt", nargs="*", default=["pass"], help="the statement, one line per argument")
     return parser
 
@@ -77,8 +89,14 @@ def _work(stmt, setup, stream):
 
 
 def main(argv=None):
-    options = _parser().parse_args(argv)
-    stream = tpevent.Stream(options.device if options.device is not None else tpevent.current_device())
+    parser = _parser()
+    options = parser.parse_args(argv)
+    if options.max_time == 0:
+        parser.error("argument --max-time: it must be > 0")
+    try:
+        stream = tpevent.Stream(options.device if options.device is not None else tpevent.current_device())
+    except (ValueError, tpevent.Error) as failure:  # argparse's way: one line, exit 2
+        parser.error(f"argument -d/--device: {failure}")
     work = _work("\n".join(options.stmt), "\n".join(options.setup) or "pass", stream)
     measured = tpevent.measure(
         work,

@@ -11,12 +11,15 @@ interpreter) a Python host function costs milliseconds more: only the lower boun
 is checked there.
 """
 
+import _thread
 import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 import types
 import unittest
@@ -182,6 +185,57 @@ class MeasureTests(unittest.TestCase):
             with self.subTest(options=options), self.assertRaises(ValueError):
                 tpevent.measure(self.launch(), self.stream, **options)
 
+    def test_float_arguments_nan_inf_negative_are_value_errors(self):
+        nan, inf = float("nan"), float("inf")
+        for options in ({"min_time": nan}, {"min_time": inf}, {"max_time": nan}, {"max_time": inf},
+                        {"max_time": -1}, {"max_noise": nan}):
+            with self.subTest(options=options), self.assertRaisesRegex(ValueError, "must be"):
+                tpevent.measure(self.launch(), self.stream, **options)
+
+    def test_max_time_below_a_nanosecond_is_rounded_up_not_refused(self):
+        # 1e-10 s was accepted as > 0, then truncated to the 0 ns tp_measure refuses.
+        m = tpevent.measure(self.launch(), self.stream, min_time=0, max_time=1e-10, max_noise=1e9)
+        self.assertEqual(m.samples, 1)
+        self.assertIn("max_time", m.note)
+
+    def test_cold_batch_of_2_to_the_60_is_cut_to_max_time(self):
+        # Its events' sizes wrapped in tp_measure: realloc(p, 0), then writes to p.
+        m = tpevent.measure(self.launch(10), self.stream, min_time=0, max_time=0.3, max_noise=1e9,
+                            batch=2**60 + 1, cold=True)
+        self.assertGreaterEqual(m.samples, 1)
+        self.assertLess(m.batch, 2**60)
+        self.assertIn("cut to", m.note)
+
+    def test_ctrl_c_interrupts_a_wait_on_a_stream_held_elsewhere(self):
+        # The warm-up waits for the stream, which another hold keeps for 30 s: the wait
+        # runs the signal handlers between its slices, as Stream.synchronize does.
+        timer = threading.Timer(0.3, _thread.interrupt_main)
+        started = time.monotonic()
+        with self.stream.hold(timeout=30):
+            timer.start()
+            with self.assertRaises(KeyboardInterrupt):
+                tpevent.measure(self.launch(10), self.stream, **quick(min_time=60, max_time=60))
+            took = time.monotonic() - started
+        timer.join()
+        self.stream.synchronize()
+        self.assertLess(took, 15.0)
+        self.assert_not_held()
+
+    def test_trace_started_during_a_measurement_does_not_fail_it(self):
+        # Call 3 is the first sample's first: its range was pushed before the trace.
+        calls = []
+
+        def fn():
+            calls.append(1)
+            if len(calls) == 3:
+                tpevent.trace_start()
+            self.stream.launch_host_func(busy_wait, 20)
+
+        m = tpevent.measure(fn, self.stream, **quick(batch=2, min_samples=3))
+        with tempfile.TemporaryDirectory() as folder:
+            tpevent.trace_stop(os.path.join(folder, "trace.json"))
+        self.assertGreaterEqual(m.samples, 3)
+
     def test_repr_and_to_dict(self):
         m = tpevent.measure(self.launch(), self.stream, **quick(batch=2))
         text = repr(m)
@@ -229,6 +283,13 @@ class DoBenchTests(unittest.TestCase):
         self.assertLessEqual(low, high)
         with self.assertRaises(ValueError):
             self.bench(quantiles=[1.5])
+
+    def test_warmup_and_rep_nan_inf_negative_are_value_errors(self):
+        # warmup=nan never ended: its deadline compared false with every time.
+        for options in ({"warmup": float("nan")}, {"warmup": float("inf")}, {"warmup": -1},
+                        {"rep": float("nan")}, {"rep": float("inf")}, {"rep": -1}):
+            with self.subTest(options=options), self.assertRaisesRegex(ValueError, "must be"):
+                tpevent.do_bench(self.fn, stream=self.stream, cold=False, **{"warmup": 1, "rep": 3, **options})
 
     def test_grad_to_none_before_each_call(self):
         tensor = Grad()
@@ -331,6 +392,16 @@ class TimeitTests(unittest.TestCase):
         self.assertGreaterEqual(fields["median"], fields["min"])
         self.assertTrue(fields["held"])
         self.assertEqual(fields["device"], "cpu:0")
+
+    def test_bad_device_and_options_are_argparse_errors(self):
+        # argparse's way: usage, one line of error, exit 2; not a traceback.
+        for options in (["-d", "bogus"], ["--max-time", "nan"], ["--min-time", "-1"], ["--max-time", "0"]):
+            with self.subTest(options=options):
+                done = subprocess.run([sys.executable, "-m", "tpevent.timeit", *options, "pass"],
+                                      capture_output=True, text=True, timeout=60)
+                self.assertEqual(done.returncode, 2, done.stderr)
+                self.assertNotIn("Traceback", done.stderr)
+                self.assertEqual(len([line for line in done.stderr.splitlines() if "error:" in line]), 1)
 
 
 if __name__ == "__main__":
