@@ -454,6 +454,17 @@ struct tp_backend {
      * inside a capture (core/wait_across.c) are such host functions.
      */
     tp_status (*stream_capture_host_fn)(tp_stream *stream, void (*fn)(void *), void *arg, void (*release)(void *));
+
+    /*
+     * Rule 18's floor (appended): queues on the stream the least work a user's call
+     * can be, made once by the device and kept (CUDA: an empty kernel; HIP: a 4-byte
+     * fill; OpenCL: a marker; the CPU: none), so that tp_measure can time what its
+     * own records around a call cost beyond the call's cadence. Later work of the
+     * stream runs after it; nothing is left to free. Optional
+     * (NULL: the core queues a host function that does nothing instead, which is the
+     * least call on a device whose calls are host functions).
+     */
+    tp_status (*stream_launch_empty)(tp_stream *stream);
 };
 
 /*

@@ -87,6 +87,7 @@ typedef void gpu_fn(void *);
     GUARDED(graph_launch, tp_graph_launch, gpu_graph_launch, tp_graph *, tp_stream *)                                 \
     GUARDED(graph_destroy, tp_graph_destroy, gpu_graph_destroy, tp_graph *)                                           \
     GUARDED(stream_flush_cache, tp_measure, gpu_stream_flush_cache, tp_stream *)                                       \
+    GUARDED(stream_launch_empty, tp_measure, gpu_stream_launch_empty, tp_stream *)                                     \
     UNGUARDED(tool_attached, gpu_tool_attached)                                                                        \
     UNGUARDED(tool_range_push, gpu_tool_range_push)                                                                    \
     UNGUARDED(tool_range_pop, gpu_tool_range_pop)                                                                      \

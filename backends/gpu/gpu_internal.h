@@ -19,13 +19,15 @@
  *                    out (rule 19), and the relay streams a stream's relayed waits use
  *   gpu_event.c      plain (in-process) events: the hot paths, the per-thread
  *                    cache of their structs; wrapped native events (interop)
- *   gpu_ipc.c        what interprocess events rest on: payloads, opened handles,
+ *   gpu_ipc.c        what interprocess events rest on (gpu_ipc.h): payloads, opened handles,
  *                    retirement of shared native events, exporters' liveness
  *   gpu_ipc_event.c  the entries of interprocess and imported events
  *   gpu_snapshot.c   snapshots of records of events of both kinds (markers)
  *   gpu_hold.c       stream_hold (rule 14): a stream held on a counter
  *                    (gpu_host_counter.c), or a runtime host function gate
  *   gpu_sample.c     the runtime's own calls timed, for the benchmark baseline
+ *   gpu_flush.c, gpu_empty.c  tp_measure's device work (rule 18): the cold
+ *                    calls' cache flush, the floor's empty kernel
  *   gpu_backend.c    the tables, made from the list of entries (gpu_entries.h):
  *                    each kind of event (plain, interprocess, wrapped) has its own
  *
@@ -229,6 +231,8 @@ typedef struct gpu_device {
     _Atomic(gpu_clock *) clock;
     /* tp_measure's cold calls fill it (gpu_flush.c); made at the first, then kept. */
     _Atomic(struct gpu_flush_buffer *) flush_buffer;
+    /* tp_measure's floor launches it (gpu_empty.c); made at the first, then kept. */
+    _Atomic(struct gpu_empty_work *) empty_work;
 } gpu_device;
 
 /* The backend's state: set by init, read-only afterwards (the devices' own fields
@@ -370,6 +374,8 @@ void gpu_hold_stream_closed(gpu_stream *stream);
 tp_status gpu_wait_mechanism(int device, char *buf, size_t size);
 /* gpu_flush.c: stream_flush_cache (core/backend.h). */
 tp_status gpu_stream_flush_cache(tp_stream *stream);
+/* gpu_empty.c: stream_launch_empty (core/backend.h). */
+tp_status gpu_stream_launch_empty(tp_stream *stream);
 
 /* ================================================================ gpu_stream.c */
 static inline gpu_stream *gpu_as_stream(tp_stream *stream)
@@ -493,87 +499,6 @@ tp_status gpu_wrapped_event_record(tp_event *event, tp_stream *stream);
 /* ================================================================= gpu_clock.c */
 tp_status gpu_event_timestamp(tp_event *event, int64_t *ns);
 tp_status gpu_device_clock(int device, tp_clock_info *info);
-
-/* =================================================================== gpu_ipc.c */
-/*
- * The payload of an IPC handle (the core writes the header around it). All
- * integers little-endian.
- *   [0..8)    RT_IPC_PAYLOAD_MAGIC: a payload of this runtime's backend
- *   [8..12)   payload version (GPU_IPC_PAYLOAD_VERSION)
- *   [12..16)  the event's flags: TP_EVENT_INTERPROCESS, maybe TP_EVENT_BLOCKING
- *   [16..20)  the exporter's pid
- *   [20..24)  the exporter's device index, in its own numbering (for messages)
- *   [24..32)  the exporter's start time
- *   [32..48)  the device's UUID; all zero if the runtime could not tell
- *   [48..112) the runtime's IPC event handle
- */
-#define GPU_IPC_PAYLOAD_VERSION 1u
-#define GPU_IPC_PAYLOAD_SIZE 112u
-#define GPU_IPC_HANDLE_OFFSET 48u
-
-typedef struct gpu_ipc_payload {
-    unsigned flags;
-    tp_process_id exporter;
-    int device;
-    unsigned char uuid[GPU_UUID_SIZE];
-    rt_ipc_event_handle handle;
-} gpu_ipc_payload;
-
-/*
- * One opened IPC handle in this process. Importing the same handle again on the
- * same device shares it (so whatever the runtime does with a handle opened twice,
- * each imported tp event stays valid until it is destroyed); the native event goes
- * once the last of them is destroyed.
- */
-typedef struct gpu_import {
-    struct gpu_import *next; /* the device's list, under its ipc_lock */
-    unsigned refs;           /* under the device's ipc_lock */
-    rt_event native;
-    tp_process_id exporter;
-    /* The exporter watched from import on (its pidfd where the kernel has them,
-     * process.h): a pid reused by another process does not pass for it. */
-    tp_process_watch exporter_watch;
-    unsigned char payload[GPU_IPC_PAYLOAD_SIZE]; /* exported again as it came */
-    /* query looks at the exporter at most once a period; once it is known gone,
-     * it stays gone. */
-    _Atomic uint64_t next_liveness_check_ns;
-    atomic_bool exporter_gone;
-    atomic_bool recorded_here; /* a tp event of this process recorded it */
-} gpu_import;
-
-void gpu_payload_encode(const gpu_ipc_payload *p, unsigned char *out);
-
-/* The payload's fields, or TP_ERR_INVALID_ARGUMENT for one this backend did not
- * write. Says nothing yet about whether its exporter still runs. */
-tp_status gpu_payload_decode(const unsigned char *payload, size_t length, gpu_ipc_payload *p);
-
-/* The device's UUID, read once; all zero (and false) if the runtime cannot tell. */
-bool gpu_device_uuid(gpu_device *device, unsigned char uuid[GPU_UUID_SIZE]);
-
-/* Refuses an import on a device that is not the GPU the event lives on, where
- * both UUIDs are known. */
-tp_status gpu_check_same_gpu(gpu_device *device, const gpu_ipc_payload *p);
-
-/*
- * Gives up a shared native event (exported from here, or an opened handle) that no
- * tp event uses any more; with a record still pending it is kept until the record
- * is reached (rule 9). `exporter`: of an imported one, else NULL.
- */
-void gpu_retire_shared_native(gpu_device *device, rt_event native, const tp_process_id *exporter);
-
-/* The opened handle for `payload` on the device: the one already open here, or
- * newly opened. gpu_import_release drops one hold on it. */
-tp_status gpu_import_acquire(gpu_device *device, const gpu_ipc_payload *p, const unsigned char *payload,
-                             gpu_import **out);
-void gpu_import_release(gpu_device *device, gpu_import *import);
-
-/* Whether an import's exporter still runs (once gone, gone); the throttled form looks
- * at /proc at most once a TP_LIVENESS_PERIOD_NS (query may be called in a loop). */
-bool gpu_import_exporter_alive(gpu_import *import);
-bool gpu_import_exporter_alive_throttled(gpu_import *import);
-
-/* TP_ERR_BACKEND: the import's exporter exited before reaching the record. */
-tp_status gpu_exporter_exited(const gpu_import *import, const char *operation);
 
 /* ============================================================= gpu_ipc_event.c */
 /* The entries of events with TP_EVENT_INTERPROCESS, imported ones included. */

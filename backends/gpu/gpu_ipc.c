@@ -43,7 +43,7 @@
  *    other; a process forked from the exporter without exec passes for another.
  */
 
-#include "backends/gpu/gpu_internal.h"
+#include "backends/gpu/gpu_ipc.h"
 #include "common/array.h"
 #include "common/bytes.h"
 #include "common/clock.h"

@@ -11,7 +11,7 @@
  *  - synchronize polls where the runtime would spin or wait for good;
  *  - a stream of another device waits through a relay (CUDA 13 crashes otherwise).
  */
-#include "backends/gpu/gpu_internal.h"
+#include "backends/gpu/gpu_ipc.h"
 #include "common/spin.h"
 
 #include <stdlib.h>

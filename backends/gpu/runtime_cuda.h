@@ -475,6 +475,13 @@ static inline rt_error rt_memset_async(void *memory, int value, size_t size, rt_
     return cudaMemsetAsync(memory, value, size, s);
 }
 
+/* tp_measure's floor (gpu_empty.c): an empty kernel, PTX the driver compiles at the first load. */
+#define RT_EMPTY_WORK_MAKE_CALLS "cudaLibraryLoadData, cudaLibraryGetKernel"
+#define RT_EMPTY_WORK_LAUNCH_CALL "cudaLaunchKernel"
+typedef cudaKernel_t rt_empty_work;
+static inline rt_error rt_empty_work_make(rt_empty_work *w) { cudaLibrary_t l; rt_error e = cudaLibraryLoadData(&l, ".version 7.0\n.target sm_75\n.address_size 64\n.visible .entry tpevent_empty() { ret; }\n", NULL, NULL, 0, NULL, NULL, 0); return e != RT_SUCCESS ? e : cudaLibraryGetKernel(w, l, "tpevent_empty"); }
+static inline rt_error rt_empty_work_launch(rt_empty_work w, rt_stream s) { return cudaLaunchKernel((const void *)w, (dim3){1, 1, 1}, (dim3){1, 1, 1}, NULL, 0, s); }
+
 /* Whether streams of the device can wait on a 64-bit value in mapped host memory
  * (the H200 can, CUDA 13); if not, *why says what is missing. */
 static inline bool rt_stream_wait_value_supported(int device, const char **why)

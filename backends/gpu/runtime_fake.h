@@ -288,6 +288,23 @@ static inline rt_error rt_memset_async(void *memory, int value, size_t size, rt_
 {
     return fake_memset_async(memory, value, size, s);
 }
+
+/* tp_measure's floor (gpu_empty.c): the least work a user's call queues, an op of
+ * the fake stream that does nothing (runtime_fake.c). */
+#define RT_EMPTY_WORK_MAKE_CALLS "fakeEmptyKernelLoad"
+#define RT_EMPTY_WORK_LAUNCH_CALL "fakeLaunchKernel"
+typedef int rt_empty_work;
+static inline rt_error rt_empty_work_make(rt_empty_work *work)
+{
+    *work = 1;
+    return RT_SUCCESS;
+}
+rt_error fake_launch_empty(rt_stream s);
+static inline rt_error rt_empty_work_launch(rt_empty_work work, rt_stream s)
+{
+    (void)work;
+    return fake_launch_empty(s);
+}
 static inline bool rt_stream_wait_value_supported(int device, const char **why)
 {
     (void)device;

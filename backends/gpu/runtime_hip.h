@@ -346,6 +346,16 @@ static inline rt_error rt_memset_async(void *memory, int value, size_t size, rt_
     return hipMemsetAsync(memory, value, size, s);
 }
 
+/* tp_measure's floor (gpu_empty.c): the least work a user's call queues. HIP loads
+ * only code objects (no source to compile at run time, as CUDA's PTX), so the
+ * least work is a fill of 4 bytes of a buffer of the device's, itself a kernel on
+ * AMD's GPUs. Not tried on hardware here. */
+#define RT_EMPTY_WORK_MAKE_CALLS "hipMalloc"
+#define RT_EMPTY_WORK_LAUNCH_CALL "hipMemsetAsync"
+typedef void *rt_empty_work;
+static inline rt_error rt_empty_work_make(rt_empty_work *work) { return hipMalloc(work, 4); }
+static inline rt_error rt_empty_work_launch(rt_empty_work work, rt_stream s) { return hipMemsetAsync(work, 0, 4, s); }
+
 static inline bool rt_stream_wait_value_supported(int device, const char **why)
 {
     int value = 0;

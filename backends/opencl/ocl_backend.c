@@ -135,6 +135,7 @@ static tp_backend ocl_table = {
     .event_waits_for_itself = tp_ocl_event_waits_for_itself,
     .stream_hold_window = ocl_stream_hold_window,
     .stream_flush_cache = tp_ocl_stream_flush_cache,
+    .stream_launch_empty = tp_ocl_stream_launch_empty,
 };
 
 tp_status tp_backend_entry_opencl(uint32_t core_abi, const tp_backend **out, char *reason, size_t reason_size)

@@ -86,6 +86,7 @@ FORKED3(stream_hold, tp_stream_hold, tp_stream *, ocl_fn **, void **)
 FORKED2(event_native, tp_event_native, tp_event *, void **)
 FORKED3(event_from_native, tp_event_from_native, int, void *, tp_event **)
 FORKED1(stream_flush_cache, tp_measure, tp_stream *)
+FORKED1(stream_launch_empty, tp_measure, tp_stream *)
 
 /* The snapshot's reference is the parent's: releasing it would call the runtime. */
 static void forked_snapshot_release(tp_snapshot *snapshot)
@@ -127,6 +128,7 @@ static void put_forked_entries(tp_backend *table)
     FORKED_SLOT(event_native);
     FORKED_SLOT(event_from_native);
     FORKED_SLOT(stream_flush_cache);
+    FORKED_SLOT(stream_launch_empty);
     table->event_waits_for_itself = NULL; /* reads the event's latest record: the core then asks no one */
 }
 

@@ -11,7 +11,8 @@
  *                   the chain that joins holds past a bounded queue's window
  *   ocl_host_fn.c   host functions on a worker thread per stream (rule 15)
  *   ocl_stream.c    the stream entries, device_synchronize
- *   ocl_flush.c     the cache flush before tp_measure's cold calls (rule 18)
+ *   ocl_flush.c     tp_measure's device work (rule 18): the cache flush before
+ *                   cold calls, the floor's empty work
  *   ocl_event.c     the event entries
  *   ocl_snapshot.c  snapshots of records
  *   ocl_fork.c      what the entries answer in a child created by fork()
@@ -261,6 +262,8 @@ bool tp_ocl_stream_waits_for_itself(tp_stream *stream);
 /* ------------------------------------------------------------- ocl_flush.c */
 
 tp_status tp_ocl_stream_flush_cache(tp_stream *stream);
+/* stream_launch_empty (core/backend.h): a marker, the least a queue runs. */
+tp_status tp_ocl_stream_launch_empty(tp_stream *stream);
 
 /* ------------------------------------------------------------- ocl_event.c */
 

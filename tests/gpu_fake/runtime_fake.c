@@ -559,6 +559,21 @@ rt_error fake_memset_async(void *memory, int value, size_t size, rt_stream s)
     return fake_push(s, op);
 }
 
+/* tp_measure's floor: an empty kernel, an op that does nothing in stream order (a
+ * fill of no bytes). */
+rt_error fake_launch_empty(rt_stream s)
+{
+    static unsigned char nothing;
+    if (fake_stream_is_capturing(s))
+        return FAKE_ERROR_NOT_SUPPORTED; /* not modelled inside a capture */
+    fake_op *op = fake_op_new(OP_MEMSET);
+    if (!op)
+        return FAKE_ERROR_OUT_OF_MEMORY;
+    op->arg = &nothing;
+    op->size = 0;
+    return fake_push(s, op);
+}
+
 /* ------------------------------------------------------------ host memory */
 
 rt_error fake_host_alloc(void **host, size_t size)
