@@ -55,7 +55,10 @@ enum { IDLE, RUNNING, WRITING };
 #define KEEP_MARKS 256u
 #define KEEP_NAMES 4096u
 #define MAX_RANGES_DEFAULT ((size_t)1 << 20)
-#define TRACE_DROPPED (TRACE_NONE - 1) /* on a track's stack: a range pushed past the cap */
+#define TRACE_DROPPED (TRACE_NONE - 1)       /* on a track's stack: a range pushed past the cap */
+#define MAX_RANGES_LIMIT (TRACE_DROPPED - 1) /* ranges and marks are numbered in 32 bits */
+#define STOP_TIMEOUT_MS_DEFAULT 10000u
+#define STOP_TIMEOUT_MS_LIMIT (24u * 3600u * 1000u) /* a day */
 
 static struct {
     pthread_mutex_t lock;
@@ -380,11 +383,20 @@ tp_status tp_trace_destroy_stream(tp_stream *stream)
 
 /* ---------------------------------------------------------- start, stop */
 
-static size_t max_ranges(void)
+/* The trace's settings, read at its start: a value out of range is refused there,
+ * rather than a trace collected for nothing and lost at its stop. */
+static tp_status read_settings(trace_state *t)
 {
-    const char *text = tp_env("TPEVENT_TRACE_MAX_RANGES");
-    long long n = text ? strtoll(text, NULL, 10) : 0;
-    return n > 0 && (unsigned long long)n < TRACE_DROPPED ? (size_t)n : MAX_RANGES_DEFAULT;
+    uint64_t ranges = 0, timeout_ms = 0;
+    char message[160];
+    if (!tp_env_count("TPEVENT_TRACE_MAX_RANGES", 1, MAX_RANGES_LIMIT, MAX_RANGES_DEFAULT, &ranges, message,
+                      sizeof message) ||
+        !tp_env_count("TPEVENT_TRACE_STOP_TIMEOUT_MS", 1, STOP_TIMEOUT_MS_LIMIT, STOP_TIMEOUT_MS_DEFAULT, &timeout_ms,
+                      message, sizeof message))
+        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_trace_start: %s (no trace started)", message);
+    t->max_ranges = (size_t)ranges;
+    t->stop_timeout_ns = timeout_ms * 1000000u;
+    return TP_OK;
 }
 
 TP_API tp_status tp_trace_start(void)
@@ -400,8 +412,7 @@ TP_API tp_status tp_trace_start(void)
                !tp_array_grow(&trace.t.names, &trace.t.names_cap, KEEP_NAMES, 1) || !trace_map_reserve(&trace.map) ||
                !trace_names_ready(&trace.names, &trace.t)) {
         status = out_of_memory("tp_trace_start");
-    } else {
-        trace.t.max_ranges = max_ranges();
+    } else if ((status = read_settings(&trace.t)) == TP_OK) {
         trace.t.dropped_ranges = trace.t.dropped_marks = 0;
         trace.state = RUNNING;
         atomic_store_explicit(&tp_trace_running_flag, true, memory_order_relaxed);

@@ -64,6 +64,7 @@ typedef struct trace_state {
     size_t range_count, range_cap, mark_count, mark_cap, flow_count, flow_cap;
     size_t track_count, track_cap, names_len, names_cap;
     size_t max_ranges;                    /* the cap (core/trace.c), for ranges and for marks */
+    uint64_t stop_timeout_ns;             /* tp_trace_stop's limit for records and a FIFO's reader */
     size_t dropped_ranges, dropped_marks; /* past the cap: not recorded, counted in the file */
 } trace_state;
 
@@ -124,12 +125,17 @@ void trace_names_clear(trace_name_index *index);
 /* Frees the index if it has more than `keep` slots (trace_names_ready makes it). */
 void trace_names_release(trace_name_index *index, size_t keep);
 
+/* Waits for every record the file needs, until deadline_ns (CLOCK_MONOTONIC) at
+ * most (trace_json.c). TP_OK, or the failure of a record (with its message). */
+tp_status tp_trace_wait_records(const trace_state *trace, uint64_t deadline_ns);
+
 /* Waits for every record of the trace, until deadline_ns (CLOCK_MONOTONIC) at
  * most, and writes it to `f` (trace_json.c). TP_OK, or the failure of a record
  * (with its message). Does not close f. */
 tp_status tp_trace_write_json(const trace_state *trace, FILE *f, uint64_t deadline_ns);
 
-/* Writes the trace to a new file and renames it onto `path` (trace_file.c). */
+/* Writes the trace at `path`, as what is there calls for: a regular file replaced,
+ * a FIFO or a character device written into, anything else refused (trace_file.c). */
 tp_status tp_trace_write_file(const trace_state *trace, const char *path);
 
 #endif /* TPEVENT_CORE_TRACE_H */

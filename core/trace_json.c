@@ -275,6 +275,18 @@ static tp_status put_flows(json_out *out, const trace_state *t, const span *span
     return status;
 }
 
+tp_status tp_trace_wait_records(const trace_state *t, uint64_t deadline_ns)
+{
+    tp_status status = TP_OK;
+    for (size_t i = 0; i < t->range_count && status == TP_OK; i++)
+        if (t->ranges[i].start && t->ranges[i].end && (status = reached(t->ranges[i].start, deadline_ns)) == TP_OK)
+            status = reached(t->ranges[i].end, deadline_ns);
+    for (size_t i = 0; i < t->flow_count && status == TP_OK; i++)
+        if ((status = reached(t->marks[t->flows[i].from].event, deadline_ns)) == TP_OK)
+            status = reached(t->marks[t->flows[i].to].event, deadline_ns);
+    return status;
+}
+
 tp_status tp_trace_write_json(const trace_state *t, FILE *f, uint64_t deadline_ns)
 {
     size_t n = t->track_count;

@@ -561,9 +561,11 @@ TP_API tp_status tp_stream_set_name(tp_stream *stream, const char *name);
  * records are waited for TPEVENT_TRACE_STOP_TIMEOUT_MS in all (default 10 s); one not
  * reached by then is TP_ERR_NOT_READY, and the trace is dropped. The file is written
  * next to `path` and renamed onto it: a symbolic link at `path` is replaced, not
- * followed. Bytes of a name that are not UTF-8 are written as \ufffd. A trace holds at
- * most TPEVENT_TRACE_MAX_RANGES ranges (default 2^20); later ones are dropped and
- * counted in the file. A child of fork() starts with no trace.
+ * followed, unless it leads to a FIFO or character device (/dev/stdout), written into
+ * (a FIFO's reader waited for in the same limit); a directory, socket or block device is
+ * refused. Bytes of a name that are not UTF-8 are written as \ufffd. A trace holds at
+ * most TPEVENT_TRACE_MAX_RANGES ranges (default 2^20); later ones are dropped and counted
+ * in the file. tp_trace_start refuses either variable out of range. After fork(): none.
  */
 TP_API tp_status tp_trace_start(void);
 TP_API tp_status tp_trace_stop(const char *path);
