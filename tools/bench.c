@@ -105,17 +105,25 @@ static bool parse_iterations(const char *text, size_t *iterations)
 }
 
 /* Why tp_trace_stop could not write `path` at the end of the run, found before
- * the run: its folder missing, not a folder or not writable, or the path a folder.
- * NULL when it looks writable. */
+ * the run: its folder missing, not a folder or not writable, or the path a folder,
+ * a socket or a block device. A FIFO or a character device (or a link to one, as
+ * /dev/stdout) is written into, its folder untouched. NULL when it looks writable. */
 static const char *trace_path_problem(const char *path, char *why, size_t why_size)
 {
+    struct stat st;
+    if (stat(path, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode)))
+        return NULL;
+    if (lstat(path, &st) == 0 && (S_ISSOCK(st.st_mode) || S_ISBLK(st.st_mode))) {
+        snprintf(why, why_size, "cannot write '%s': it is a %s", path,
+                 S_ISSOCK(st.st_mode) ? "socket" : "block device");
+        return why;
+    }
     const char *slash = strrchr(path, '/');
     char folder[4096];
     if (!slash)
         snprintf(folder, sizeof folder, ".");
     else
         snprintf(folder, sizeof folder, "%.*s", slash == path ? 1 : (int)(slash - path), path);
-    struct stat st;
     const char *problem = NULL;
     if (stat(folder, &st) != 0)
         problem = errno == ENOENT ? "does not exist" : strerror(errno);

@@ -5,7 +5,9 @@
 #         [-DSTDOUT_FILE=<path>] -P run_tool.cmake -- <tool> <args>...
 #
 # STDOUT_FILE: stdout goes to that file instead (/dev/full: every write fails), and
-# STDOUT_LINES, STDOUT_EXACT and STDOUT_EMPTY are not checked.
+# STDOUT_LINES, STDOUT_EXACT and STDOUT_EMPTY are not checked. It must be a character
+# device: where it is not (a /dev/full that is a regular file, or none), the test is
+# skipped with the reason, since a write to it would not fail.
 # Each regular expression in STDOUT_LINES / STDERR_LINES (separated by "@@") must match
 # at least one line of that output. REQUIRE_UNAVAILABLE: the test needs that backend
 # unavailable; where it is available the script prints TPEVENT_TOOL_SKIP (the test's
@@ -47,6 +49,12 @@ if(REQUIRE_UNAVAILABLE)
 endif()
 
 if(DEFINED STDOUT_FILE)
+  execute_process(COMMAND test -c "${STDOUT_FILE}" RESULT_VARIABLE not_a_device)
+  if(NOT not_a_device EQUAL 0)
+    message("TPEVENT_TOOL_SKIP: ${STDOUT_FILE} is not a character device on this machine "
+            "(a regular file, or missing): a write to it would not fail")
+    return()
+  endif()
   execute_process(COMMAND ${command}
                   OUTPUT_FILE "${STDOUT_FILE}" ERROR_VARIABLE stderr RESULT_VARIABLE exit_code)
   set(stdout "(written to ${STDOUT_FILE})\n")
