@@ -3,21 +3,25 @@
  * over the backends' stream_hold entry (what waits across backends hold a stream
  * with, core/wait_across.c).
  *
- * The watchdog. A hold with a timeout is on one list, and one thread (started at
- * the first such hold, then kept) sleeps until the earliest deadline. Exactly one of
+ * The watchdog. A hold with a timeout is in one heap by deadline, and one thread
+ * (started at the first such hold, then kept) sleeps until the earliest deadline; a
+ * hold that becomes the earliest wakes it, no other does. A heap, not a list scanned
+ * at each wake: with tens of thousands of holds outstanding, taking one, releasing
+ * one and letting the due ones go each stay O(log n) (issue 47). Exactly one of
  * the release and the watchdog lets the stream go: each claims the hold by moving
  * its state from HELD, and only the winner calls the backend's release. The hold is
  * freed by tp_hold_release alone, whoever won: the watchdog takes what it needs
- * (the release and its argument) under the list's lock, and tp_hold_release takes
- * the hold off the list under that lock before it looks, so the hold is never freed
- * while the watchdog reads it.
+ * (the release and its argument) under the heap's lock, and tp_hold_release takes
+ * the hold out of the heap under that lock before it looks, so the hold is never
+ * freed while the watchdog reads it.
  *
- * fork(): the child has no watchdog thread; its handler empties the list (the
+ * fork(): the child has no watchdog thread; its handler empties the heap (the
  * parent's holds do not cross, DESIGN) so that the child's first hold starts one.
  */
 #include "core/internal.h"
 
 #include "common/clock.h"
+#include "common/deadline_heap.h"
 #include "common/thread.h"
 
 #include <inttypes.h>
@@ -30,63 +34,48 @@ struct tp_hold {
     void (*release)(void *);
     void *arg;
     int64_t timeout_ns;
-    int64_t deadline_ns; /* CLOCK_MONOTONIC; INT64_MAX: not watched */
-    atomic_int state;    /* HOLD_* */
-    /* On the watchdog's list, under its lock. */
-    struct tp_hold *prev, *next;
-    bool watched;
+    atomic_int state; /* HOLD_* */
+    /* Its deadline (CLOCK_MONOTONIC; INT64_MAX: not watched) and its place in the
+     * watchdog's heap, under the heap's lock. */
+    tp_deadline_node watch;
 };
+
+static tp_hold *hold_of(tp_deadline_node *node)
+{
+    return (tp_hold *)(void *)((char *)node - offsetof(tp_hold, watch));
+}
 
 static struct {
     pthread_mutex_t lock;
-    pthread_cond_t changed; /* CLOCK_MONOTONIC: a hold added, or the thread's first wait */
-    tp_hold *first;
+    pthread_cond_t changed; /* CLOCK_MONOTONIC: an earlier deadline than the thread sleeps to */
+    tp_deadline_heap holds;
     bool running;
     pthread_once_t once;
-} watchdog = {.lock = PTHREAD_MUTEX_INITIALIZER, .once = PTHREAD_ONCE_INIT};
+} watchdog = {.lock = PTHREAD_MUTEX_INITIALIZER, .holds = TP_DEADLINE_HEAP_INIT, .once = PTHREAD_ONCE_INIT};
 
 /* ---------------------------------------------------------------- watchdog */
-
-static void watchdog_unlink_locked(tp_hold *hold)
-{
-    if (hold->prev)
-        hold->prev->next = hold->next;
-    else
-        watchdog.first = hold->next;
-    if (hold->next)
-        hold->next->prev = hold->prev;
-    hold->watched = false;
-}
-
-/* Under the lock: the earliest watched hold, NULL if none. */
-static tp_hold *watchdog_earliest_locked(void)
-{
-    tp_hold *earliest = watchdog.first;
-    for (tp_hold *h = watchdog.first; h; h = h->next)
-        if (h->deadline_ns < earliest->deadline_ns)
-            earliest = h;
-    return earliest;
-}
 
 static void *watchdog_main(void *unused)
 {
     (void)unused;
     pthread_mutex_lock(&watchdog.lock);
     for (;;) {
-        tp_hold *due = watchdog_earliest_locked();
-        if (!due) {
+        tp_deadline_node *earliest = tp_deadline_heap_earliest(&watchdog.holds);
+        if (!earliest) {
             pthread_cond_wait(&watchdog.changed, &watchdog.lock);
             continue;
         }
-        if ((int64_t)tp_now_ns() < due->deadline_ns) {
-            struct timespec until = {.tv_sec = due->deadline_ns / 1000000000, .tv_nsec = due->deadline_ns % 1000000000};
+        int64_t deadline_ns = earliest->deadline_ns;
+        if ((int64_t)tp_now_ns() < deadline_ns) {
+            struct timespec until = {.tv_sec = deadline_ns / 1000000000, .tv_nsec = deadline_ns % 1000000000};
             (void)pthread_cond_timedwait(&watchdog.changed, &watchdog.lock, &until);
             continue;
         }
-        watchdog_unlink_locked(due);
+        tp_deadline_heap_remove(&watchdog.holds, earliest);
+        tp_hold *due = hold_of(earliest);
         int held = HOLD_HELD;
         if (!atomic_compare_exchange_strong(&due->state, &held, HOLD_RAN_OUT))
-            continue; /* released meanwhile (then it is off the list already: not reached) */
+            continue; /* released meanwhile (then it is out of the heap already: not reached) */
         void (*release)(void *) = due->release;
         void *arg = due->arg;
         pthread_mutex_unlock(&watchdog.lock); /* `due` is tp_hold_release's from here */
@@ -100,7 +89,7 @@ static void watchdog_forget_after_fork(void)
 {
     pthread_mutex_init(&watchdog.lock, NULL);
     tp_cond_init_monotonic(&watchdog.changed);
-    watchdog.first = NULL;
+    tp_deadline_heap_forget_all(&watchdog.holds);
     watchdog.running = false;
 }
 
@@ -110,7 +99,8 @@ static void watchdog_setup(void)
     (void)pthread_atfork(NULL, NULL, watchdog_forget_after_fork);
 }
 
-/* Puts the hold on the list, starting the thread if none runs. */
+/* Puts the hold in the heap, starting the thread if none runs; wakes the thread
+ * when the hold is the earliest, the one deadline it may be sleeping past. */
 static tp_status watchdog_watch(tp_hold *hold)
 {
     pthread_once(&watchdog.once, watchdog_setup);
@@ -127,15 +117,11 @@ static tp_status watchdog_watch(tp_hold *hold)
             status = tp_fail(TP_ERR_OUT_OF_MEMORY, "tp_stream_hold: cannot start the watchdog's thread");
         pthread_attr_destroy(&attr);
     }
-    if (status == TP_OK) {
-        hold->prev = NULL;
-        hold->next = watchdog.first;
-        if (watchdog.first)
-            watchdog.first->prev = hold;
-        watchdog.first = hold;
-        hold->watched = true;
+    if (status == TP_OK && !tp_deadline_heap_add(&watchdog.holds, &hold->watch))
+        status = tp_fail(TP_ERR_OUT_OF_MEMORY, "tp_stream_hold: out of memory (the watchdog's heap of %zu holds)",
+                         watchdog.holds.count);
+    if (status == TP_OK && tp_deadline_heap_earliest(&watchdog.holds) == &hold->watch)
         pthread_cond_signal(&watchdog.changed);
-    }
     pthread_mutex_unlock(&watchdog.lock);
     return status;
 }
@@ -143,8 +129,7 @@ static tp_status watchdog_watch(tp_hold *hold)
 static void watchdog_unwatch(tp_hold *hold)
 {
     pthread_mutex_lock(&watchdog.lock);
-    if (hold->watched)
-        watchdog_unlink_locked(hold);
+    tp_deadline_heap_remove(&watchdog.holds, &hold->watch);
     pthread_mutex_unlock(&watchdog.lock);
 }
 
@@ -183,10 +168,9 @@ tp_status tp_stream_hold(tp_stream *stream, int64_t timeout_ns, tp_hold **out)
     }
     atomic_init(&hold->state, HOLD_HELD);
     hold->timeout_ns = timeout_ns;
-    hold->watched = false;
     int64_t now = (int64_t)tp_now_ns();
-    hold->deadline_ns = timeout_ns >= INT64_MAX - now ? INT64_MAX : now + timeout_ns;
-    if (hold->deadline_ns != INT64_MAX && (status = watchdog_watch(hold)) != TP_OK) {
+    tp_deadline_node_init(&hold->watch, timeout_ns >= INT64_MAX - now ? INT64_MAX : now + timeout_ns);
+    if (hold->watch.deadline_ns != INT64_MAX && (status = watchdog_watch(hold)) != TP_OK) {
         hold->release(hold->arg); /* nothing else would ever let the stream go */
         free(hold);
         return status;
@@ -199,7 +183,7 @@ tp_status tp_hold_release(tp_hold *hold)
 {
     if (!hold)
         return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_hold_release: hold is NULL");
-    if (hold->deadline_ns != INT64_MAX)
+    if (hold->watch.deadline_ns != INT64_MAX)
         watchdog_unwatch(hold);
     int held = HOLD_HELD;
     if (atomic_compare_exchange_strong(&hold->state, &held, HOLD_RELEASED)) {
