@@ -1,28 +1,86 @@
-"""python -m tpevent.timeit: a statement timed as the device runs it (tpevent.measure).
+"""python -m tpevent.timeit: ``python -m timeit``'s command line and answer, timed as
+the device runs the statement (tpevent.measure).
 
-    python -m tpevent.timeit [-d DEVICE] [-s SETUP] [--cold] [--json] STMT...
+    python -m tpevent.timeit [-n N] [-r R] [-u UNIT] [-s SETUP]... [-v] [-d DEVICE]
+                             [--cold] [--json] [--samples] [STMT ...]
 
-It reads as ``python -m timeit`` does: SETUP runs once (-s may be given several
-times, the lines joined), the STMT arguments are the lines of one statement
-(default 'pass'), and both run in one namespace of their own. On a GPU the
-statement submits the work (``-s "import torch; a = torch.rand(4096, 4096,
-device='cuda')" "a @ a"``); it runs with the measured stream current for tpevent,
-torch and CuPy. On a CPU device the statement is the work itself: each call runs
-it as a host function on the stream, which is how CPU work gets on a stream.
-The answer is the Measurement's repr (and its note), or with --json its
-``to_dict()``. DEVICE defaults to tpevent's default device (TPEVENT_DEVICE, else
-CUDA when available, else the CPU).
+SETUP runs once (-s may be given several times, the lines joined), the STMT
+arguments are the lines of one statement (default 'pass'), and both run in one
+namespace of their own. The first line of the answer is timeit's ("N loops, best
+of R: X usec per loop"), the second tpevent's (the median, its interval, the
+device, held, converged); ``_EPILOG`` below, which --help prints, says what each
+number is. With --json the answer is one summary dict (``_summary``).
+
+On a CPU device the statement is the work: timeit's own compiled loop runs N
+times inside one host function on the stream per sample (``measure_calls``), so
+the answer agrees with ``python -m timeit``'s by construction. On a GPU the
+statement submits the work, with the measured stream current for tpevent, torch
+and CuPy. DEVICE defaults to tpevent's default device (TPEVENT_DEVICE, else CUDA
+when available, else the CPU).
 
 The module is ``timeit``, not ``measure``, so that importing it never hides the
 function ``tpevent.measure``.
 """
 
 import argparse
+import gc
+import itertools
 import json
+import linecache
 import math
+import os
+import re
 import sys
+import time
+import timeit as _timeit
+import traceback
 
 import tpevent
+from tpevent import _measure
+
+SCHEMA = "tpevent-results/1"
+
+# timeit's units and its precision (main()'s): -u fixes the unit, else each time is
+# scaled to the largest unit it reaches; 3 significant digits, one more per -v
+# after the first.
+_UNITS = {"nsec": 1e-9, "usec": 1e-6, "msec": 1e-3, "sec": 1.0}
+_PRECISION = 3
+_MIN_SAMPLES = 10  # tpevent.measure's default, which -r replaces
+
+_EPILOG = """\
+output:
+  The first line is python -m timeit's: "N loops, best of R: X usec per loop".
+  N is the loops (calls) per sample: -n, else chosen by tpevent so that a
+  sample lasts well above the clock's resolution. R is the number of samples
+  taken: at least -r (default %d), more until their noise reaches --max-noise
+  after --min-time of timed device time, or --max-time passes. X is the fastest
+  sample's time per loop (timeit's "best of R"), in timeit's units and digits.
+  The second line is tpevent's: the samples' median per loop, its 95 %%
+  confidence interval, the device, "held" (every sample ran behind a hold of
+  the stream, so its loops ran back to back) or "not held", "cold" (--cold: the
+  last-level cache flushed before each call; then N is 1) or "hot", and
+  "converged" (the interval reached --max-noise before --max-time) or not. A
+  note, when tpevent has one, follows on a line of its own.
+
+where the statement runs:
+  On a CPU device the statement is the work: each sample is one host function
+  on the stream, run on the stream's host thread, that runs timeit's own
+  compiled loop N times (gc off, as timeit's), so one dispatch serves the batch
+  and the protocol's floor, measured on the same stream, is subtracted. SETUP
+  runs once, before the first sample; its names are the loop's locals, as in
+  timeit. On a GPU the statement submits the work (kernels, copies) with the
+  measured stream current for tpevent, torch and CuPy; the time is the
+  device's. A statement that puts no work on the measured stream (on a GPU,
+  Python alone) ends with an error line on stderr and exit status 1.
+
+  -p/--process is refused: tpevent times the stream's work by the device's
+  clock, never the process's CPU time (use python -m timeit -p for that).
+
+exit status: 0; 1 when the statement raises or puts no work on the stream (the
+traceback or the error on stderr); 2 for a bad option.
+""" % (
+    _MIN_SAMPLES
+)
 
 
 def _finite(text):
@@ -36,80 +94,260 @@ def _finite(text):
     return value
 
 
+def _count(least):
+    """An integer >= least, for -n (0: chosen, as timeit's) and -r."""
+
+    def parse(text):
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if value < least:
+            raise argparse.ArgumentTypeError(f"{text!r}: it must be >= {least}")
+        return value
+
+    return parse
+
+
 def _parser():
     parser = argparse.ArgumentParser(
         prog="python -m tpevent.timeit",
-        description="Time a Python statement's work as the device runs it (tpevent.measure).",
+        description="Time a Python statement's work as the device runs it (tpevent.measure), "
+        "with python -m timeit's options and answer.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("-d", "--device", help="the device (default: tpevent's default device)")
-    parser.add_argument("-s", "--setup", action="append", default=[], help="run once first (may be repeated)")
-    parser.add_argument("--cold", action="store_true", help="flush the device's last-level cache before each call")
-    parser.add_argument("--json", action="store_true", help="print the measurement as JSON")
-    parser.add_argument("--min-time", type=_finite, default=0.5, help="seconds of timed device time (default 0.5)")
-    parser.add_argument("--max-time", type=_finite, default=15.0, help="seconds of wall clock at most (default 15)")
-    parser.add_argument("--max-noise", type=_finite, default=0.005, help="relative noise to reach (default 0.005)")
+    timeit_options = parser.add_argument_group("python -m timeit's options")
+    timeit_options.add_argument("-n", "--number", type=_count(0), default=0, metavar="N",
+                                help="loops per sample (default 0: chosen by tpevent)")
+    timeit_options.add_argument("-r", "--repeat", type=_count(1), metavar="R",
+                                help=f"samples, at least (default {_MIN_SAMPLES})")
+    timeit_options.add_argument("-u", "--unit", choices=tuple(_UNITS),
+                                help="the unit of the times (default: scaled to each)")
+    timeit_options.add_argument("-s", "--setup", action="append", default=[], metavar="S",
+                                help="run once first (default 'pass'; may be repeated, the lines joined)")
+    timeit_options.add_argument("-v", "--verbose", action="count", default=0,
+                                help="print the measurement's details first; repeated, one more digit")
+    timeit_options.add_argument("-p", "--process", action="store_true",
+                                help="refused: tpevent times the device's clock, not the process's CPU time")
+    own = parser.add_argument_group("tpevent's options")
+    own.add_argument("-d", "--device", help="the device (default: tpevent's default device)")
+    own.add_argument("--cold", action="store_true", help="flush the device's last-level cache before each call")
+    own.add_argument("--json", action="store_true", help="print a summary as one JSON object (schema %s)" % SCHEMA)
+    own.add_argument("--samples", action="store_true",
+                     help="add each sample's time per loop (seconds): with --json as \"times\", else one per line")
+    own.add_argument("--min-time", type=_finite, default=0.5, help="seconds of timed device time (default 0.5)")
+    own.add_argument("--max-time", type=_finite, default=15.0, help="seconds of wall clock at most (default 15)")
+    own.add_argument("--max-noise", type=_finite, default=0.005,
+                     help="the median's interval to reach, relative (default 0.005)")
     parser.add_argument("stmt", nargs="*", default=["pass"], help="the statement, one line per argument")
     return parser
 
 
-class _HostStatement:
-    """The statement as a host function on a CPU stream. An exception there cannot
-    reach the caller, who has moved on: it is kept and raised by the next call."""
-
-    def __init__(self, code, namespace, stream):
-        self._code = code
-        self._namespace = namespace
-        self._stream = stream
-        self._failure = None
-
-    def _run(self):
-        if self._failure is None:
-            try:
-                exec(self._code, self._namespace)
-            except BaseException as failure:  # raised again on the caller's thread
-                self._failure = failure
-
-    def raise_failure(self):
-        if self._failure is not None:
-            raise self._failure
-
-    def __call__(self):
-        self.raise_failure()
-        self._stream.launch_host_func(self._run)
+# timeit.template's loop (CPython's Lib/timeit.py), in a generator so that the setup
+# runs once and the statement still reads its names as the loop's locals. Each send
+# of an iterator runs the loop over it and answers its time, as timeit's inner().
+_TEMPLATE = """
+def inner(_timer):
+    {setup}
+    _it = yield
+    while True:
+        _t0 = _timer()
+        for _i in _it:
+            {stmt}
+            pass
+        _t1 = _timer()
+        _it = yield _t1 - _t0
+"""
+_SOURCE_NAME = "<timeit-src>"  # timeit's, so that tracebacks read as its do
 
 
-def _work(stmt, setup, stream):
-    """The work function: the compiled statement, on a CPU device as a host function."""
-    namespace = {"__name__": "__tpevent_timeit__"}
+class _Loop:
+    """``run_calls(n)`` for measure_calls: timeit's compiled loop, n loops of the
+    statement with gc off (as ``timeit.Timer.timeit``), on whichever thread calls it."""
+
+    def __init__(self, stmt, setup, namespace):
+        for source in (stmt, setup, setup + "\n" + stmt):  # timeit's checks: each alone, then together
+            compile(source, _SOURCE_NAME, "exec")
+        source = _TEMPLATE.format(stmt=_timeit.reindent(stmt, 12), setup=_timeit.reindent(setup, 4))
+        linecache.cache[_SOURCE_NAME] = (len(source), None, source.split("\n"), _SOURCE_NAME)
+        made = {}
+        exec(compile(source, _SOURCE_NAME, "exec"), namespace, made)
+        self._loop = made["inner"](time.perf_counter)
+        next(self._loop)  # the setup, here, before any sample
+
+    def __call__(self, calls):
+        gc_was_on = gc.isenabled()
+        gc.disable()
+        try:
+            return self._loop.send(itertools.repeat(None, calls))
+        finally:
+            if gc_was_on:
+                gc.enable()
+
+
+def _submitter(stmt, setup, namespace):
+    """The work function on a GPU: the statement submits the device's work."""
     exec(compile(setup, "<setup>", "exec"), namespace)
     code = compile(stmt, "<stmt>", "exec")
-    if stream.device.startswith("cpu"):
-        return _HostStatement(code, namespace, stream)
     return lambda: exec(code, namespace)
+
+
+def _one_host_function_per_call(run_calls, stream, **settings):  # TEMPORARY, until measure_calls lands
+    failures = []
+
+    def run_one():
+        if not failures:
+            try:
+                run_calls(1)
+            except BaseException as failure:
+                failures.append(failure)
+
+    def call():
+        if failures:
+            raise failures[0]
+        stream.launch_host_func(run_one)
+
+    measured = tpevent.measure(call, stream, **settings)
+    stream.synchronize()
+    if failures:
+        raise failures[0]
+    return measured
+
+
+def _run(options, stream, stmt, setup):
+    """The Measurement of the statement on ``stream``, as the options say."""
+    settings = {
+        "min_time": options.min_time,
+        "max_time": options.max_time,
+        "max_noise": options.max_noise,
+        "min_samples": options.repeat or _MIN_SAMPLES,
+        "batch": options.number or None,
+        "cold": options.cold,
+    }
+    namespace = {"__name__": "__tpevent_timeit__"}
+    if stream.device.startswith("cpu"):
+        measure_calls = getattr(_measure, "measure_calls", _one_host_function_per_call)
+        return measure_calls(_Loop(stmt, setup, namespace), stream, **settings)
+    return tpevent.measure(_submitter(stmt, setup, namespace), stream, **settings)
+
+
+def _no_work(measured):
+    """tpevent found no work of the statement on the stream (its note says so)."""
+    return not measured.converged and re.search(r"\bno work\b", measured.note, re.IGNORECASE) is not None
+
+
+def _unit_for(seconds, unit):
+    """timeit's choice: -u's unit, else the largest unit the time reaches (nsec below)."""
+    if unit is not None:
+        return unit
+    return max((name for name in _UNITS if seconds >= _UNITS[name]), key=_UNITS.get, default="nsec")
+
+
+def _format_time(seconds, unit, precision):
+    """timeit's format_time."""
+    unit = _unit_for(seconds, unit)
+    return "%.*g %s" % (precision, seconds / _UNITS[unit], unit)
+
+
+def _loops(measured):
+    """Loops per sample: the batch hot, one call cold."""
+    return 1 if measured.cold else measured.batch
+
+
+def _timeit_line(measured, unit, precision):
+    loops = _loops(measured)
+    best = _format_time(measured.min, unit, precision)
+    return "%d loop%s, best of %d: %s per loop" % (loops, "s" if loops != 1 else "", measured.samples, best)
+
+
+def _tpevent_line(measured, unit, precision):
+    unit = _unit_for(measured.median, unit)  # the interval in the median's unit
+    median = _format_time(measured.median, unit, precision)
+    low, high = getattr(measured, "median_low", None), getattr(measured, "median_high", None)
+    interval = ""
+    if low is not None and high is not None:
+        scale = _UNITS[unit]
+        interval = " (95 %% interval %.*g to %.*g %s)" % (precision, low / scale, precision, high / scale, unit)
+    facts = [
+        measured.device,
+        "held" if measured.held else "not held",
+        "cold" if measured.cold else "hot",
+        "converged" if measured.converged else "not converged",
+    ]
+    return f"tpevent: median {median} per loop{interval}, {', '.join(facts)}"
+
+
+def _details(measured, unit, precision):
+    """-v's lines, before the answer (as timeit's -v prints its raw times first)."""
+    def seconds(value):
+        return _format_time(value, unit, precision)
+
+    floor = getattr(measured, "floor", None)
+    raw_median = getattr(measured, "raw_median", None)
+    lines = [
+        f"{measured.samples} samples of {_loops(measured)} loops ({measured.calls} timed calls), "
+        f"noise {measured.noise * 100:.{precision}g} %",
+        f"per loop: mean {seconds(measured.mean)}, stdev {seconds(measured.stdev)}, "
+        f"min {seconds(measured.min)}, max {seconds(measured.max)}; host time in the call {seconds(measured.cpu_time)}",
+    ]
+    if floor is not None and raw_median is not None:
+        lines.append(f"floor {seconds(floor)} per sample subtracted; median before it {seconds(raw_median)}")
+    return lines + [""]
+
+
+def _summary(measured, stmt, setup, with_samples):
+    """--json's object: the schema, timeit's numbers, and Measurement.to_dict()'s
+    fields (its per-sample "times" only with --samples)."""
+    summary = {
+        "schema": SCHEMA,
+        "stmt": stmt,
+        "setup": setup,
+        "number": _loops(measured),
+        "repeat": measured.samples,
+        "best": measured.min,
+    }
+    summary.update(measured.to_dict())
+    if not with_samples:
+        del summary["times"]
+    return summary
 
 
 def main(argv=None):
     parser = _parser()
     options = parser.parse_args(argv)
+    if options.process:
+        parser.error("argument -p/--process: tpevent times the stream's work by the device's clock, "
+                     "not the process's CPU time; use python -m timeit -p for that")
     if options.max_time == 0:
         parser.error("argument --max-time: it must be > 0")
     try:
         stream = tpevent.Stream(options.device if options.device is not None else tpevent.current_device())
     except (ValueError, tpevent.Error) as failure:  # argparse's way: one line, exit 2
         parser.error(f"argument -d/--device: {failure}")
-    work = _work("\n".join(options.stmt), "\n".join(options.setup) or "pass", stream)
-    measured = tpevent.measure(
-        work,
-        stream,
-        min_time=options.min_time,
-        max_time=options.max_time,
-        max_noise=options.max_noise,
-        cold=options.cold,
-    )
-    if isinstance(work, _HostStatement):
-        stream.synchronize()
-        work.raise_failure()
-    print(json.dumps(measured.to_dict(), ensure_ascii=False) if options.json else measured)
+    stmt = "\n".join(options.stmt) or "pass"
+    setup = "\n".join(options.setup) or "pass"
+    sys.path.insert(0, os.curdir)  # as timeit: the setup may import the current directory's modules
+    try:
+        measured = _run(options, stream, stmt, setup)
+    except Exception:  # timeit's way: the traceback, exit 1
+        traceback.print_exc()
+        return 1
+    if _no_work(measured):
+        print(f"{parser.prog}: error: {measured.note}", file=sys.stderr)
+        return 1
+    precision = _PRECISION + max(options.verbose - 1, 0)
+    if options.json:
+        print(json.dumps(_summary(measured, stmt, setup, options.samples), ensure_ascii=False))
+        return 0
+    if options.verbose:
+        print("\n".join(_details(measured, options.unit, precision)))
+    print(_timeit_line(measured, options.unit, precision))
+    print(_tpevent_line(measured, options.unit, precision))
+    if measured.note:
+        print(f"note: {measured.note}")
+    if options.samples:
+        print("\n".join(repr(t) for t in measured.times))
     return 0
 
 
