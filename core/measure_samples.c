@@ -78,8 +78,69 @@ bool measure_samples_stats(const measure_samples *samples, measure_stats *out)
     return true;
 }
 
+/* Moves the k-th smallest of values[0, n) to index k (Hoare's selection, the middle
+ * as pivot: a sorted or constant run costs O(n), not O(n^2)). */
+static double select_kth(double *values, size_t n, size_t k)
+{
+    size_t left = 0, right = n - 1;
+    while (left < right) {
+        double pivot = values[left + (right - left) / 2];
+        size_t i = left, j = right;
+        while (i <= j) {
+            while (values[i] < pivot)
+                i++;
+            while (values[j] > pivot)
+                j--;
+            if (i <= j) {
+                double t = values[i];
+                values[i] = values[j];
+                values[j] = t;
+                i++;
+                if (j == 0)
+                    break;
+                j--;
+            }
+        }
+        if (k <= j)
+            right = j;
+        else if (k >= i)
+            left = i;
+        else
+            break;
+    }
+    return values[k];
+}
+
+bool measure_samples_median_interval(measure_samples *samples, double z, double *median, double *low, double *high)
+{
+    size_t n = samples->count;
+    *median = *low = *high = 0.0;
+    if (n == 0)
+        return true;
+    if (samples->scratch_capacity < n) {
+        double *scratch = realloc(samples->scratch, samples->capacity * sizeof *scratch);
+        if (!scratch)
+            return false;
+        samples->scratch = scratch;
+        samples->scratch_capacity = samples->capacity;
+    }
+    double *v = samples->scratch;
+    memcpy(v, samples->values, n * sizeof *v);
+    double spread = z * square_root((double)n);
+    double j = ((double)n - spread) / 2.0, k = 1.0 + ((double)n + spread) / 2.0;
+    size_t lo = j < 1.0 ? 0 : (size_t)j - 1;                                      /* floor, 1-based to 0-based */
+    size_t hi = k >= (double)n ? n - 1 : (size_t)k + ((double)(size_t)k < k) - 1; /* ceil, likewise */
+    *median = select_kth(v, n, n / 2);
+    if (n % 2 == 0)
+        *median = (*median + select_kth(v, n, n / 2 - 1)) / 2.0;
+    *low = select_kth(v, n, lo);
+    *high = select_kth(v, n, hi);
+    return true;
+}
+
 void measure_samples_free(measure_samples *samples)
 {
+    free(samples->scratch);
     free(samples->values);
     memset(samples, 0, sizeof *samples);
 }

@@ -13,6 +13,8 @@ typedef struct measure_samples {
     /* Welford's running mean and sum of squared deviations: the noise after each
      * sample without a pass over all of them. */
     double mean, m2;
+    double *scratch; /* count entries: the order statistics' selection */
+    size_t scratch_capacity;
 } measure_samples;
 
 /* Appends one sample; false when out of memory. */
@@ -28,6 +30,19 @@ typedef struct measure_stats {
 /* Statistics of every sample; all zero when there is none. Sorts a copy: false when
  * out of memory. */
 bool measure_samples_stats(const measure_samples *samples, measure_stats *out);
+
+/* z of a two-sided 95 % interval. */
+#define MEASURE_Z_95 1.959964
+
+/*
+ * The median of the samples and its confidence interval at `z` (MEASURE_Z_95), from
+ * order statistics, which assume nothing of the samples' distribution (GPU times are
+ * skewed, with a tail): [x_(j), x_(k)], 1-based, j = floor((n - z sqrt(n)) / 2),
+ * k = ceil(1 + (n + z sqrt(n)) / 2), clamped to the samples. O(n) (selection on a
+ * scratch copy), so that it can be asked after every stretch. All zero without a
+ * sample; false when out of memory.
+ */
+bool measure_samples_median_interval(measure_samples *samples, double z, double *median, double *low, double *high);
 
 void measure_samples_free(measure_samples *samples);
 

@@ -49,7 +49,7 @@ typedef struct tp_measure_options {
     size_t size;
     int64_t min_time_ns;     /* timed device time before stopping may be considered; >= 0; default 0.5 s */
     int64_t max_time_ns;     /* wall clock of the whole call, warm-up included; > 0; default 15 s */
-    double max_noise;        /* stop once the samples' relative standard deviation is <= this; >= 0; default 0.005 */
+    double max_noise;        /* stop once the median's interval is within this of it (relative); >= 0; default 0.005 */
     int64_t min_samples;     /* >= 1; default 10 */
     int64_t batch;           /* calls per sample (hot) or per hold (cold); 0: chosen (default); >= 0 */
     unsigned flags;          /* TP_MEASURE_* */
@@ -60,6 +60,12 @@ typedef struct tp_measure_options {
      * with it, as fn's failure does, the message naming wait_check (Python runs its
      * signal handlers here, for Ctrl-C). */
     tp_status (*wait_check)(void *arg);
+    /* Optional, host work: when set, fn is not called (it may be NULL) and each sample
+     * (hot) or call (cold) is one host function on the stream that runs
+     * host_work(arg, calls), `calls` calls of the work on the stream's host thread, so
+     * that one launch is shared by the batch; a status other than TP_OK stops the
+     * measurement with it. The floor is then a host function's (a CPU device's work). */
+    tp_status (*host_work)(void *arg, int64_t calls);
 } tp_measure_options;
 
 /* Sets `size` and the defaults. */
@@ -82,9 +88,17 @@ typedef struct tp_measurement {
     double noise;   /* stdev / mean of the samples (nvbench's "stdrel") */
     double cpu_ns;  /* host time per timed call spent inside fn */
     bool held;      /* every sample kept ran under a hold */
-    bool converged; /* noise <= max_noise after min_time and min_samples, before max_time */
+    bool converged; /* the median's interval within max_noise after min_time and min_samples, before max_time */
     bool cold;
     char note[TP_MEASURE_NOTE_MAX]; /* what was given up and why; "" if nothing */
+    /* The protocol's floor: what a sample's own timing records cost beyond its calls'
+     * cadence, measured on the stream with the device's least work; floor / batch is
+     * subtracted from each sample (floor cold), never below 0. */
+    double floor_ns, floor_stdev_ns;
+    double raw_median_ns; /* the median before the floor was subtracted */
+    /* The median's confidence interval (95 %, order statistics): converged means its
+     * half-width is within max_noise of the median. */
+    double median_low_ns, median_high_ns;
 } tp_measurement;
 
 /*
@@ -94,10 +108,15 @@ typedef struct tp_measurement {
  * from a calibration call so that a sample lasts well above the device's timer
  * resolution and stays within the stream's window (tp_stream_hold_window). Cold
  * (TP_MEASURE_COLD): per hold, `batch` times: a flush of the last-level cache, a timing
- * record, the call, a timing record; each pair is one sample. Samples continue until,
- * after min_time_ns of timed device time and min_samples samples, their noise is at most
- * max_noise (converged), or max_time_ns passes (TP_OK, converged false, the note saying
- * which criterion was not met); at least one sample is kept, however short max_time. An
+ * record, the call, a timing record; each pair is one sample. Before the calibration,
+ * the floor (a sample's own cost beyond its calls' cadence) is measured on the stream with
+ * the device's least work; floor / batch (the floor, cold) is taken off every sample, so
+ * the answer is the device's per-call cadence. Samples continue until, after min_time_ns
+ * of timed device time and min_samples samples, the median's 95 % interval is within
+ * max_noise of it (converged), or max_time_ns passes (TP_OK, converged false, the note
+ * saying which criterion was not met); at least one sample is kept, however short
+ * max_time. A first stretch whose samples are within the floor's noise ends the call at
+ * once: fn put no work on the stream (converged false, said in `note`). An
  * explicit batch whose calls (and flushes), timed by the calibration, would run past
  * max_time is cut to fit, said in `note`; no call is queued past max_time but a sample's
  * first. Each wait for the device ends max_time + max(max_time, 10 s) after the call (a

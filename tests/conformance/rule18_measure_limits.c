@@ -11,14 +11,6 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Busy-waits `ns` on the host: work of known length on the stream. */
-static void busy_host_fn(void *ns)
-{
-    int64_t until = monotonic_ns() + *(const int64_t *)ns;
-    while (monotonic_ns() < until) {
-    }
-}
-
 typedef struct work {
     int64_t stream_ns; /* a host function that busy-waits, per call */
     int calls;

@@ -97,6 +97,13 @@ void flag_host_fn(void *flag)
     atomic_store((atomic_int *)flag, 1);
 }
 
+void busy_host_fn(void *ns)
+{
+    int64_t until = monotonic_ns() + *(const int64_t *)ns;
+    while (monotonic_ns() < until) {
+    }
+}
+
 void counter_host_fn(void *counter)
 {
     atomic_fetch_add((atomic_int *)counter, 1);

@@ -56,6 +56,8 @@ void gate_opener_join(gate_opener *opener);
 void flag_host_fn(void *flag);
 /* Host function: adds 1 to an atomic_int. */
 void counter_host_fn(void *counter);
+/* Host function: busy-waits *(const int64_t *)ns nanoseconds, work of known length. */
+void busy_host_fn(void *ns);
 /* Host function: sleeps for (intptr_t)arg milliseconds. */
 void sleep_host_fn(void *ms);
 

@@ -1,0 +1,122 @@
+/*
+ * tp_measure's floor (rule 18): what a sample costs beyond the calls it times, which
+ * every sample carries once and which is taken off it, so that the answer is the
+ * device's per-call cadence, hot or cold, whatever the batch.
+ *
+ * A sample's two timing records are not free: between them, the device also runs the
+ * records themselves and the start of the first call after one (on an H100 a record,
+ * an empty kernel and a record read 3.8 us where empty kernels back to back ran one
+ * every 1.7 us). A hot sample carries that once per batch, a cold one once per call
+ * (cold - hot read 2.0-2.2 us at every kernel length from 0 to 1 ms).
+ *
+ * It is measured on the run's stream with the least work the device runs as a call
+ * (the backend's stream_launch_empty: an empty kernel, a marker; where it has none, a
+ * host function that does nothing), in rounds of two held stretches:
+ *   per call, F of them:  b = floor + c  (one call between two records)
+ *   a batch of N:         h = c + floor / N
+ * so that floor = (b - h) N / (N - 1) and c, the least work's cadence, = h - floor / N.
+ * The floor is the median of the rounds', its spread their standard deviation.
+ *
+ * In host mode (options.host_work) a sample's calls run in one host function, whose
+ * launch and return are a sample's own cost as much as the records are: the floor is
+ * then the whole of b for a host function of no calls (host_work(arg, 0)).
+ */
+#include "core/measure_run.h"
+
+#include <stdlib.h>
+
+#define FLOOR_ROUNDS 5
+/* A round's stretch lengths: F samples of one call each, a batch of N calls; within
+ * the stream's window (three ops per call in the first, one in the second). */
+static const int64_t floor_per_call_max = 32;
+static const int64_t floor_batch_max = 128;
+/* What tpevent queues under one hold besides the calls (measure.c's own_ops_per_hold). */
+static const int64_t floor_own_ops = 8;
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median_of(double *values, int64_t n)
+{
+    qsort(values, (size_t)n, sizeof *values, compare_doubles);
+    return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2.0;
+}
+
+/* Newton's iteration, as measure_samples.c's: libtpevent links no libm. */
+static double floor_square_root(double x)
+{
+    double root = x > 1.0 ? x : 1.0;
+    for (int i = 0; x > 0.0 && i < 2100; i++) {
+        double next = 0.5 * (root + x / root);
+        if (next >= root)
+            break;
+        root = next;
+    }
+    return x > 0.0 ? root : 0.0;
+}
+
+/* One held stretch of the least work, retried while its hold runs out (the next is
+ * then unheld after two); *per_call_ns: the samples' median. */
+static tp_status floor_stretch(measure_run *run, measure_shape shape, int64_t calls, double *per_call_ns)
+{
+    bool kept = false;
+    int64_t queued = 0;
+    double cpu_ns = 0;
+    tp_status status = TP_OK;
+    while (status == TP_OK && !kept)
+        status = measure_stretch(run, MEASURE_WORK_EMPTY, shape, calls, run->stretch_ns, &queued, &cpu_ns, &kept);
+    if (status == TP_OK)
+        *per_call_ns = median_of(run->stretch_ns, shape == MEASURE_SHAPE_PER_CALL ? queued : 1);
+    return status;
+}
+
+/* One round's floor and least work's cadence. */
+static tp_status floor_round(measure_run *run, int64_t per_call, int64_t batch, double *floor_ns, double *empty_ns)
+{
+    double b = 0, h = 0;
+    tp_status status = floor_stretch(run, MEASURE_SHAPE_PER_CALL, per_call, &b);
+    if (status != TP_OK || run->options.host_work) {
+        *floor_ns = b;
+        *empty_ns = 0;
+        return status;
+    }
+    if ((status = floor_stretch(run, MEASURE_SHAPE_BATCH, batch, &h)) != TP_OK)
+        return status;
+    double n = (double)batch;
+    *floor_ns = (b - h) * n / (n - 1.0);
+    *empty_ns = h - *floor_ns / n;
+    return TP_OK;
+}
+
+tp_status measure_floor(measure_run *run)
+{
+    /* At least one sample of one call, and a batch of two: the fake GPU's window is 10 ops. */
+    int64_t room = run->window == INT64_MAX ? floor_batch_max : run->window - floor_own_ops;
+    int64_t per_call = room / 3 < 1 ? 1 : room / 3 < floor_per_call_max ? room / 3 : floor_per_call_max;
+    int64_t batch = room < 2 ? 2 : room < floor_batch_max ? room : floor_batch_max;
+    run->floor_ns = run->floor_stdev_ns = run->empty_ns = 0;
+    tp_status status = measure_events_reserve(run, per_call);
+    double floors[FLOOR_ROUNDS], empties[FLOOR_ROUNDS];
+    for (int r = 0; r < FLOOR_ROUNDS && status == TP_OK; r++)
+        status = floor_round(run, per_call, batch, &floors[r], &empties[r]);
+    if (status != TP_OK)
+        return status;
+    double mean = 0, m2 = 0;
+    for (int r = 0; r < FLOOR_ROUNDS; r++)
+        mean += floors[r] / FLOOR_ROUNDS;
+    for (int r = 0; r < FLOOR_ROUNDS; r++)
+        m2 += (floors[r] - mean) * (floors[r] - mean);
+    run->floor_stdev_ns = floor_square_root(m2 / (FLOOR_ROUNDS - 1));
+    double floor_ns = median_of(floors, FLOOR_ROUNDS), empty_ns = median_of(empties, FLOOR_ROUNDS);
+    run->floor_ns = floor_ns > 0 ? floor_ns : 0;
+    run->empty_ns = empty_ns > 0 ? empty_ns : 0;
+    return TP_OK;
+}
+
+double measure_floor_share(const measure_run *run)
+{
+    return run->cold ? run->floor_ns : run->floor_ns / (double)(run->batch > 0 ? run->batch : 1);
+}

@@ -1,0 +1,129 @@
+/*
+ * One tp_measure call (rule 18), shared by its files, each calling only those before
+ * it:
+ *   measure_options.c  the options: defaults, the caller's checked
+ *   measure_samples.c  the samples and their statistics
+ *   measure_host.c     host work: a sample's calls in one host function
+ *   measure_stretch.c  a stretch: the hold, its records and calls, its samples
+ *   measure_floor.c    the floor: what a sample's own records cost, on the least work
+ *   measure.c          the call: warm-up, calibration, loop, answer
+ * Internal.
+ */
+#ifndef TPEVENT_CORE_MEASURE_RUN_H
+#define TPEVENT_CORE_MEASURE_RUN_H
+
+#include "core/internal.h"
+#include "core/measure_samples.h"
+
+#include "common/compiler.h"
+
+/* What a stretch queues for each of its calls. */
+typedef enum measure_work {
+    MEASURE_WORK_FN,    /* the caller's fn, or its host_work in host functions */
+    MEASURE_WORK_EMPTY, /* the floor's: the device's least work (or a host function) */
+} measure_work;
+
+/* The shape of a stretch. */
+typedef enum measure_shape {
+    MEASURE_SHAPE_BATCH,    /* a record, the calls, a record: one sample */
+    MEASURE_SHAPE_PER_CALL, /* per call: (a flush when cold,) a record, the call, a record */
+} measure_shape;
+
+/* Host work's state (measure_host.c), and one host function's argument: it runs
+ * `calls` calls. */
+typedef struct measure_host_state measure_host_state;
+typedef struct measure_host_call {
+    measure_host_state *state;
+    int64_t calls;
+} measure_host_call;
+
+typedef struct measure_run {
+    tp_stream *stream;
+    tp_work_fn fn;
+    void *arg;
+    tp_measure_options options;
+    char device[TP_DEVICE_STRING_MAX];
+    bool cold;
+    bool holding;             /* false with TP_MEASURE_NO_HOLD, or once run_outs_max holds ran out */
+    int run_outs;             /* holds that ran out since the last one released in time */
+    int64_t dropped;          /* stretches dropped because their hold ran out */
+    int64_t ran_out_ns;       /* the watchdog of the last hold that ran out */
+    int64_t started_ns;       /* CLOCK_MONOTONIC at the call */
+    int64_t wait_deadline_ns; /* when a wait for the device gives up (a stream held elsewhere) */
+    bool wait_ran_out;        /* a wait reached wait_deadline_ns */
+    int64_t window;           /* tp_stream_hold_window */
+    int64_t timer_step_ns;    /* tp_device_clock's resolution; 0 if unknown */
+    int64_t batch;
+    double stretch_host_ns; /* the last stretch's host time: its watchdog's scale */
+    int64_t watchdog_ns;    /* the last hold's */
+    tp_event **events;      /* pairs: [2i] before call i (per call) or the batch, [2i + 1] after */
+    double *stretch_ns;     /* pairs entries: a stretch's samples */
+    int64_t pairs;
+    measure_host_state *host; /* with options.host_work, else NULL */
+    /* The floor (measure_floor.c): a sample's own cost, its spread over the floor's
+     * rounds, and the least work's per-call cadence. */
+    double floor_ns, floor_stdev_ns, empty_ns;
+    bool no_work;            /* an early stretch found fn put nothing on the stream */
+    int64_t stretches_kept;  /* in the loop */
+    measure_samples samples; /* per call, before the floor is subtracted */
+    int64_t calls, timed_ns;
+    double cpu_ns; /* in fn, over the timed calls */
+    char note[TP_MEASURE_NOTE_MAX];
+} measure_run;
+
+/* ---------------------------------------------------------- measure_host.c */
+
+/* The host work's state, run->host; TP_ERR_OUT_OF_MEMORY. */
+tp_status measure_host_open(measure_run *run);
+/* Launches a host function that runs host_work(arg, calls) (0 for the floor's: the
+ * cost of a host function and host_work's own around no call). */
+tp_status measure_host_launch(measure_run *run, int64_t calls);
+/* TP_OK, or host_work's first failure (with its message) once it has failed. */
+tp_status measure_host_status(const measure_run *run);
+/* At tp_measure's return: host_work is never called again; waits only for a call in
+ * progress. The state is freed now or by the last host function still queued. */
+void measure_host_close(measure_run *run);
+
+/* ------------------------------------------------------- measure_stretch.c */
+
+int64_t measure_now(void);
+bool measure_past_max_time(const measure_run *run);
+
+/* Adds a sentence to the note ("; " between two). */
+void measure_note(measure_run *run, const char *fmt, ...) TP_PRINTF(2, 3);
+
+/* At least `pairs` pairs of timing events of the stream's device, and as many entries
+ * of stretch_ns; the sizes checked. */
+tp_status measure_events_reserve(measure_run *run, int64_t pairs);
+void measure_events_free(measure_run *run);
+
+/* Waits for the event's latest record (NULL: the stream's work) until the wait's
+ * deadline, the caller's wait_check between slices. */
+tp_status measure_wait(measure_run *run, tp_event *event);
+
+/* Queues one call of `work`; in host mode a host function running
+ * host_work(arg, calls), `calls` 1 or the batch (0 for the floor's work). */
+tp_status measure_call(measure_run *run, measure_work work, int64_t calls);
+
+/*
+ * One stretch of up to `batch` calls of `work` in `shape` (a flush before each call
+ * when the run is cold and the work fn's), *queued of them, under a hold unless the
+ * run no longer holds. *kept: its per-call samples (one for a batch, *queued per call),
+ * as the device timed them, are in samples_ns; false when its hold ran out (dropped).
+ * *cpu_ns: the host's time in fn.
+ */
+tp_status measure_stretch(measure_run *run, measure_work work, measure_shape shape, int64_t batch, double *samples_ns,
+                          int64_t *queued, double *cpu_ns, bool *kept);
+
+/* -------------------------------------------------------- measure_floor.c */
+
+/*
+ * Measures the floor on the run's stream: run->floor_ns, floor_stdev_ns, empty_ns.
+ * Before the calibration; the events it needs are reserved.
+ */
+tp_status measure_floor(measure_run *run);
+
+/* What the floor takes off a sample of the run (floor / batch hot, the floor cold). */
+double measure_floor_share(const measure_run *run);
+
+#endif /* TPEVENT_CORE_MEASURE_RUN_H */
