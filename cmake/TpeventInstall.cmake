@@ -4,7 +4,8 @@
 #   include/tpevent/tpevent.h
 #   include/tpevent/tpevent_diagnostics.h   the bench baseline; not part of the stable API
 #   lib/libtpevent.so.0.3.0 (+ .so.0.3, .so)   or lib/libtpevent.a with TPEVENT_STATIC
-#   lib/libtpevent-{cuda,hip,opencl}.so  next to the core, which looks there first
+#   lib/libtpevent-<type>.so               each module type of cmake/TpeventDeviceTypes.cmake
+#                                            built, next to the core, which looks there first
 #   lib/cmake/tpevent/                       tpeventConfig.cmake, version, targets
 #   lib/pkgconfig/tpevent.pc
 #   bin/tpevent, the Python package          installed by tools/ and python/ themselves
@@ -28,13 +29,16 @@ if(TPEVENT_STATIC)
   include(TpeventStatic)
   list(APPEND TPEVENT_BACKENDS_BUILT ${TPEVENT_BACKENDS_BUILT_IN})
 else()
-  foreach(backend cuda hip opencl)
+  foreach(backend IN LISTS TPEVENT_MODULE_DEVICE_TYPES)
     if(TARGET tpevent_${backend})
       list(APPEND TPEVENT_BACKENDS_BUILT ${backend})
     endif()
   endforeach()
 endif()
 string(REPLACE ";" ", " tpevent_backends_summary "${TPEVENT_BACKENDS_BUILT}")
+# The package's components: the public device types.
+list(JOIN TPEVENT_DEVICE_TYPES "|" TPEVENT_CONFIG_COMPONENTS_REGEX)
+list(JOIN TPEVENT_DEVICE_TYPES ", " TPEVENT_CONFIG_COMPONENTS)
 message(STATUS "tpevent: backends installed: ${tpevent_backends_summary}"
                "${TPEVENT_STATIC_NOTE}")
 
@@ -72,7 +76,7 @@ function(tpevent_default_install_rpath target)
 endfunction()
 
 tpevent_default_install_rpath(tpevent_tool "${tpevent_bin_rpath}")
-foreach(backend cuda hip opencl)
+foreach(backend IN LISTS TPEVENT_MODULE_DEVICE_TYPES)
   tpevent_default_install_rpath(tpevent_${backend})
 endforeach()
 
@@ -90,7 +94,7 @@ install(FILES "${PROJECT_SOURCE_DIR}/include/tpevent/tpevent.h"
 # The modules go next to libtpevent.so: the core looks in its own folder first, so an
 # installed tree needs no TPEVENT_BACKEND_PATH. A static build has them linked in.
 if(NOT TPEVENT_STATIC)
-  foreach(backend cuda hip opencl)
+  foreach(backend IN LISTS TPEVENT_MODULE_DEVICE_TYPES)
     if(TARGET tpevent_${backend})
       install(TARGETS tpevent_${backend} LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}")
     endif()

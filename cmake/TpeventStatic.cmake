@@ -12,7 +12,7 @@
 # link gets them, and into tpevent.pc's Libs.private.
 #
 # Sets, for TpeventInstall.cmake:
-#   TPEVENT_BACKENDS_BUILT_IN          cuda, hip and/or opencl
+#   TPEVENT_BACKENDS_BUILT_IN          the module types (cmake/TpeventDeviceTypes.cmake) linked in
 #   TPEVENT_STATIC_PC_LIBS             tpevent.pc's Libs.private for the runtimes
 #   TPEVENT_CONFIG_FIND_DEPENDENCIES   find_dependency() lines for tpeventConfig.cmake
 #   TPEVENT_STATIC_NOTE                a word for the configure summary
@@ -89,9 +89,11 @@ function(tpevent_static_link_item out item)
   endif()
 endfunction()
 
-foreach(backend cuda hip)
+# The GPU backend's builds: the module types with a relocatable object
+# (backends/gpu/gpu_module.cmake).
+foreach(backend IN LISTS TPEVENT_MODULE_DEVICE_TYPES)
   set(objects tpevent_backend_${backend}_objects)
-  if(NOT TARGET tpevent_${backend})
+  if(NOT TARGET tpevent_${backend} OR NOT TARGET tpevent_backend_${backend}_linked)
     continue()
   endif()
   if(NOT TARGET ${objects})

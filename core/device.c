@@ -9,9 +9,9 @@
 #include <stdio.h>
 #include <string.h>
 
-/* The order in which the default device is chosen when TPEVENT_DEVICE is unset. */
-static const tp_device_type default_preference[TP_DEVICE_TYPE_COUNT] = {TP_DEVICE_CUDA, TP_DEVICE_HIP, TP_DEVICE_CPU,
-                                                                        TP_DEVICE_OPENCL};
+/* The order in which the default device is chosen when TPEVENT_DEVICE is unset: the
+ * list's (cmake/TpeventDeviceTypes.cmake). */
+static const tp_device_type default_preference[TP_DEVICE_TYPE_COUNT] = TP_DEVICE_TYPE_PREFERENCE;
 
 static tp_status check_index(tp_device device, const char *str, int count)
 {

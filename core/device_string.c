@@ -1,10 +1,10 @@
 /*
- * Device strings: the names of the device types (kept here alone), parsing and
- * formatting.
+ * Device strings: parsing and formatting. The names of the device types come from
+ * their list (cmake/TpeventDeviceTypes.cmake, as core/device_types.h).
  *
  * Grammar, strict on purpose (a typo must not silently pick another device):
  *     device := type [ ":" index ]
- *     type   := "cpu" | "cuda" | "hip" | "opencl"
+ *     type   := one of the list's names: "cpu" | "cuda" | ...
  *     index  := "0" | [1-9][0-9]*        (below TP_MAX_DEVICES)
  */
 #include "core/internal.h"
@@ -13,17 +13,19 @@
 #include <stdio.h>
 #include <string.h>
 
-#define CPU_NAME "cpu"
-#define CUDA_NAME "cuda"
-#define HIP_NAME "hip"
-#define OPENCL_NAME "opencl"
+/* The public enum is written out in tpevent.h (an installed header includes nothing
+ * generated); its values are the list's. */
+#define CHECK_PUBLIC_VALUE(upper, name, value, kind) \
+    _Static_assert(TP_DEVICE_##upper == value, "tp_device_type's TP_DEVICE_" #upper " is not the list's " #value);
+TP_PUBLIC_DEVICE_TYPES(CHECK_PUBLIC_VALUE)
+#undef CHECK_PUBLIC_VALUE
+#define COUNT_ONE(upper, name, value, kind) +1
+_Static_assert(0 TP_DEVICE_TYPES(COUNT_ONE) == TP_DEVICE_TYPE_COUNT, "the core's tables count every type it knows");
+#undef COUNT_ONE
 
-static const char *const type_names[TP_DEVICE_TYPE_COUNT] = {
-    [TP_DEVICE_CPU] = CPU_NAME,
-    [TP_DEVICE_CUDA] = CUDA_NAME,
-    [TP_DEVICE_HIP] = HIP_NAME,
-    [TP_DEVICE_OPENCL] = OPENCL_NAME,
-};
+#define NAME_OF(upper, name, value, kind) [value] = #name,
+static const char *const type_names[TP_DEVICE_TYPE_COUNT] = {TP_DEVICE_TYPES(NAME_OF)};
+#undef NAME_OF
 
 /*
  * TP_DEVICE_STRING_MAX holds the longest string tp_device_str can write: a type name
@@ -32,12 +34,10 @@ static const char *const type_names[TP_DEVICE_TYPE_COUNT] = {
  */
 #define LONGEST_INDEX ":-2147483648"
 _Static_assert(INT_MIN == -2147483647 - 1, "LONGEST_INDEX is INT_MIN's text");
-_Static_assert(sizeof CPU_NAME - 1 + sizeof LONGEST_INDEX <= TP_DEVICE_STRING_MAX &&
-                   sizeof CUDA_NAME - 1 + sizeof LONGEST_INDEX <= TP_DEVICE_STRING_MAX &&
-                   sizeof HIP_NAME - 1 + sizeof LONGEST_INDEX <= TP_DEVICE_STRING_MAX &&
-                   sizeof OPENCL_NAME - 1 + sizeof LONGEST_INDEX <= TP_DEVICE_STRING_MAX &&
-                   sizeof "?" - 1 + sizeof LONGEST_INDEX <= TP_DEVICE_STRING_MAX,
+#define FITS(upper, name, value, kind) &&sizeof #name - 1 + sizeof LONGEST_INDEX <= TP_DEVICE_STRING_MAX
+_Static_assert(sizeof "?" - 1 + sizeof LONGEST_INDEX <= TP_DEVICE_STRING_MAX TP_DEVICE_TYPES(FITS),
                "TP_DEVICE_STRING_MAX is too small for a device string tp_device_str writes");
+#undef FITS
 
 const char *tp_device_type_name(tp_device_type type)
 {
@@ -75,7 +75,7 @@ tp_status tp_device_format(tp_device device, char *buf, size_t size)
 }
 
 static const char expected_form[] =
-    "expected \"<type>\" or \"<type>:<index>\" with type cpu, cuda, hip or opencl and a decimal index";
+    "expected \"<type>\" or \"<type>:<index>\" with type one of " TP_KNOWN_DEVICE_TYPE_NAMES " and a decimal index";
 
 /* The type at the start of str, and where it ends (at ':' or the end), or NULL.
  * Written out by hand: device strings are parsed on every create, so no strlen,
@@ -99,8 +99,9 @@ static tp_status unknown_type(const char *str)
     size_t type_len = strcspn(str, ":");
     if (type_len == 0)
         return tp_fail(TP_ERR_INVALID_DEVICE, "missing device type in \"%s\": %s", str, expected_form);
-    return tp_fail(TP_ERR_INVALID_DEVICE, "unknown device type '%.*s' in \"%s\" (known: cpu, cuda, hip, opencl)",
-                   (int)type_len, str, str);
+    return tp_fail(TP_ERR_INVALID_DEVICE,
+                   "unknown device type '%.*s' in \"%s\" (known: " TP_KNOWN_DEVICE_TYPE_NAMES ")", (int)type_len, str,
+                   str);
 }
 
 static tp_status parse_index(const char *whole, const char *digits, int *index)

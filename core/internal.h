@@ -6,7 +6,8 @@
 #define TPEVENT_CORE_INTERNAL_H
 
 #include "core/backend.h"
-#include "common/compiler.h" /* TP_LIKELY, TP_UNLIKELY, TP_COLD, TP_PRINTF */
+#include "core/device_types.h" /* the list of types; the test core's TP_DEVICE_TYPE_COUNT */
+#include "common/compiler.h"   /* TP_LIKELY, TP_UNLIKELY, TP_COLD, TP_PRINTF */
 
 #include <stdatomic.h>
 #include <string.h> /* memcpy */

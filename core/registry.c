@@ -36,12 +36,9 @@ typedef struct backend_slot {
     char reason[1024];
 } backend_slot;
 
-static backend_slot slots[TP_DEVICE_TYPE_COUNT] = {
-    [TP_DEVICE_CPU] = {.builtin_entry = TP_BUILTIN_ENTRY_CPU},
-    [TP_DEVICE_CUDA] = {.builtin_entry = TP_BUILTIN_ENTRY_CUDA},
-    [TP_DEVICE_HIP] = {.builtin_entry = TP_BUILTIN_ENTRY_HIP},
-    [TP_DEVICE_OPENCL] = {.builtin_entry = TP_BUILTIN_ENTRY_OPENCL},
-};
+#define SLOT_OF(upper, name, value, kind) [value] = {.builtin_entry = TP_BUILTIN_ENTRY_##upper},
+static backend_slot slots[TP_DEVICE_TYPE_COUNT] = {TP_DEVICE_TYPES(SLOT_OF)};
+#undef SLOT_OF
 
 __attribute__((visibility("hidden"))) atomic_bool tp_range_tools_flag;
 
@@ -162,15 +159,15 @@ tp_status tp_backend_acquire(tp_device_type type, const tp_backend **out, int *d
 static tp_status parse_type_only(const char *type, const char *caller, tp_device_type *out)
 {
     tp_device device;
-    *out = TP_DEVICE_CPU; /* set on every path: gcc -O2 cannot see that tp_fail never returns TP_OK */
+    *out = (tp_device_type)0; /* set on every path: gcc -O2 cannot see that tp_fail never returns TP_OK */
     if (!type)
         return tp_fail(TP_ERR_INVALID_ARGUMENT, "%s: type is NULL", caller);
     tp_status status = tp_device_parse(type, &device);
     if (status != TP_OK)
         return status;
     if (device.index != TP_DEVICE_INDEX_CURRENT)
-        return tp_fail(TP_ERR_INVALID_DEVICE, "%s wants a backend name (cpu, cuda, hip, opencl), not \"%s\"", caller,
-                       type);
+        return tp_fail(TP_ERR_INVALID_DEVICE, "%s wants a backend name (" TP_KNOWN_DEVICE_TYPE_NAMES "), not \"%s\"",
+                       caller, type);
     *out = device.type;
     return TP_OK;
 }
@@ -181,7 +178,7 @@ tp_status tp_backend_status(const char *type, const char **reason)
     tp_status status = parse_type_only(type, "tp_backend_status", &device_type);
     if (status != TP_OK) {
         if (reason)
-            *reason = "not a backend name (known: cpu, cuda, hip, opencl)";
+            *reason = "not a backend name (known: " TP_KNOWN_DEVICE_TYPE_NAMES ")";
         return status;
     }
     backend_slot *slot = started_slot(device_type);

@@ -204,25 +204,24 @@ static void skip_backend(bench_plan *plan, tp_device_type type, const char *what
     snprintf(skipped->reason, sizeof skipped->reason, "%s%s", what, detail);
 }
 
-/* Every device of every available backend, cpu first; the others are skipped with
- * the library's reason. */
+/* Every device of every available backend, by tp_device_type (cpu first); the others
+ * are skipped with the library's reason. */
 static bool open_default_targets(bench_plan *plan)
 {
-    static const tp_device_type order[] = {TP_DEVICE_CPU, TP_DEVICE_CUDA, TP_DEVICE_HIP, TP_DEVICE_OPENCL};
-    for (size_t t = 0; t < sizeof order / sizeof order[0]; t++) {
-        const char *type = tp_device_type_name(order[t]);
+    for (int t = 0; t < TP_DEVICE_TYPE_COUNT; t++) {
+        const char *type = tp_device_type_name((tp_device_type)t);
         tp_backend_info info;
         if (tp_backend_get_info(type, &info) != TP_OK) {
             fprintf(stderr, "tpevent bench: %s: %s\n", type, tp_last_error());
             return false;
         }
         if (info.status != TP_OK) {
-            skip_backend(plan, order[t], "unavailable: ",
+            skip_backend(plan, (tp_device_type)t, "unavailable: ",
                          info.reason != NULL && info.reason[0] != '\0' ? info.reason : "(no reason given)");
             continue;
         }
         if (info.device_count <= 0) {
-            skip_backend(plan, order[t], "available, but it has no device", "");
+            skip_backend(plan, (tp_device_type)t, "available, but it has no device", "");
             continue;
         }
         for (int index = 0; index < info.device_count && plan->target_count < BENCH_MAX_DEVICES; index++) {
