@@ -36,6 +36,10 @@ void test_register(test_case *test);
  * the process with status 1. */
 _Noreturn void check_failed(const char *file, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* With --unfinished (a backend being written), the type of the device under test,
+ * whose own refusals skip a test instead of failing it; NULL otherwise. */
+const char *test_unfinished_type(void);
+
 /* Returns TEST_SKIP after printing "skipped: <why>" unless `device` can be used:
  * its backend is available and the index exists. 0 if it can. */
 int test_skip_unless_device(const char *device, const char *role);
