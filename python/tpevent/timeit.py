@@ -193,28 +193,6 @@ def _submitter(stmt, setup, namespace):
     return lambda: exec(code, namespace)
 
 
-def _one_host_function_per_call(run_calls, stream, **settings):  # TEMPORARY, until measure_calls lands
-    failures = []
-
-    def run_one():
-        if not failures:
-            try:
-                run_calls(1)
-            except BaseException as failure:
-                failures.append(failure)
-
-    def call():
-        if failures:
-            raise failures[0]
-        stream.launch_host_func(run_one)
-
-    measured = tpevent.measure(call, stream, **settings)
-    stream.synchronize()
-    if failures:
-        raise failures[0]
-    return measured
-
-
 def _run(options, stream, stmt, setup):
     """The Measurement of the statement on ``stream``, as the options say."""
     settings = {
@@ -227,8 +205,7 @@ def _run(options, stream, stmt, setup):
     }
     namespace = {"__name__": "__tpevent_timeit__"}
     if stream.device.startswith("cpu"):
-        measure_calls = getattr(_measure, "measure_calls", _one_host_function_per_call)
-        return measure_calls(_Loop(stmt, setup, namespace), stream, **settings)
+        return _measure.measure_calls(_Loop(stmt, setup, namespace), stream, **settings)
     return tpevent.measure(_submitter(stmt, setup, namespace), stream, **settings)
 
 
@@ -264,11 +241,9 @@ def _timeit_line(measured, unit, precision):
 def _tpevent_line(measured, unit, precision):
     unit = _unit_for(measured.median, unit)  # the interval in the median's unit
     median = _format_time(measured.median, unit, precision)
-    low, high = getattr(measured, "median_low", None), getattr(measured, "median_high", None)
-    interval = ""
-    if low is not None and high is not None:
-        scale = _UNITS[unit]
-        interval = " (95 %% interval %.*g to %.*g %s)" % (precision, low / scale, precision, high / scale, unit)
+    scale = _UNITS[unit]
+    low, high = measured.median_low / scale, measured.median_high / scale
+    interval = " (95 %% interval %.*g to %.*g %s)" % (precision, low, precision, high, unit)
     facts = [
         measured.device,
         "held" if measured.held else "not held",
@@ -283,17 +258,16 @@ def _details(measured, unit, precision):
     def seconds(value):
         return _format_time(value, unit, precision)
 
-    floor = getattr(measured, "floor", None)
-    raw_median = getattr(measured, "raw_median", None)
-    lines = [
+    return [
         f"{measured.samples} samples of {_loops(measured)} loops ({measured.calls} timed calls), "
         f"noise {measured.noise * 100:.{precision}g} %",
         f"per loop: mean {seconds(measured.mean)}, stdev {seconds(measured.stdev)}, "
-        f"min {seconds(measured.min)}, max {seconds(measured.max)}; host time in the call {seconds(measured.cpu_time)}",
+        f"min {seconds(measured.min)}, max {seconds(measured.max)}"
+        + (f"; host time in fn {seconds(measured.cpu_time)}" if measured.cpu_time > 0 else ""),
+        f"floor {seconds(measured.floor)} ± {seconds(measured.floor_stdev)} per sample, "
+        f"{seconds(measured.floor / _loops(measured))} per loop taken off; median before it {seconds(measured.raw_median)}",
+        "",
     ]
-    if floor is not None and raw_median is not None:
-        lines.append(f"floor {seconds(floor)} per sample subtracted; median before it {seconds(raw_median)}")
-    return lines + [""]
 
 
 def _summary(measured, stmt, setup, with_samples):

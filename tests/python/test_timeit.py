@@ -93,7 +93,8 @@ class TimeitOutputTests(unittest.TestCase):
                 lines = self.answer(*option, "pass")
                 answer = next(i for i, line in enumerate(lines) if TIMEIT_LINE.match(line))
                 self.assertRegex(lines[0], r"^\d+ samples of \d+ loops \(\d+ timed calls\), noise ")
-                self.assertRegex(lines[1], r"^per loop: mean .* host time in the call ")
+                self.assertRegex(lines[1], r"^per loop: mean .*, min .*, max ")
+                self.assertRegex(lines[2], r"^floor .* per sample, .* per loop taken off; median before it ")
                 self.assertEqual(lines[answer - 1], "")
                 self.assertRegex(lines[answer + 1], TPEVENT_LINE)
 
