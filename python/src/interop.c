@@ -147,7 +147,12 @@ static PyObject *launch(tppy_stream *self, PyObject *callback, PyObject *arg, bo
     call->stream = with_stream ? Py_NewRef((PyObject *)self) : NULL;
     bool capturing = false;
     call->captured = tp_stream_is_capturing(self->stream, &capturing) == TP_OK && capturing;
-    tp_status status = tp_stream_launch_host_fn(self->stream, run_host_call, call);
+    /* Without the GIL: a full queue blocks the launch until the stream drains, and
+     * what it drains may be Python host functions, which take the GIL. */
+    tp_status status;
+    Py_BEGIN_ALLOW_THREADS
+    status = tp_stream_launch_host_fn(self->stream, run_host_call, call);
+    Py_END_ALLOW_THREADS
     if (status != TP_OK) {
         host_call_free(call);
         return tppy_raise(status);

@@ -1,7 +1,9 @@
 /*
  * tp_measure (rule 18) for tpevent.measure (python/tpevent/_measure.py, which is the
  * API): its private half, _measure(stream, fn, min_time, max_time, max_noise,
- * min_samples, batch, cold, hold), answering the C measurement as a dict.
+ * min_samples, batch, cold, hold, host), answering the C measurement as a dict. With
+ * host, fn(n) runs n calls of the work in a host function on the stream (tp_measure's
+ * host_work).
  *
  * tp_measure runs with the GIL released: while it waits for a sample, the work it
  * waits for may be Python host functions, which take the GIL on tpevent's threads.
@@ -23,6 +25,9 @@ typedef struct measure_call {
     PyObject *fn;
     PyThreadState *thread; /* the caller's, saved while tp_measure runs without the GIL */
     bool raised;           /* fn or a signal handler raised: its exception is set on `thread` */
+    /* Host work: fn(n) raised in a host function, on tpevent's thread; its exception,
+     * taken there, is raised on the caller's once tp_measure returns. Under the GIL. */
+    PyObject *host_type, *host_value, *host_traceback;
 } measure_call;
 
 /* No status says "the caller's work failed"; any failure stops tp_measure, and
@@ -37,6 +42,23 @@ static tp_status measure_call_fn(tp_stream *stream, void *arg)
     Py_XDECREF(result);
     call->thread = PyEval_SaveThread();
     return call->raised ? TP_ERR_BACKEND : TP_OK;
+}
+
+/* Host work (host=True): fn(calls) runs `calls` calls, in a host function on the
+ * stream, with the GIL taken on that thread. tp_measure never calls it once it has
+ * returned, so `call` is alive. */
+static tp_status measure_call_host(void *arg, int64_t calls)
+{
+    measure_call *call = arg;
+    PyGILState_STATE gil = PyGILState_Ensure();
+    PyObject *result = PyObject_CallFunction(call->fn, "L", (long long)calls);
+    bool failed = result == NULL;
+    if (failed && !call->host_type)
+        PyErr_Fetch(&call->host_type, &call->host_value, &call->host_traceback);
+    PyErr_Clear();
+    Py_XDECREF(result);
+    PyGILState_Release(gil);
+    return failed ? TP_ERR_BACKEND : TP_OK;
 }
 
 /* tp_measure waits in slices: between them, the signal handlers. */
@@ -80,12 +102,14 @@ static PyObject *measurement_dict(const tp_measurement *m, const double *samples
     PyObject *times = samples_list(samples_ns, m->samples);
     if (!times)
         return NULL;
-    return Py_BuildValue("{s:L,s:L,s:L,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:O,s:O,s:O,s:s,s:N}", "calls", (long long)m->calls,
-                         "samples", (long long)m->samples, "batch", (long long)m->batch, "median_ns", m->median_ns,
-                         "mean_ns", m->mean_ns, "min_ns", m->min_ns, "max_ns", m->max_ns, "stdev_ns", m->stdev_ns,
-                         "noise", m->noise, "cpu_ns", m->cpu_ns, "held", m->held ? Py_True : Py_False, "converged",
-                         m->converged ? Py_True : Py_False, "cold", m->cold ? Py_True : Py_False, "note", m->note,
-                         "times_ns", times);
+    return Py_BuildValue("{s:L,s:L,s:L,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:O,s:O,s:O,s:s,s:N,s:d,s:d,s:d,s:d,s:d}", "calls",
+                         (long long)m->calls, "samples", (long long)m->samples, "batch", (long long)m->batch,
+                         "median_ns", m->median_ns, "mean_ns", m->mean_ns, "min_ns", m->min_ns, "max_ns", m->max_ns,
+                         "stdev_ns", m->stdev_ns, "noise", m->noise, "cpu_ns", m->cpu_ns, "held",
+                         m->held ? Py_True : Py_False, "converged", m->converged ? Py_True : Py_False, "cold",
+                         m->cold ? Py_True : Py_False, "note", m->note, "times_ns", times, "floor_ns", m->floor_ns,
+                         "floor_stdev_ns", m->floor_stdev_ns, "raw_median_ns", m->raw_median_ns, "median_low_ns",
+                         m->median_low_ns, "median_high_ns", m->median_high_ns);
 }
 
 static PyObject *measure(PyObject *module, PyObject *args)
@@ -94,9 +118,9 @@ static PyObject *measure(PyObject *module, PyObject *args)
     PyObject *stream_arg, *fn;
     double min_time, max_time, max_noise;
     long long min_samples, batch;
-    int cold, hold;
-    if (!PyArg_ParseTuple(args, "OOdddLLpp:_measure", &stream_arg, &fn, &min_time, &max_time, &max_noise, &min_samples,
-                          &batch, &cold, &hold))
+    int cold, hold, host;
+    if (!PyArg_ParseTuple(args, "OOdddLLppp:_measure", &stream_arg, &fn, &min_time, &max_time, &max_noise, &min_samples,
+                          &batch, &cold, &hold, &host))
         return NULL;
     if (!PyCallable_Check(fn)) {
         PyErr_Format(PyExc_TypeError, "measure() expects a callable, not %.100s", Py_TYPE(fn)->tp_name);
@@ -122,12 +146,21 @@ static PyObject *measure(PyObject *module, PyObject *args)
     options.samples_ns = samples_ns;
     options.samples_capacity = SAMPLES_CAPACITY;
     options.wait_check = measure_call_check;
+    options.host_work = host ? measure_call_host : NULL;
     tp_measurement out = {.size = sizeof out};
     measure_call call = {.fn = fn};
     call.thread = PyEval_SaveThread();
-    tp_status status = tp_measure(stream, measure_call_fn, &call, &options, &out);
+    tp_status status = tp_measure(stream, host ? NULL : measure_call_fn, &call, &options, &out);
     PyEval_RestoreThread(call.thread);
     Py_XDECREF(wrapper);
+    if (call.host_type && !call.raised) { /* fn(n)'s exception, raised as fn's would be */
+        PyErr_Restore(call.host_type, call.host_value, call.host_traceback);
+        call.raised = true;
+    } else if (call.host_type) {
+        Py_XDECREF(call.host_type);
+        Py_XDECREF(call.host_value);
+        Py_XDECREF(call.host_traceback);
+    }
     PyObject *result = call.raised ? NULL : status != TP_OK ? tppy_raise(status) : measurement_dict(&out, samples_ns);
     free(samples_ns);
     return result;
@@ -135,7 +168,8 @@ static PyObject *measure(PyObject *module, PyObject *args)
 
 static PyMethodDef measure_functions[] = {
     {"_measure", measure, METH_VARARGS,
-     "_measure(stream, fn, min_time, max_time, max_noise, min_samples, batch, cold, hold) (see tpevent.measure)"},
+     "_measure(stream, fn, min_time, max_time, max_noise, min_samples, batch, cold, hold, host) (see tpevent.measure; "
+     "with host, fn(n) runs n calls in a host function)"},
     {NULL, NULL, 0, NULL},
 };
 

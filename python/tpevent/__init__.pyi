@@ -79,6 +79,11 @@ class Measurement:
     cold: bool
     note: str
     device: str
+    floor: float
+    floor_stdev: float
+    raw_median: float
+    median_low: float
+    median_high: float
     def __init__(self, **fields: Any) -> None: ...
     @property
     def iqr(self) -> float: ...
@@ -87,7 +92,7 @@ class Measurement:
 
 def measure(fn: Callable[[], Any], stream: Optional[_StreamLike] = None, *, min_time: float = 0.5,
             max_time: float = 15.0, max_noise: float = 0.005, min_samples: int = 10, batch: Optional[int] = None,
-            cold: bool = False, hold: bool = True) -> Measurement: ...
+            cold: bool = False, hold: bool = True, host: bool = False) -> Measurement: ...
 def do_bench(fn: Callable[[], Any], warmup: float = 25, rep: float = 100, grad_to_none: Optional[Iterable[Any]] = None,
              quantiles: Optional[Sequence[float]] = None, return_mode: str = "mean", *,
              stream: Optional[_StreamLike] = None, cold: bool = True) -> Union[float, List[float]]: ...

@@ -27,9 +27,16 @@ class Measurement:
     inside ``fn``, which the device times do not count). ``noise`` is the
     samples' relative standard deviation (a fraction). ``calls`` counts the
     timed calls, ``samples`` the samples kept. ``held``: every sample ran under a
-    hold; ``converged``: ``noise`` reached ``max_noise`` before ``max_time``;
+    hold; ``converged``: the median's 95 % confidence interval (``median_low``,
+    ``median_high``) came within ``max_noise`` of it before ``max_time``;
     ``note`` says what was given up and why ('' if nothing). ``device``: the
     stream's, such as 'cuda:0'.
+
+    ``floor`` (``floor_stdev`` its spread) is what a sample's own timing records
+    cost beyond its calls' cadence, measured on the stream with the device's
+    least work (an empty kernel, a marker, a host function that does nothing);
+    ``floor / batch`` (cold: ``floor``) was taken off every sample, so that the
+    times are the device's per-call cadence. ``raw_median`` is the median before.
     """
 
     __slots__ = (
@@ -49,6 +56,11 @@ class Measurement:
         "cold",
         "note",
         "device",
+        "floor",
+        "floor_stdev",
+        "raw_median",
+        "median_low",
+        "median_high",
     )
 
     def __init__(self, **fields):
@@ -81,7 +93,9 @@ class Measurement:
         facts.append(f"{self.samples} samples" if self.cold else f"{self.samples} samples × {self.batch}")
         if self.samples == 0:
             return f"no sample ({', '.join(facts)})"
-        return f"{_format_seconds(self.median)} ± {self.noise * 100:.2g} % ({', '.join(facts)})"
+        facts.append(f"floor {_format_seconds(self.floor)}")
+        interval = f"[{_format_seconds(self.median_low)}, {_format_seconds(self.median_high)}]"
+        return f"{_format_seconds(self.median)} {interval} ± {self.noise * 100:.2g} % ({', '.join(facts)})"
 
     def __str__(self):
         """The repr, and the note on a line of its own when there is one."""
@@ -178,6 +192,7 @@ def measure(
     batch=None,
     cold=False,
     hold=True,
+    host=False,
 ):
     """Times the work ``fn()`` puts on ``stream`` as the device runs it, and
     answers a ``Measurement``.
@@ -198,6 +213,14 @@ def measure(
     is at most ``max_noise`` after ``min_time`` seconds of timed device time and
     ``min_samples`` samples, or ``max_time`` seconds pass (``converged`` False).
     ``hold=False`` measures without a hold (the submission is in the times).
+    Each sample's time has the protocol's floor (``Measurement.floor``) taken
+    off, and stopping looks at the median's confidence interval.
+
+    ``host=True``: ``fn`` is host work, run ``batch`` times inside one host
+    function on the stream per sample (one per call cold), so that the launch
+    is shared by the batch: how CPU work is timed (on a CPU device, what ``fn``
+    runs itself is otherwise not on the stream, and a measurement of it ends at
+    once with a note saying so).
 
     A ``fn`` that synchronizes the stream or blocks is not a hang: the hold runs
     out, that sample is dropped and the rest is measured without one
@@ -207,6 +230,53 @@ def measure(
     """
     if not callable(fn):
         raise TypeError(f"measure() expects a callable, not {type(fn).__name__}")
+    if host:
+        return measure_calls(
+            _calls_of(fn),
+            stream,
+            min_time=min_time,
+            max_time=max_time,
+            max_noise=max_noise,
+            min_samples=min_samples,
+            batch=batch,
+            cold=cold,
+            hold=hold,
+        )
+    return _measured(fn, stream, min_time, max_time, max_noise, min_samples, batch, cold, hold, False)
+
+
+def _calls_of(fn):
+    """``fn`` as host work: ``run_calls(n)`` calls it ``n`` times."""
+
+    def run_calls(n):
+        for _ in range(n):
+            fn()
+
+    return run_calls
+
+
+def measure_calls(
+    run_calls,
+    stream=None,
+    *,
+    min_time=0.5,
+    max_time=15.0,
+    max_noise=0.005,
+    min_samples=10,
+    batch=None,
+    cold=False,
+    hold=True,
+):
+    """``measure(..., host=True)`` for work that runs its own loop:
+    ``run_calls(n)`` runs ``n`` calls (``timeit.Timer(...).timeit``, say), once
+    per sample inside one host function on the stream (``run_calls(0)`` for the
+    floor). An exception from it propagates once the stream is released."""
+    if not callable(run_calls):
+        raise TypeError(f"measure_calls() expects a callable, not {type(run_calls).__name__}")
+    return _measured(run_calls, stream, min_time, max_time, max_noise, min_samples, batch, cold, hold, True)
+
+
+def _measured(fn, stream, min_time, max_time, max_noise, min_samples, batch, cold, hold, host):
     min_time = _seconds("min_time", min_time, zero_ok=True)
     max_time = _seconds("max_time", max_time, zero_ok=False)
     max_noise = _noise(max_noise)
@@ -215,7 +285,7 @@ def measure(
     stream = _stream_arg(stream)
     with _current(stream):
         answer = _tpevent._measure(
-            stream, fn, min_time, max_time, max_noise, min_samples, batch, bool(cold), bool(hold)
+            stream, fn, min_time, max_time, max_noise, min_samples, batch, bool(cold), bool(hold), bool(host)
         )
     return Measurement(
         median=answer["median_ns"] / 1e9,
@@ -234,6 +304,11 @@ def measure(
         cold=answer["cold"],
         note=answer["note"],
         device=stream.device,
+        floor=answer["floor_ns"] / 1e9,
+        floor_stdev=answer["floor_stdev_ns"] / 1e9,
+        raw_median=answer["raw_median_ns"] / 1e9,
+        median_low=answer["median_low_ns"] / 1e9,
+        median_high=answer["median_high_ns"] / 1e9,
     )
 
 

@@ -239,14 +239,72 @@ class MeasureTests(unittest.TestCase):
     def test_repr_and_to_dict(self):
         m = tpevent.measure(self.launch(), self.stream, **quick(batch=2))
         text = repr(m)
-        self.assertRegex(text, r"^\d[\d.]* (µs|ms) ± [\d.e+-]+ % \(")
+        self.assertRegex(text, r"^\d[\d.]* (µs|ms) \[\d[\d.]* (µs|ms|ns), \d[\d.]* (µs|ms)\] ± [\d.e+-]+ % \(.*floor ")
         self.assertIn(f"({m.device}, held", text)
-        self.assertIn(f"{m.samples} samples × 2)", text)
+        self.assertIn(f"{m.samples} samples × 2, floor ", text)
         fields = json.loads(json.dumps(m.to_dict()))
         self.assertEqual(fields["samples"], m.samples)
         self.assertEqual(fields["device"], m.device)
         self.assertGreaterEqual(fields["iqr"], 0)
         self.assertEqual(len(fields["times"]), m.samples)
+
+
+class HostWorkTests(unittest.TestCase):
+    """host=True and measure_calls: a sample's calls in one host function."""
+
+    def setUp(self):
+        self.stream = tpevent.Stream(DEVICE_TYPE)
+
+    def test_host_work_times_each_call_not_its_launch(self):
+        calls = []
+
+        def fn():
+            calls.append(1)
+            busy_wait(100)
+
+        m = tpevent.measure(fn, self.stream, host=True, batch=8, **quick())
+        self.assertEqual(m.batch, 8)
+        self.assertGreaterEqual(len(calls), m.calls + 2)  # warm-up and calibration besides
+        # The median: each sample has the floor's share taken off, and the floor of a
+        # host function (the fake GPU's starts up to 1 ms late) is a noisy median.
+        self.assertGreaterEqual(m.median * 1e6, 0.9 * 100)
+        self.assertEqual(m.cpu_time, 0)  # nothing ran in fn on the caller's thread
+        self.assertGreaterEqual(m.floor, 0)
+        self.assertLessEqual(m.median_low, m.median)
+        self.assertLessEqual(m.median, m.median_high)
+        self.assertGreaterEqual(m.raw_median, m.median)
+        for name in ("floor", "floor_stdev", "raw_median", "median_low", "median_high"):
+            self.assertIn(name, m.to_dict())
+
+    def test_measure_calls_runs_the_loop_it_is_given(self):
+        counts = []
+
+        def run_calls(n):
+            counts.append(n)
+            for _ in range(n):
+                busy_wait(50)
+
+        m = tpevent._measure.measure_calls(run_calls, self.stream, **quick())
+        self.assertIn(0, counts)  # the floor's: the loop around no call
+        self.assertIn(m.batch, counts)
+        self.assertGreaterEqual(m.median * 1e6, 0.9 * 50)
+
+    def test_exception_in_host_work_propagates(self):
+        def run_calls(n):
+            if n > 1:
+                raise ZeroDivisionError("from the host function")
+
+        with self.assertRaises(ZeroDivisionError):
+            tpevent._measure.measure_calls(run_calls, self.stream, **quick())
+        self.stream.synchronize()
+
+    def test_no_work_on_the_stream_answers_at_once(self):
+        started = time.monotonic()
+        m = tpevent.measure(lambda: busy_wait(50), self.stream, min_time=0.5, max_time=60)
+        self.assertLess(time.monotonic() - started, 20)
+        self.assertFalse(m.converged)
+        self.assertIn("put no work on the", m.note)
+        self.assertIn("host=True", m.note)
 
 
 class Grad:
