@@ -460,7 +460,10 @@ struct tp_backend {
      * can be, made once by the device and kept (CUDA: an empty kernel; HIP: a 4-byte
      * fill; OpenCL: a marker; the CPU: none), so that tp_measure can time what its
      * own records around a call cost beyond the call's cadence. Later work of the
-     * stream runs after it; nothing is left to free. Optional
+     * stream runs after it; nothing is left to free. The first launch on a device
+     * makes the work, which may wait for every stream of the device (CUDA loads a
+     * kernel with its context synchronized): tp_measure makes it before it holds
+     * anything. Optional
      * (NULL: the core queues a host function that does nothing instead, which is the
      * least call on a device whose calls are host functions).
      */

@@ -13,10 +13,11 @@
  * stretch is unheld.
  *
  * The order of a call: the arguments, the warm-up (one call, unheld and untimed, so that
- * first-call costs such as a JIT compile are not held), the calibration (one held call,
- * untimed: its device time sets the batch), then stretches until the samples converge
- * or max_time passes, with at least one sample kept (a calibration slower than max_time
- * still answers a time, and its note says so).
+ * first-call costs such as a JIT compile are not held), the floor (measure_floor.c), the
+ * calibration (one held call, untimed: its device time sets the batch; hot host work
+ * grows it), then stretches until the median's interval converges or max_time passes,
+ * with at least one sample kept (a calibration slower than max_time still answers a
+ * time, and its note says so). The stretches themselves are measure_stretch.c's.
  */
 #include "core/measure_options.h"
 #include "core/measure_run.h"
@@ -171,15 +172,17 @@ static bool measure_found_no_work(measure_run *run, const double *samples_ns, in
 
 /* ----------------------------------------------------------- the call */
 
-/* The warm-up: one call, unheld and untimed (first-call costs such as a JIT compile
- * are never held); cold, a flush first, timed by a pair of records (*flush_ns: a cold
+/* The warm-up: the floor's least work and one call, unheld and untimed (first-call
+ * costs such as a JIT compile are never held); cold, a flush first, timed by a pair of records (*flush_ns: a cold
  * hold lasts as long as its calls and their flushes), which also makes the flush's
  * buffer (tens of ms) before anything is held. */
 static tp_status measure_warm_up(measure_run *run, double *flush_ns)
 {
     int64_t began = measure_now();
-    tp_status status = TP_OK;
-    if (run->cold && (status = tp_event_record(run->events[0], run->stream)) == TP_OK &&
+    /* The floor's least work first, unheld: its first launch on a device makes it,
+     * which may wait for the device's streams (a CUDA kernel's load), a held one too. */
+    tp_status status = measure_call(run, MEASURE_WORK_EMPTY, 0);
+    if (status == TP_OK && run->cold && (status = tp_event_record(run->events[0], run->stream)) == TP_OK &&
         (status = run->stream->backend->stream_flush_cache(run->stream)) == TP_OK)
         status = tp_event_record(run->events[1], run->stream);
     if (status == TP_OK)

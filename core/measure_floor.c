@@ -24,6 +24,7 @@
 #include "core/measure_run.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #define FLOOR_ROUNDS 5
 /* A round's stretch lengths: F samples of one call each, a batch of N calls; within
@@ -100,8 +101,16 @@ tp_status measure_floor(measure_run *run)
     run->floor_ns = run->floor_stdev_ns = run->empty_ns = 0;
     tp_status status = measure_events_reserve(run, per_call);
     double floors[FLOOR_ROUNDS], empties[FLOOR_ROUNDS];
+    /* The floor's holds that run out are the floor's: they neither drop the user's
+     * stretches nor make them unheld. */
+    bool holding = run->holding;
+    size_t noted = strlen(run->note);
     for (int r = 0; r < FLOOR_ROUNDS && status == TP_OK; r++)
         status = floor_round(run, per_call, batch, &floors[r], &empties[r]);
+    run->holding = holding;
+    run->run_outs = 0;
+    run->dropped = 0;
+    run->note[noted] = '\0';
     if (status != TP_OK)
         return status;
     double mean = 0, m2 = 0;

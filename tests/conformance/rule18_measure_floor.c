@@ -126,7 +126,7 @@ TEST(rule18_measure_of_no_work_on_the_stream_ends_at_once)
 /* ---------------------------------------------------------------- host work */
 
 typedef struct host_counter {
-    atomic_llong calls, functions; /* host_work's calls (all, the floor's included), its host functions */
+    atomic_llong calls, functions; /* host_work's calls, its host functions of at least one (not the floor's) */
     int64_t ns_per_call;
     bool fail_batches; /* host_work fails a batch (the measurement's first sample) */
 } host_counter;
@@ -134,7 +134,8 @@ typedef struct host_counter {
 static tp_status counting_host_work(void *arg, int64_t calls)
 {
     host_counter *c = arg;
-    atomic_fetch_add(&c->functions, 1);
+    if (calls > 0) /* not the floor's */
+        atomic_fetch_add(&c->functions, 1);
     if (c->fail_batches && calls > 1)
         return TP_ERR_BACKEND;
     for (int64_t i = 0; i < calls; i++)
@@ -160,10 +161,12 @@ TEST(rule18_measure_host_work_runs_a_sample_in_one_host_function)
     printf("%lld calls in %lld host functions; measured %lld calls, batch %lld, median %.3f us, floor %.3f us\n", calls,
            functions, (long long)m.calls, (long long)m.batch, m.median_ns / 1e3, m.floor_ns / 1e3);
     CHECK(m.batch == 8 && m.calls >= m.batch);
-    CHECK(calls >= m.calls + 2);        /* warm-up and calibration besides */
-    CHECK(functions < calls);           /* a batch per host function */
-    CHECK(m.median_ns >= 0.95 * 100e3); /* a call's own time at least (a loaded host only adds) */
-    CHECK(m.cpu_ns == 0);               /* nothing ran in fn on the caller's thread */
+    CHECK(calls >= m.calls + 2); /* warm-up and calibration besides */
+    CHECK(functions < calls);    /* a batch per host function */
+    /* A call's own time: a loaded host only adds, and the floor taken off each sample is
+     * a median (of a host function's launch: the fake GPU's start up to 1 ms late). */
+    CHECK(m.median_ns >= 0.8 * 100e3);
+    CHECK(m.cpu_ns == 0); /* nothing ran in fn on the caller's thread */
     CHECK_OK(tp_stream_destroy(stream));
     return 0;
 }

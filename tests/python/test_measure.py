@@ -267,7 +267,7 @@ class HostWorkTests(unittest.TestCase):
         self.assertGreaterEqual(len(calls), m.calls + 2)  # warm-up and calibration besides
         # The median: each sample has the floor's share taken off, and the floor of a
         # host function (the fake GPU's starts up to 1 ms late) is a noisy median.
-        self.assertGreaterEqual(m.median * 1e6, 0.9 * 100)
+        self.assertGreaterEqual(m.median * 1e6, 0.8 * 100)
         self.assertEqual(m.cpu_time, 0)  # nothing ran in fn on the caller's thread
         self.assertGreaterEqual(m.floor, 0)
         self.assertLessEqual(m.median_low, m.median)
@@ -287,7 +287,7 @@ class HostWorkTests(unittest.TestCase):
         m = tpevent._measure.measure_calls(run_calls, self.stream, **quick())
         self.assertIn(0, counts)  # the floor's: the loop around no call
         self.assertIn(m.batch, counts)
-        self.assertGreaterEqual(m.median * 1e6, 0.9 * 50)
+        self.assertGreaterEqual(m.median * 1e6, 0.8 * 50)
 
     def test_exception_in_host_work_propagates(self):
         def run_calls(n):
