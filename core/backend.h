@@ -132,7 +132,7 @@ typedef struct tp_host {
 
 /*
  * A snapshot names one record of one event: the record that was the event's
- * latest when the snapshot was taken (DESIGN.md, "Snapshots"). It is a value: the
+ * latest when the snapshot was taken (docs/design.md, "Snapshots"). It is a value: the
  * core keeps it where it likes (on its stack, inside a task) and hands it back to
  * the entries of the backend that took it. It keeps meaning the same record when
  * the event is recorded again or destroyed, and when the stream it was recorded on

@@ -16,7 +16,7 @@
  * freed while the watchdog reads it.
  *
  * fork(): the child has no watchdog thread; its handler empties the heap (the
- * parent's holds do not cross, DESIGN) so that the child's first hold starts one.
+ * parent's holds do not cross, docs/design.md) so that the child's first hold starts one.
  */
 #include "core/internal.h"
 

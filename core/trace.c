@@ -1,6 +1,6 @@
 /*
  * The timeline: named ranges on streams and the trace that collects them
- * (tp_range_push/pop, tp_trace_start/stop; DESIGN.md, "Timeline").
+ * (tp_range_push/pop, tp_trace_start/stop; docs/design.md, "The timeline").
  *
  * While no trace runs, every entry here and every hook in event.c and stream.c
  * costs one relaxed load of tp_trace_running_flag and a branch (the ranges a second,

@@ -25,7 +25,7 @@
  * "flow_in" share it, since the record's mark may be waited on by several streams.
  * Chrome's own JSON writer emits flows this way, and chrome://tracing reads them.
  *
- * Slices of one track must nest (DESIGN.md, pitfalls). On one clock they do by
+ * Slices of one track must nest (docs/design.md, pitfalls). On one clock they do by
  * construction; where a device's two clocks (host-clock start, device-clock
  * duration) disagree by a few ns, a slice is moved inside its parent and after its
  * previous sibling, and args.adjusted_ns says by how much; a mark's slice goes inside

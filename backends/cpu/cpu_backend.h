@@ -2,7 +2,7 @@
  * The CPU reference backend: device "cpu", built into the core library.
  *
  * It behaves like a GPU stream so that everything written against tpevent can be
- * tested without a GPU. What it promises, beyond the rules of DESIGN.md:
+ * tested without a GPU. What it promises, beyond the rules of docs/design.md:
  *
  * Devices. TPEVENT_CPU_DEVICES (default 1, from 1 to TP_MAX_DEVICES) virtual devices,
  * "cpu:0".."cpu:N-1". They share the machine's cores; they exist so that the

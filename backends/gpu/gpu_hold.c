@@ -40,7 +40,7 @@
  *
  * Refused on a wrapped stream that someone else is capturing (torch.cuda.graph):
  * a stream memory operation captured into a graph keeps its target at every
- * launch, which would break rule 6 at replay (DESIGN.md, pitfalls).
+ * launch, which would break rule 6 at replay (docs/design.md, pitfalls).
  */
 #include "backends/gpu/gpu_internal.h"
 #include "common/env.h"

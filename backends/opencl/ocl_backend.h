@@ -1,6 +1,6 @@
 /*
  * The OpenCL backend: device "opencl", the module libtpevent-opencl.so, on the ICD
- * loader. What it promises, beyond the rules of DESIGN.md:
+ * loader. What it promises, beyond the rules of docs/design.md:
  *
  * Devices. Every device of every platform the ICD loader lists, numbered across the
  * platforms in the loader's order, each platform's devices in its order;

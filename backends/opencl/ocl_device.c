@@ -1,7 +1,7 @@
 /*
  * Module state: the core's services and the devices. OpenCL devices are numbered
  * across the ICD loader's platforms in its order, each platform's devices in its
- * order (DESIGN, "Devices"); each gets one context, made at init, that every queue
+ * order (docs/design.md, "Devices"); each gets one context, made at init, that every queue
  * and user event of the device lives in.
  */
 #define _POSIX_C_SOURCE 200809L

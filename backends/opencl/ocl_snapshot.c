@@ -1,5 +1,5 @@
 /*
- * Snapshots (DESIGN, "Snapshots"): a pending one holds a reference on the record,
+ * Snapshots (docs/design.md, "Snapshots"): a pending one holds a reference on the record,
  * whose retained marker keeps meaning that record when the event is recorded again
  * or destroyed, and when its queue is released (rules 6, 9).
  */

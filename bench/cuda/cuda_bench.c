@@ -21,7 +21,7 @@
  * slow drifts cancel), with the spread of those ratios (interquartile range). For
  * create+destroy, the speedup raw/tpevent.
  *
- * Budgets (DESIGN.md): each op at most 3% over raw; create+destroy at least 10x
+ * Budgets (docs/design.md): each op at most 3% over raw; create+destroy at least 10x
  * faster than cudaEventCreateWithFlags+cudaEventDestroy; two 200 ms host functions
  * on two streams done in under 220 ms (rule 15). Host functions' enqueue cost and
  * round trip are reported beside cudaLaunchHostFunc's, with no budget (tpevent's

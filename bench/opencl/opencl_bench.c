@@ -24,7 +24,7 @@
  * The two sides alternate batch by batch, --rounds times per op, the order flipping
  * each round; before each batch (outside the timing) both sides' queues are
  * finished. Reported per op: each side's median batch (ns per call) and the median
- * of the rounds' tpevent/raw ratios with its spread (IQR). Budget (DESIGN.md):
+ * of the rounds' tpevent/raw ratios with its spread (IQR). Budget (docs/design.md):
  * each op at most 3% over raw. --check makes a missed budget the exit status (3).
  * Exit 77: no usable OpenCL device here (the reason is printed).
  *

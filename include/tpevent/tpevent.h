@@ -19,11 +19,11 @@
  *    every call on the object to take and drop a reference, two atomic
  *    read-modify-writes on one cache line that all threads using the object share:
  *    a few ns alone and far more when threads query one event together, against a
- *    budget of 3% of a 140-300 ns raw call (DESIGN, budgets). And it would not help
+ *    budget of 3% of a 140-300 ns raw call (docs/design.md, budgets). And it would not help
  *    the call that starts just after the destroy, whose handle is already freed: a
  *    program has to order its last use of an object before its destroy in any case.
  *
- * The semantic rules every backend honours are numbered as in DESIGN.md and quoted
+ * The semantic rules every backend honours are numbered as in docs/design.md and quoted
  * where they apply.
  *
  * This header, with <tpevent/measure.h> that it includes at its end (tp_measure), is

@@ -1,5 +1,5 @@
 /*
- * Blocking calls that Ctrl-C interrupts (DESIGN.md, pitfalls: Python), beyond
+ * Blocking calls that Ctrl-C interrupts (docs/design.md, pitfalls: Python), beyond
  * Event.synchronize and Stream.synchronize (wait.c):
  *
  *   - a wait for an event's latest record (elapsed_time, timestamp) and the

@@ -1,5 +1,5 @@
 """tpevent.measure, tpevent.do_bench and Measurement: the user's own work timed as
-the device sees it (DESIGN.md, rule 18), over the C library's tp_measure.
+the device sees it (docs/design.md, rule 18), over the C library's tp_measure.
 
 tp_measure holds the stream while it queues a timing record, a batch of calls of
 ``fn`` and a timing record, then lets it go: the device runs the batch back to

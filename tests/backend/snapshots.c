@@ -1,7 +1,7 @@
 /*
  * The backend interface's snapshots (core/backend.h), on every backend, through
  * the table each handle points at: what the core builds rules 6, 7, 13 and 14 on
- * across backends. Each test says one thing of DESIGN.md's "Snapshots".
+ * across backends. Each test says one thing of docs/design.md's "Snapshots".
  */
 #include "../conformance/support.h"
 #include "core/backend.h"

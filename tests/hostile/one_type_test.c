@@ -1,5 +1,5 @@
 /*
- * A device string of one type never loads another type's module (DESIGN, plugins;
+ * A device string of one type never loads another type's module (docs/design.md, plugins;
  * issue 18 item 7). This program links the main libtpevent.so, which has the real
  * libtpevent-cuda.so and libtpevent-hip.so beside it when they were built, uses the
  * device type given on the command line in every call that takes a device string

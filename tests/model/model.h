@@ -1,5 +1,5 @@
 /*
- * A reference model of the twelve rules (DESIGN.md), small enough to be obviously
+ * A reference model of the twelve rules (docs/design.md), small enough to be obviously
  * right, that says what a backend must have done after a sequence of operations.
  *
  * Each stream is a FIFO of items: host functions, gates (host functions that
