@@ -19,7 +19,7 @@ static const char main_usage[] =
 
 static const char main_help[] =
     "\n"
-    "Device events and streams over CUDA, HIP and the CPU: which backends work on\n"
+    "Device events and streams over CUDA, HIP, OpenCL and the CPU: which backends work on\n"
     "this machine, and what each event operation costs there.\n"
     "\n"
     "Commands:\n"

@@ -1,9 +1,9 @@
 /*
- * tpevent: device events and streams over CUDA, HIP and a CPU reference backend.
+ * tpevent: device events and streams over CUDA, HIP, OpenCL and a CPU reference backend.
  *
  * One API for marking points in streams of device work, waiting for them, ordering
  * streams against each other and timing the work between two points. The backend is
- * picked at run time by a device string: "cpu", "cuda:1", "hip:0".
+ * picked at run time by a device string: "cpu", "cuda:1", "hip:0", "opencl:0".
  *
  * Conventions (as in libuv):
  *  - every function that can fail returns a tp_status; TP_OK is 0;

@@ -1,5 +1,5 @@
-/* tpevent.Event and its namespace twins tpevent.cpu.Event, tpevent.cuda.Event and
- * tpevent.hip.Event, which default the device to their type. */
+/* tpevent.Event and its namespace twins tpevent.cpu.Event, tpevent.cuda.Event,
+ * tpevent.hip.Event and tpevent.opencl.Event, which default the device to their type. */
 #include "tpevent_python.h"
 
 #include <stddef.h>

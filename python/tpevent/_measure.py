@@ -223,8 +223,8 @@ def measure(
     once with a note saying so).
 
     A ``fn`` that synchronizes the stream or blocks is not a hang: the hold runs
-    out, that sample is dropped and the rest is measured without one
-    (``held`` False, said in ``note``). An exception from ``fn``, Ctrl-C
+    out and that stretch is dropped; after two such in a row the rest is measured
+    without a hold (``held`` False, said in ``note``). An exception from ``fn``, Ctrl-C
     included, propagates once the stream is released. A capturing stream is
     ``tpevent.Error`` (``TP_ERR_CAPTURING``) before ``fn`` is called.
     """
