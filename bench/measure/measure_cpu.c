@@ -9,11 +9,16 @@
  * (the stream held while 64 are queued, then released: the median gap between two
  * logged starts), which is d plus the stream's per-task cost; tp_measure's median
  * per call (defaults: 0.5 s, 0.5 % noise) is printed beside it, with the difference,
- * the goal (within max(1 us, 3 %)), its noise, samples x batch and seconds taken.
- * Printed, not asserted.
+ * the goal (within max(1 us, 3 %); 1 % at 200 us and 2 ms, issue 49), its noise,
+ * samples x batch and seconds taken. Then tpevent.do_bench's way (cold, one call a
+ * sample, 0.1 s of timed time, no noise goal; its mean) against the hot median: the
+ * goal is within 3 % from 100 us up (issue 49: do_bench of a 100 us host function).
+ * The last line, "measure budgets (CPU): N of M met", is what scripts/gpu-check.sh's
+ * summary shows. Printed, not asserted.
  */
 #include <tpevent/tpevent.h>
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +60,17 @@ static void check(tp_status status, const char *what)
         fprintf(stderr, "tpevent_bench_measure_cpu: %s: %s\n", what, tp_last_error());
         exit(1);
     }
+}
+
+/* do_bench's defaults as tpevent.do_bench passes them: cold, rep = 100 ms of timed
+ * device time, max_time max(15 s, 10 rep), no noise goal (its answer is the mean). */
+static tp_measure_options do_bench_options(const tp_measure_options *hot)
+{
+    tp_measure_options cold = *hot;
+    cold.flags |= TP_MEASURE_COLD;
+    cold.min_time_ns = hot->min_time_ns < 100 * 1000 * 1000 ? hot->min_time_ns : 100 * 1000 * 1000;
+    cold.max_noise = 1e300;
+    return cold;
 }
 
 static int compare_doubles(const void *a, const void *b)
@@ -108,9 +124,12 @@ int main(int argc, char **argv)
         return 1;
     printf("tp_measure on %s: host functions that busy-wait d us (per call, us; median of %d rounds' truth)\n", device,
            rounds);
-    printf("%8s %10s %10s %9s %8s %9s %8s %14s %7s\n", "d", "truth", "measure", "diff", "goal", "within", "noise",
-           "samples x batch", "seconds");
-    const int64_t lengths_us[] = {0, 2, 5, 20, 100, 1000};
+    printf("%8s %10s %10s %9s %8s %7s %8s %16s %7s %10s %8s %7s %10s\n", "d", "truth", "measure", "diff", "goal",
+           "within", "noise", "samples x batch", "seconds", "do_bench", "vs hot", "within", "its median");
+    const int64_t lengths_us[] = {0, 2, 5, 20, 100, 200, 1000, 2000};
+    const tp_measure_options cold_options = do_bench_options(&options);
+    int met = 0, budgets = 0;
+    double floor_ns = 0, floor_stdev_ns = 0;
     for (size_t k = 0; k < sizeof lengths_us / sizeof lengths_us[0]; k++) {
         work.ns = lengths_us[k] * 1000;
         double truths[16];
@@ -119,16 +138,37 @@ int main(int argc, char **argv)
             truths[r] = truth_ns(stream, &work);
         qsort(truths, (size_t)n, sizeof truths[0], compare_doubles);
         double truth = truths[n / 2];
-        tp_measurement m = {.size = sizeof m};
+        tp_measurement m = {.size = sizeof m}, cold = {.size = sizeof cold};
         int64_t began = now_ns();
         check(tp_measure(stream, spin_launch, &work, &options, &m), "tp_measure");
         double seconds = (double)(now_ns() - began) / 1e9;
+        /* Below 100 us (no budget) do_bench's 0.1 s of timed time takes 15 s of flushes: 2 s here. */
+        tp_measure_options cold_here = cold_options;
+        if (lengths_us[k] < 100 && cold_here.max_time_ns > 2000 * 1000 * 1000)
+            cold_here.max_time_ns = 2000 * 1000 * 1000;
+        check(tp_measure(stream, spin_launch, &work, &cold_here, &cold), "tp_measure (cold)");
         double diff = m.median_ns - truth;
-        double goal = truth * 0.03 > 1000 ? truth * 0.03 : 1000;
-        printf("%8lld %10.3f %10.3f %+9.3f %8.3f %9s %7.2f%% %8lld x %-5lld %7.2f%s%s\n", (long long)lengths_us[k],
-               truth / 1e3, m.median_ns / 1e3, diff / 1e3, goal / 1e3, (diff < goal && diff > -goal) ? "yes" : "NO",
-               m.noise * 100, (long long)m.samples, (long long)m.batch, seconds, m.note[0] ? "  note: " : "", m.note);
+        floor_ns = m.floor_ns;
+        floor_stdev_ns = m.floor_stdev_ns;
+        /* issue 49: 1 % at 200 us and 2 ms; issue 30: max(1 us, 3 %) elsewhere */
+        double share = (lengths_us[k] == 200 || lengths_us[k] == 2000) ? 0.01 : 0.03;
+        double goal = truth * share > 1000 ? truth * share : 1000;
+        bool within = diff < goal && diff > -goal;
+        double cold_ratio = m.median_ns > 0 ? cold.mean_ns / m.median_ns : 0;
+        bool cold_budget = lengths_us[k] >= 100, cold_within = cold_ratio > 0.97 && cold_ratio < 1.03;
+        met += within + (cold_budget && cold_within);
+        budgets += 1 + cold_budget;
+        printf("%8lld %10.3f %10.3f %+9.3f %8.3f %7s %7.2f%% %8lld x %-6lld %7.2f %10.3f %8.4f %7s %10.3f%s%s\n",
+               (long long)lengths_us[k], truth / 1e3, m.median_ns / 1e3, diff / 1e3, goal / 1e3, within ? "yes" : "NO",
+               m.noise * 100, (long long)m.samples, (long long)m.batch, seconds, cold.mean_ns / 1e3, cold_ratio,
+               cold_budget ? (cold_within ? "yes" : "NO") : "-", cold.median_ns / 1e3, m.note[0] ? "  note: " : "",
+               m.note);
+        if (cold.note[0])
+            printf("%8s do_bench's note: %s\n", "", cold.note);
     }
+    printf("floor on %s (the last measurement's): %.3f us +- %.3f per sample\n", device, floor_ns / 1e3,
+           floor_stdev_ns / 1e3);
+    printf("measure budgets (CPU): %d of %d met\n", met, budgets);
     check(tp_stream_destroy(stream), "tp_stream_destroy");
     free(work.log);
     return 0;
