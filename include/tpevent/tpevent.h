@@ -9,26 +9,22 @@
  *  - every function that can fail returns a tp_status; TP_OK is 0;
  *  - on failure, tp_last_error() gives the calling thread's message for it;
  *  - output parameters are written only on success;
- *  - handles are opaque; every function may be called from any thread, at the same
- *    time as any other (rule 10), with one exception, as in CUDA: an event or a
- *    stream may not be destroyed while another thread is inside a call on it, nor
- *    used once destroyed. Destroy it after the other threads' calls on it have
- *    returned (joined, or said so through a lock or an atomic); from then on any
- *    thread may destroy it at once, and nothing of tpevent touches it any more.
- *    Why not make that safe too: a destroy that waits for the calls in progress needs
- *    every call on the object to take and drop a reference, two atomic
- *    read-modify-writes on one cache line that all threads using the object share:
- *    a few ns alone and far more when threads query one event together, against a
- *    budget of 3% of a 140-300 ns raw call (docs/design.md, budgets). And it would not help
- *    the call that starts just after the destroy, whose handle is already freed: a
- *    program has to order its last use of an object before its destroy in any case.
+ *  - handles are opaque; every function may be called from any thread, at the same time as any other (rule 10), with
+ *    one exception, as in CUDA: an event or a stream may not be destroyed while another thread is inside a call on
+ *    it, nor used once destroyed. Destroy it after the other threads' calls on it have returned (joined, or said so
+ *    through a lock or an atomic); from then on any thread may destroy it at once, and nothing of tpevent touches it
+ *    any more. Why not make that safe too: a destroy that waits for the calls in progress needs every call on the
+ *    object to take and drop a reference, two atomic read-modify-writes on one cache line that all threads using the
+ *    object share: a few ns alone and far more when threads query one event together, against a budget of 3% of a
+ *    140-300 ns raw call (docs/design.md, budgets). And it would not help the call that starts just after the
+ *    destroy, whose handle is already freed: a program has to order its last use of an object before its destroy in
+ *    any case.
  *
- * The semantic rules every backend honours are numbered as in docs/design.md and quoted
- * where they apply.
+ * The semantic rules every backend honours are numbered as in docs/design.md and quoted where they apply.
  *
- * This header, with <tpevent/measure.h> that it includes at its end (tp_measure), is
- * the whole stable API. <tpevent/tpevent_diagnostics.h> holds what only the tpevent
- * tool's benchmark uses (tp_native_sample), outside of it.
+ * This header, with <tpevent/measure.h> that it includes at its end (tp_measure), is the whole stable API.
+ * <tpevent/tpevent_diagnostics.h> holds what only the tpevent tool's benchmark uses (tp_native_sample), outside of
+ * it.
  */
 #ifndef TPEVENT_TPEVENT_H
 #define TPEVENT_TPEVENT_H
@@ -49,14 +45,14 @@ extern "C" {
 #define TP_API
 #endif
 
-#define TPEVENT_VERSION_MAJOR 0
-#define TPEVENT_VERSION_MINOR 3
-#define TPEVENT_VERSION_PATCH 0
+#define TPEVENT_VERSION_MAJOR 0 /* this header's version: major, */
+#define TPEVENT_VERSION_MINOR 3 /* minor (0.x: a minor release may change the API), */
+#define TPEVENT_VERSION_PATCH 0 /* patch */
 
 /* "0.2.0": the version of the library actually loaded, not of this header. */
 TP_API const char *tp_version_string(void);
 
-/* ---------------------------------------------------------------- status */
+/* What every call that can fail returns: TP_OK (0), or why it failed (tp_last_error() says more). */
 
 typedef enum tp_status {
     TP_OK = 0,
@@ -73,7 +69,7 @@ typedef enum tp_status {
     TP_ERR_CAPTURING, /* not allowed while a capture is open (rule 16) */
 } tp_status;
 
-#define TP_STATUS_COUNT (TP_ERR_CAPTURING + 1)
+#define TP_STATUS_COUNT (TP_ERR_CAPTURING + 1) /* the number of statuses */
 
 /* "TP_ERR_NOT_READY" for TP_ERR_NOT_READY; "TP_ERR_UNKNOWN" for anything else. */
 TP_API const char *tp_status_name(tp_status status);
@@ -89,7 +85,7 @@ TP_API const char *tp_status_description(tp_status status);
  */
 TP_API const char *tp_last_error(void);
 
-/* --------------------------------------------------------------- devices */
+/* The device types, one per backend: the list is cmake/TpeventDeviceTypes.cmake (static asserts check this one). */
 
 typedef enum tp_device_type {
     TP_DEVICE_CPU = 0,
@@ -98,7 +94,7 @@ typedef enum tp_device_type {
     TP_DEVICE_OPENCL = 3,
 } tp_device_type;
 
-#define TP_DEVICE_TYPE_COUNT 4
+#define TP_DEVICE_TYPE_COUNT 4 /* the number of device types */
 
 /* Device indices are below this, on every backend. */
 #define TP_MAX_DEVICES 64
@@ -106,9 +102,10 @@ typedef enum tp_device_type {
 /* The index of a parsed device string that named no index ("cuda"). */
 #define TP_DEVICE_INDEX_CURRENT (-1)
 
+/* A device: what tp_device_parse makes of a device string. */
 typedef struct tp_device {
-    tp_device_type type;
-    int index; /* 0.., or TP_DEVICE_INDEX_CURRENT after parsing a string without one */
+    tp_device_type type; /* its backend */
+    int index;           /* 0.., or TP_DEVICE_INDEX_CURRENT after parsing a string without one */
 } tp_device;
 
 /* "cpu", "cuda", "hip", "opencl"; NULL for a value outside the enum. */
@@ -197,8 +194,8 @@ TP_API tp_status tp_device_clock(const char *device, tp_clock_info *info);
 
 /* --------------------------------------------------------------- streams */
 
-typedef struct tp_stream tp_stream;
-typedef struct tp_event tp_event;
+typedef struct tp_stream tp_stream; /* an in-order queue of work on one device (rule 12) */
+typedef struct tp_event tp_event;   /* a point in a stream: its latest record (rule 3) */
 
 /*
  * Priorities follow CUDA: lower numbers run first. Each backend clamps the value to
@@ -206,6 +203,7 @@ typedef struct tp_event tp_event;
  */
 #define TP_CPU_PRIORITY_HIGHEST (-2)
 
+/* Makes a stream of the device (NULL: current device) with that priority. */
 TP_API tp_status tp_stream_create(tp_stream **out, const char *device, int priority);
 
 /*
@@ -345,8 +343,7 @@ TP_API tp_status tp_hold_release(tp_hold *hold);
  * H200's ~1,020; HIP 256; CPU INT64_MAX: its queue has no bound). */
 TP_API tp_status tp_stream_hold_window(tp_stream *stream, int64_t *ops);
 
-/* ---------------------------------------------------------------- events */
-
+/* The flags of tp_event_create (Python: enable_timing, blocking, interprocess, external). */
 enum {
     TP_EVENT_DEFAULT = 0,
     TP_EVENT_TIMING = 1u << 0,       /* elapsed_time may be asked of it */
@@ -354,6 +351,7 @@ enum {
     TP_EVENT_INTERPROCESS = 1u << 2, /* may be shared with other processes; not with TIMING */
     TP_EVENT_EXTERNAL = 1u << 3,     /* a record inside a capture is made again at each launch (rule 16) */
 };
+/* Every flag tp_event_create knows; any other bit is TP_ERR_INVALID_ARGUMENT. */
 #define TP_EVENT_FLAGS_ALL (TP_EVENT_TIMING | TP_EVENT_BLOCKING | TP_EVENT_INTERPROCESS | TP_EVENT_EXTERNAL)
 
 /* Creates an event of the device (NULL: current device). No native event exists
@@ -414,6 +412,7 @@ TP_API tp_status tp_event_elapsed_time(tp_event *start, tp_event *end, float *ms
  * stream never go backwards. */
 TP_API tp_status tp_event_timestamp(tp_event *event, int64_t *ns);
 
+/* The event's device, and its TP_EVENT_* flags. */
 TP_API tp_status tp_event_device(tp_event *event, tp_device *out);
 TP_API tp_status tp_event_flags(tp_event *event, unsigned *flags);
 
@@ -572,12 +571,12 @@ TP_API tp_status tp_trace_stop(const char *path);
 
 /* ------------------------------------------------------------------- IPC */
 
-#define TP_IPC_HANDLE_SIZE 128
+#define TP_IPC_HANDLE_SIZE 128 /* the bytes of a tp_ipc_handle */
 
 /* Plain bytes: copy it, send it over a pipe or socket, import it in another process.
  * Its layout is versioned; import checks it and refuses anything else. */
 typedef struct tp_ipc_handle {
-    unsigned char bytes[TP_IPC_HANDLE_SIZE];
+    unsigned char bytes[TP_IPC_HANDLE_SIZE]; /* the handle, as it travels */
 } tp_ipc_handle;
 
 /*

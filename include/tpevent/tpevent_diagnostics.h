@@ -34,8 +34,9 @@ typedef enum tp_native_op {
     TP_NATIVE_CREATE_DESTROY,     /* cudaEventCreateWithFlags + cudaEventDestroy */
     TP_NATIVE_RECORD_SYNCHRONIZE, /* record on an idle stream, then synchronize */
 } tp_native_op;
-#define TP_NATIVE_OP_COUNT (TP_NATIVE_RECORD_SYNCHRONIZE + 1)
+#define TP_NATIVE_OP_COUNT (TP_NATIVE_RECORD_SYNCHRONIZE + 1) /* the number of ops */
 
+/* Times count calls of op on the device, one sample each into samples_ns. */
 TP_API tp_status tp_native_sample(const char *device, tp_native_op op, uint64_t *samples_ns, size_t count);
 
 /* ------------------------------------------------- cross-backend waits */

@@ -288,6 +288,7 @@ def _summary(measured, stmt, setup, with_samples):
 
 
 def main(argv=None):
+    """python -m tpevent.timeit: python -m timeit's command line, timed by tpevent.measure."""
     parser = _parser()
     options = parser.parse_args(argv)
     if options.process:

@@ -39,6 +39,7 @@ def _refuse_constant(name):
 
 
 def read_json(path):
+    """The trace file at path, as the JSON object tp_trace_stop wrote."""
     # Bytes that are not UTF-8 (names written by tpevent before 0.3, or by another
     # writer) are drawn as U+FFFD rather than refused: the rest of the trace is good.
     try:
@@ -111,6 +112,7 @@ def round_step(span, count=8):
 
 
 def time_unit(step_us):
+    """The unit (s, ms, us) and its size in us for an axis whose ticks are step_us apart."""
     for unit, scale in (("s", 1e6), ("ms", 1e3), ("us", 1.0)):
         if step_us >= scale:
             return unit, scale
@@ -118,6 +120,7 @@ def time_unit(step_us):
 
 
 def tick_label(value_us, step_us):
+    """An axis label for value_us, with as many digits as ticks step_us apart need."""
     unit, scale = time_unit(step_us)
     digits = max(0, -math.floor(math.log10(step_us / scale) + 1e-9)) if step_us / scale < 1 else 0
     return f"{value_us / scale:.{digits}f} {unit}"
@@ -144,6 +147,7 @@ def fitted(text, width, char_width=6.5):
 
 
 def render(processes, threads, slices, flows):
+    """The SVG drawing of a trace's processes, tracks, slices and flows, as a string."""
     slices = sorted(slices, key=lambda s: (s["pid"], s["tid"], s["ts"], -s["dur"]))
     level = depths(slices)
     depth_of = {id(s): d for s, d in zip(slices, level)}
@@ -250,6 +254,7 @@ def render(processes, threads, slices, flows):
 
 
 def main(argv=None):
+    """python -m tpevent.timeline TRACE [-o SVG]: draws a trace as an SVG."""
     parser = argparse.ArgumentParser(prog="python -m tpevent.timeline", description=__doc__.split("\n\n")[0])
     parser.add_argument("trace", help="a Chrome trace-event JSON file (tp_trace_stop, tpevent.trace)")
     parser.add_argument("-o", "--output", help="the SVG to write (default: the trace's name with .svg)")
