@@ -245,12 +245,11 @@ static tp_status measure_calibration(measure_run *run, double *work_ns, double *
     return status;
 }
 
-/* The warm-up, the floor and the calibration: the batch. */
-static tp_status measure_calibrate(measure_run *run)
+tp_status measure_run_calibrate(measure_run *run)
 {
     double flush_ns = 0, work_ns = 0, whole_ns = 0, host_ns = 0;
     tp_status status = measure_warm_up(run, &flush_ns);
-    if (status == TP_OK)
+    if (status == TP_OK && !run->floor_given)
         status = measure_floor(run);
     if (status == TP_OK)
         status = measure_calibration(run, &work_ns, &whole_ns, &host_ns);
@@ -263,36 +262,46 @@ static tp_status measure_calibrate(measure_run *run)
     return measure_events_reserve(run, run->cold ? (run->batch < batch_max ? run->batch : batch_max) : 1);
 }
 
+tp_status measure_run_step(measure_run *run, int64_t *kept)
+{
+    measure_shape shape = run->cold ? MEASURE_SHAPE_PER_CALL : MEASURE_SHAPE_BATCH;
+    double cpu_ns = 0;
+    bool stretch_kept = false, early = run->stretches_kept < no_work_stretches;
+    int64_t queued = 0;
+    *kept = 0;
+    tp_status status = measure_stretch(run, MEASURE_WORK_FN, shape, run->batch, run->stretch_ns, &queued, &cpu_ns,
+                                       &stretch_kept);
+    if (status != TP_OK || !stretch_kept)
+        return status;
+    if ((status = measure_keep(run, run->stretch_ns, queued, cpu_ns)) != TP_OK)
+        return status;
+    *kept = run->cold ? queued : 1;
+    run->stretches_kept++;
+    if (early)
+        run->no_work = measure_found_no_work(run, run->stretch_ns, queued);
+    return TP_OK;
+}
+
+tp_status measure_run_dropped_last(measure_run *run, tp_status status)
+{
+    if (status != TP_ERR_NOT_READY || !run->wait_ran_out || run->samples.count == 0)
+        return status;
+    measure_note(run, "the last stretch was not done %.3g s after the call (is the stream held elsewhere?): dropped",
+                 (double)(measure_now() - run->started_ns) / 1e9);
+    return TP_OK;
+}
+
 static tp_status measure_loop(measure_run *run)
 {
     tp_status status = TP_OK;
-    measure_shape shape = run->cold ? MEASURE_SHAPE_PER_CALL : MEASURE_SHAPE_BATCH;
+    int64_t kept = 0;
     while (run->samples.count == 0 || !measure_past_max_time(run)) {
-        double cpu_ns = 0;
-        bool kept = false, early = run->stretches_kept < no_work_stretches;
-        int64_t queued = 0;
-        status = measure_stretch(run, MEASURE_WORK_FN, shape, run->batch, run->stretch_ns, &queued, &cpu_ns, &kept);
-        if (status != TP_OK)
-            break;
-        if (!kept)
-            continue;
-        if ((status = measure_keep(run, run->stretch_ns, queued, cpu_ns)) != TP_OK)
-            break;
-        run->stretches_kept++;
-        if (early && (run->no_work = measure_found_no_work(run, run->stretch_ns, queued)))
-            break;
-        if (measure_converged(run))
+        if ((status = measure_run_step(run, &kept)) != TP_OK || run->no_work || (kept && measure_converged(run)))
             break;
     }
-    if (status == TP_ERR_NOT_READY && run->wait_ran_out && run->samples.count > 0) {
-        measure_note(run,
-                     "the last stretch was not done %.3g s after the call (is the stream held elsewhere?): "
-                     "dropped",
-                     (double)(measure_now() - run->started_ns) / 1e9);
-        status = TP_OK;
-    }
-    return status;
+    return measure_run_dropped_last(run, status);
 }
+
 /* Why max_time came first: the first of min_samples, min_time and max_noise not met. */
 static void measure_note_max_time(measure_run *run, double median, double low, double high)
 {
@@ -330,8 +339,7 @@ static void measure_note_samples(measure_run *run, double median, bool converged
                      run->ran_out_ns / 1000000);
 }
 
-/* What was measured, into the caller's struct up to its size. */
-static tp_status measure_answer(measure_run *run, tp_measurement *out)
+tp_status measure_run_answer(measure_run *run, tp_measurement *out)
 {
     measure_stats stats;
     double median = 0, low = 0, high = 0;
@@ -397,6 +405,32 @@ static tp_status measure_start(measure_run *run, tp_stream *stream)
     return measure_events_reserve(run, 1);
 }
 
+tp_status measure_run_open(measure_run *run, tp_stream *stream, tp_work_fn fn, void *arg,
+                           const tp_measure_options *options, int64_t started_ns)
+{
+    *run = (measure_run){.fn = fn, .arg = arg, .started_ns = started_ns, .batch = 1};
+    tp_status status = measure_options_read(options, &run->options);
+    if (status != TP_OK)
+        return status;
+    if (!fn && !run->options.host_work)
+        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_measure: fn is NULL (and options->host_work too)");
+    int64_t grace = run->options.max_time_ns > wait_grace_min_ns ? run->options.max_time_ns : wait_grace_min_ns;
+    run->wait_deadline_ns = run->options.max_time_ns > INT64_MAX - started_ns - grace
+                                ? INT64_MAX
+                                : started_ns + run->options.max_time_ns + grace;
+    run->cold = run->options.flags & TP_MEASURE_COLD;
+    if (run->options.host_work && (status = measure_host_open(run)) != TP_OK)
+        return status;
+    return measure_start(run, stream);
+}
+
+void measure_run_close(measure_run *run)
+{
+    measure_host_close(run);
+    measure_events_free(run);
+    measure_samples_free(&run->samples);
+}
+
 tp_status tp_measure(tp_stream *stream, tp_work_fn fn, void *arg, const tp_measure_options *options,
                      tp_measurement *out)
 {
@@ -405,28 +439,15 @@ tp_status tp_measure(tp_stream *stream, tp_work_fn fn, void *arg, const tp_measu
     if (out->size < offsetof(tp_measurement, calls) + sizeof out->calls)
         return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_measure: out->size is %zu: set it to sizeof(tp_measurement)",
                        out->size);
-    measure_run run = {.fn = fn, .arg = arg, .started_ns = measure_now(), .batch = 1};
-    tp_status status = measure_options_read(options, &run.options);
-    if (status != TP_OK)
-        return status;
-    if (!fn && !run.options.host_work)
-        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_measure: fn is NULL (and options->host_work too)");
-    int64_t grace = run.options.max_time_ns > wait_grace_min_ns ? run.options.max_time_ns : wait_grace_min_ns;
-    run.wait_deadline_ns = run.options.max_time_ns > INT64_MAX - run.started_ns - grace
-                               ? INT64_MAX
-                               : run.started_ns + run.options.max_time_ns + grace;
-    run.cold = run.options.flags & TP_MEASURE_COLD;
-    if (run.options.host_work && (status = measure_host_open(&run)) != TP_OK)
-        return status;
-    if ((status = measure_start(&run, stream)) == TP_OK && (status = measure_calibrate(&run)) == TP_OK)
+    measure_run run;
+    tp_status status = measure_run_open(&run, stream, fn, arg, options, measure_now());
+    if (status == TP_OK && (status = measure_run_calibrate(&run)) == TP_OK)
         status = measure_loop(&run);
     char message[512] = "";
     if (status != TP_OK)
         snprintf(message, sizeof message, "%s", tp_last_error());
-    tp_status answered = run.stream ? measure_answer(&run, out) : TP_OK;
-    measure_host_close(&run);
-    measure_events_free(&run);
-    measure_samples_free(&run.samples);
+    tp_status answered = run.stream ? measure_run_answer(&run, out) : TP_OK;
+    measure_run_close(&run);
     if (status != TP_OK)
         return tp_fail(status, "%s", message);
     return answered;

@@ -7,6 +7,7 @@
  *   measure_stretch.c  a stretch: the hold, its records and calls, its samples
  *   measure_floor.c    the floor: what a sample's own records cost, on the least work
  *   measure.c          the call: warm-up, calibration, loop, answer
+ *   measure_compare.c  two calls interleaved, and their ratio's verdict
  * Internal.
  */
 #ifndef TPEVENT_CORE_MEASURE_RUN_H
@@ -63,6 +64,7 @@ typedef struct measure_run {
     /* The floor (measure_floor.c): a sample's own cost, its spread over the floor's
      * rounds, and the least work's per-call cadence. */
     double floor_ns, floor_stdev_ns, empty_ns;
+    bool floor_given;        /* by the caller (a comparison's second side): not measured */
     bool no_work;            /* an early stretch found fn put nothing on the stream */
     int64_t stretches_kept;  /* in the loop */
     measure_samples samples; /* per call, before the floor is subtracted */
@@ -125,5 +127,25 @@ tp_status measure_floor(measure_run *run);
 
 /* What the floor takes off a sample of the run (floor / batch hot, the floor cold). */
 double measure_floor_share(const measure_run *run);
+
+/* -------------------------------------------------------------- measure.c */
+
+/* A run of fn on the stream (NULL: the current one) with the caller's options
+ * (checked), its clock from `started_ns`: the stream's checks and first events.
+ * On failure the run may hold what measure_run_close frees (run->stream set when
+ * the stream was found). */
+tp_status measure_run_open(measure_run *run, tp_stream *stream, tp_work_fn fn, void *arg,
+                           const tp_measure_options *options, int64_t started_ns);
+/* The warm-up, the floor and the calibration: the batch. */
+tp_status measure_run_calibrate(measure_run *run);
+/* One stretch, its samples kept (*kept of them: 0 when its hold ran out). Sets
+ * run->no_work when an early stretch finds fn put nothing on the stream. */
+tp_status measure_run_step(measure_run *run, int64_t *kept);
+/* A wait that ran out with samples kept drops only the last stretch: TP_OK and a
+ * note; any other status as it is. */
+tp_status measure_run_dropped_last(measure_run *run, tp_status status);
+/* What was measured, into the caller's struct up to its size, with its notes. */
+tp_status measure_run_answer(measure_run *run, tp_measurement *out);
+void measure_run_close(measure_run *run);
 
 #endif /* TPEVENT_CORE_MEASURE_RUN_H */

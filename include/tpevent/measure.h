@@ -30,6 +30,7 @@ extern "C" {
  */
 typedef tp_status (*tp_work_fn)(tp_stream *stream, void *arg);
 
+/* tp_measure_options.flags, or-ed. */
 enum tp_measure_flag {
     /* Before each timed call the device's last-level cache is flushed (outside the
      * timed interval): each call is timed on its own, as it runs after other work. */
@@ -38,7 +39,7 @@ enum tp_measure_flag {
      * work commonly measure); for work that must synchronize, or for comparison. */
     TP_MEASURE_NO_HOLD = 1u << 1,
 };
-#define TP_MEASURE_FLAGS_ALL (TP_MEASURE_COLD | TP_MEASURE_NO_HOLD)
+#define TP_MEASURE_FLAGS_ALL (TP_MEASURE_COLD | TP_MEASURE_NO_HOLD) /* every flag this header knows */
 
 /*
  * Options; `size` first, set by tp_measure_options_init to sizeof the struct this
@@ -46,7 +47,7 @@ enum tp_measure_flag {
  * fields that fit and the defaults for the rest. NULL options: the defaults.
  */
 typedef struct tp_measure_options {
-    size_t size;
+    size_t size;             /* sizeof(tp_measure_options) as the caller's header has it */
     int64_t min_time_ns;     /* timed device time before stopping may be considered; >= 0; default 0.5 s */
     int64_t max_time_ns;     /* wall clock of the whole call, warm-up included; > 0; default 15 s */
     double max_noise;        /* stop once the median's interval is within this of it (relative); >= 0; default 0.005 */
@@ -71,7 +72,7 @@ typedef struct tp_measure_options {
 /* Sets `size` and the defaults. */
 TP_API tp_status tp_measure_options_init(tp_measure_options *options);
 
-#define TP_MEASURE_NOTE_MAX 256
+#define TP_MEASURE_NOTE_MAX 256 /* bytes of tp_measurement.note, its NUL included */
 
 /*
  * The answer. The caller sets `size` (sizeof the struct it has, at least
@@ -80,25 +81,25 @@ TP_API tp_status tp_measure_options_init(tp_measure_options *options);
  * ran out is not among them).
  */
 typedef struct tp_measurement {
-    size_t size;
+    size_t size;     /* the caller's sizeof(tp_measurement) */
     int64_t calls;   /* timed calls (warm-up, calibration and dropped samples excluded) */
     int64_t samples; /* samples kept: hot, one per held batch; cold, one per call */
     int64_t batch;   /* calls per sample (hot) or per hold (cold) */
-    double median_ns, mean_ns, min_ns, max_ns, stdev_ns;
-    double noise;   /* stdev / mean of the samples (nvbench's "stdrel") */
-    double cpu_ns;  /* host time per timed call spent inside fn */
-    bool held;      /* every sample kept ran under a hold */
+    double median_ns, mean_ns, min_ns, max_ns, stdev_ns; /* the samples' statistics, the floor's share taken off */
+    double noise;                                        /* stdev / mean of the samples (nvbench's "stdrel") */
+    double cpu_ns;                                       /* host time per timed call spent inside fn */
+    bool held;                                           /* every sample kept ran under a hold */
     bool converged; /* the median's interval within max_noise after min_time and min_samples, before max_time */
-    bool cold;
+    bool cold;      /* measured with TP_MEASURE_COLD */
     char note[TP_MEASURE_NOTE_MAX]; /* what was given up and why; "" if nothing */
     /* The protocol's floor: what a sample's own timing records cost beyond its calls'
      * cadence, measured on the stream with the device's least work; floor / batch is
      * subtracted from each sample (floor cold), never below 0. */
-    double floor_ns, floor_stdev_ns;
-    double raw_median_ns; /* the median before the floor was subtracted */
+    double floor_ns, floor_stdev_ns; /* the floor and its spread over the floor's rounds */
+    double raw_median_ns;            /* the median before the floor was subtracted */
     /* The median's confidence interval (95 %, order statistics): converged means its
      * half-width is within max_noise of the median. */
-    double median_low_ns, median_high_ns;
+    double median_low_ns, median_high_ns; /* its bounds */
 } tp_measurement;
 
 /*
@@ -136,6 +137,51 @@ typedef struct tp_measurement {
  */
 TP_API tp_status tp_measure(tp_stream *stream, tp_work_fn fn, void *arg, const tp_measure_options *options,
                             tp_measurement *out);
+
+/* Is B faster than A: tp_measure_compare's answer, b relative to a. */
+typedef enum tp_verdict {
+    TP_UNDECIDED = 0, /* max_time passed first */
+    TP_SAME = 1,      /* the ratio's whole interval within 1 +- min_effect */
+    TP_FASTER = 2,    /* wholly below 1 - min_effect */
+    TP_SLOWER = 3,    /* wholly above 1 + min_effect */
+} tp_verdict;
+
+/* Options of a comparison; `size` first, set by tp_compare_options_init. */
+typedef struct tp_compare_options {
+    size_t size;                /* sizeof(tp_compare_options) as the caller's header has it */
+    tp_measure_options measure; /* both sides' (samples_ns, host_work: not used); max_time bounds the whole */
+    double confidence;          /* of the ratio's interval, in (0, 1); default 0.95 */
+    double min_effect;          /* the least relative difference that is not `same`, > 0; default 0.005 */
+} tp_compare_options;
+
+/* Sets `size` and the defaults (measure's with min_time 0: the verdict decides). */
+TP_API tp_status tp_compare_options_init(tp_compare_options *options);
+
+/* tp_measure_compare's answer; `size` first, set by the caller. */
+typedef struct tp_comparison {
+    size_t size;                  /* the caller's sizeof(tp_comparison) */
+    tp_measurement a, b;          /* each side's measurement (their `size` is set by tpevent) */
+    double ratio;                 /* b / a per call: the median over interleaved pairs of stretches */
+    double ratio_low, ratio_high; /* its interval at `confidence`, valid under the repeated looks */
+    double confidence;            /* the options' */
+    int64_t pairs;                /* pairs of stretches (one of A's, then one of B's) */
+    int verdict;                  /* a tp_verdict */
+} tp_comparison;
+
+/*
+ * Is B faster than A: fn_a and fn_b measured as tp_measure would (hold, floor, cold
+ * when asked), in alternating stretches on one stream (A, B, A, B...), so that what
+ * drifts (a clock, a neighbour's load) drifts for both. The ratio of B's stretch to the
+ * A stretch before it, per call: their median, with its order-statistics interval, looked
+ * at after 8, 16, 32... pairs, each look at a level that spends (1 - confidence) / 2^(j+1)
+ * of the error (so that the looks together keep `confidence`). The first look whose
+ * interval lies wholly within 1 +- min_effect answers TP_SAME, wholly below or above
+ * TP_FASTER or TP_SLOWER; max_time passing first answers TP_UNDECIDED with the last
+ * interval. Errors as tp_measure's; a confidence or min_effect out of range:
+ * TP_ERR_INVALID_ARGUMENT.
+ */
+TP_API tp_status tp_measure_compare(tp_stream *stream, tp_work_fn fn_a, void *arg_a, tp_work_fn fn_b, void *arg_b,
+                                    const tp_compare_options *options, tp_comparison *out);
 
 #ifdef __cplusplus
 }
