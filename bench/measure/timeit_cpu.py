@@ -19,8 +19,10 @@ the number, its sample count as the repeat) to show how much of the difference i
 the statistic's, and what the floor taken off per loop is.
 
 --smoke (CTest's bench.measure.timeit_smoke): two statements and a 1 ms host function,
-short runs, and tolerances a loaded 2-core CI machine keeps (ratios within 25 %);
-exit status 1 when one is out. Nothing else asserts.
+short runs, and tolerances a loaded 2-core CI machine keeps: tpevent's best at most
+1.25 x timeit's and its median at least 0.75 x (load slows timeit's 0.2 s repeats more
+than tpevent's short samples), do_bench's median within 25 % of hot; exit status 1
+when one is out. Nothing else asserts.
 """
 
 import argparse
@@ -131,6 +133,8 @@ def compare_statements(device, statements, smoke):
             continue
         ratio = summary["best"] / best
         best_ok = within(summary["best"], best, tolerance)
+        if smoke:  # load inflates timeit's long repeats more than tpevent's short samples: bounds, one each side
+            best_ok = 0 < summary["best"] <= best * (1 + tolerance) and summary["median"] >= best * (1 - tolerance)
         wall_ok = smoke or seconds <= WALL_BUDGET_S
         met += best_ok + (wall_ok if not smoke else 0)
         budgets += 1 if smoke else 2
@@ -192,9 +196,11 @@ def compare_do_bench(device, smoke):
     times_ms = tpevent.do_bench(launch, stream=stream, return_mode="all", **bench)
     seconds = time.perf_counter() - began
     mean, median = statistics.mean(times_ms) / 1e3, statistics.median(times_ms) / 1e3
-    ok = within(mean, hot.median, tolerance)
+    # do_bench's default answer is the mean; the smoke's few samples on a loaded machine
+    # take its median (return_mode="median"), which one preempted sample does not move.
+    ok = within(median if smoke else mean, hot.median, tolerance)
     print(f"tpevent.do_bench of a host function spinning {format_seconds(length)} in Python, launched on {device} "
-          f"(budget: its mean within {tolerance * 100:g} % of the hot median)")
+          f"(budget: its {'median' if smoke else 'mean'} within {tolerance * 100:g} % of the hot median)")
     print(f"  hot median {format_seconds(hot.median)} ({hot!r})")
     print(f"  do_bench mean {format_seconds(mean)} (ratio {mean / hot.median:.3f}) {verdict(ok)}, "
           f"median {format_seconds(median)} (ratio {median / hot.median:.3f}), {len(times_ms)} samples, {seconds:.2f} s")
