@@ -82,9 +82,12 @@ static int64_t seconds_to_ns(double seconds)
     return (double)whole < ns ? whole + 1 : whole;
 }
 
+/* The first samples as seconds-to-be (ns); none without a buffer (a comparison's sides). */
 static PyObject *samples_list(const double *samples_ns, int64_t samples)
 {
     Py_ssize_t count = samples < (int64_t)SAMPLES_CAPACITY ? (Py_ssize_t)samples : (Py_ssize_t)SAMPLES_CAPACITY;
+    if (!samples_ns)
+        count = 0;
     PyObject *list = PyList_New(count);
     for (Py_ssize_t i = 0; list && i < count; i++) {
         PyObject *value = PyFloat_FromDouble(samples_ns[i]);
@@ -166,10 +169,64 @@ static PyObject *measure(PyObject *module, PyObject *args)
     return result;
 }
 
+/* _compare(stream, fn_a, fn_b, min_time, max_time, min_samples, confidence, min_effect, cold,
+ * hold): tp_measure_compare's answer as a dict, each side's measurement a dict of its
+ * own (no per-sample times). Without the GIL while it runs, as _measure. */
+static PyObject *compare(PyObject *module, PyObject *args)
+{
+    (void)module;
+    PyObject *stream_arg, *fn_a, *fn_b;
+    double min_time, max_time, confidence, min_effect;
+    long long min_samples;
+    int cold, hold;
+    if (!PyArg_ParseTuple(args, "OOOddLddpp:_compare", &stream_arg, &fn_a, &fn_b, &min_time, &max_time, &min_samples,
+                          &confidence, &min_effect, &cold, &hold))
+        return NULL;
+    if (!PyCallable_Check(fn_a) || !PyCallable_Check(fn_b)) {
+        PyErr_SetString(PyExc_TypeError, "compare() expects two callables");
+        return NULL;
+    }
+    tp_stream *stream;
+    PyObject *wrapper = NULL;
+    if (tppy_stream_arg(stream_arg, true, "compare", &stream, &wrapper) < 0)
+        return NULL;
+    tp_compare_options options;
+    tp_compare_options_init(&options);
+    options.measure.min_time_ns = seconds_to_ns(min_time);
+    options.measure.max_time_ns = seconds_to_ns(max_time);
+    options.measure.min_samples = min_samples;
+    options.measure.flags = (cold ? TP_MEASURE_COLD : 0u) | (hold ? 0u : TP_MEASURE_NO_HOLD);
+    options.measure.wait_check = measure_call_check;
+    options.confidence = confidence;
+    options.min_effect = min_effect;
+    tp_comparison out = {.size = sizeof out};
+    measure_call a = {.fn = fn_a}, b = {.fn = fn_b};
+    a.thread = b.thread = PyEval_SaveThread(); /* one thread state: each side restores it in turn */
+    tp_status status = tp_measure_compare(stream, measure_call_fn, &a, measure_call_fn, &b, &options, &out);
+    PyEval_RestoreThread(a.thread);
+    Py_XDECREF(wrapper);
+    if (a.raised || b.raised)
+        return NULL;
+    if (status != TP_OK)
+        return tppy_raise(status);
+    PyObject *side_a = measurement_dict(&out.a, NULL), *side_b = side_a ? measurement_dict(&out.b, NULL) : NULL;
+    if (!side_b) {
+        Py_XDECREF(side_a);
+        return NULL;
+    }
+    static const char *const verdicts[] = {"undecided", "same", "faster", "slower"};
+    return Py_BuildValue("{s:N,s:N,s:d,s:d,s:d,s:d,s:L,s:s}", "a", side_a, "b", side_b, "ratio", out.ratio, "low",
+                         out.ratio_low, "high", out.ratio_high, "confidence", out.confidence, "pairs",
+                         (long long)out.pairs, "verdict", verdicts[out.verdict & 3]);
+}
+
 static PyMethodDef measure_functions[] = {
     {"_measure", measure, METH_VARARGS,
      "_measure(stream, fn, min_time, max_time, max_noise, min_samples, batch, cold, hold, host) (see tpevent.measure; "
      "with host, fn(n) runs n calls in a host function)"},
+    {"_compare", compare, METH_VARARGS,
+     "_compare(stream, fn_a, fn_b, min_time, max_time, min_samples, confidence, min_effect, cold, hold) "
+     "(see tpevent.compare)"},
     {NULL, NULL, 0, NULL},
 };
 

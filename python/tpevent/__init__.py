@@ -55,7 +55,7 @@ from ._tpevent import (
     synchronize,
 )
 
-from ._measure import Measurement, do_bench, measure
+from ._measure import Comparison, Measurement, compare, do_bench, measure
 
 cpu = _tpevent.cpu
 cuda = _tpevent.cuda
@@ -171,6 +171,7 @@ del _namespace
 __all__ = [
     "BackendInfo",
     "ClockInfo",
+    "Comparison",
     "Error",
     "Event",
     "Graph",
@@ -180,6 +181,7 @@ __all__ = [
     "NotRecordedError",
     "Stream",
     "backends",
+    "compare",
     "cpu",
     "cuda",
     "current_device",

@@ -93,6 +93,23 @@ class Measurement:
 def measure(fn: Callable[[], Any], stream: Optional[_StreamLike] = None, *, min_time: float = 0.5,
             max_time: float = 15.0, max_noise: float = 0.005, min_samples: int = 10, batch: Optional[int] = None,
             cold: bool = False, hold: bool = True, host: bool = False) -> Measurement: ...
+class Comparison:
+    ratio: float
+    low: float
+    high: float
+    confidence: float
+    min_effect: float
+    verdict: str
+    pairs: int
+    a: Measurement
+    b: Measurement
+    def __init__(self, **fields: Any) -> None: ...
+    def to_dict(self) -> Dict[str, Any]: ...
+
+
+def compare(a: Callable[[], Any], b: Callable[[], Any], stream: Optional[_StreamLike] = None, *,
+            min_time: float = 0.0, max_time: float = 15.0, min_samples: int = 10, confidence: float = 0.95,
+            min_effect: float = 0.005, cold: bool = False, hold: bool = True) -> Comparison: ...
 def do_bench(fn: Callable[[], Any], warmup: float = 25, rep: float = 100, grad_to_none: Optional[Iterable[Any]] = None,
              quantiles: Optional[Sequence[float]] = None, return_mode: str = "mean", *,
              stream: Optional[_StreamLike] = None, cold: bool = True) -> Union[float, List[float]]: ...

@@ -287,6 +287,11 @@ def _measured(fn, stream, min_time, max_time, max_noise, min_samples, batch, col
         answer = _tpevent._measure(
             stream, fn, min_time, max_time, max_noise, min_samples, batch, bool(cold), bool(hold), bool(host)
         )
+    return _measurement(answer, stream.device)
+
+
+def _measurement(answer, device):
+    """The C answer's dict as a Measurement (seconds)."""
     return Measurement(
         median=answer["median_ns"] / 1e9,
         mean=answer["mean_ns"] / 1e9,
@@ -303,12 +308,98 @@ def _measured(fn, stream, min_time, max_time, max_noise, min_samples, batch, col
         converged=answer["converged"],
         cold=answer["cold"],
         note=answer["note"],
-        device=stream.device,
+        device=device,
         floor=answer["floor_ns"] / 1e9,
         floor_stdev=answer["floor_stdev_ns"] / 1e9,
         raw_median=answer["raw_median_ns"] / 1e9,
         median_low=answer["median_low_ns"] / 1e9,
         median_high=answer["median_high_ns"] / 1e9,
+    )
+
+
+# ------------------------------------------------------------------ compare
+
+
+class Comparison:
+    """What ``tpevent.compare(a, b)`` answers: is b faster than a. ``ratio`` is b's
+    time per call over a's (the median over interleaved pairs of stretches), ``low``
+    and ``high`` its interval at ``confidence`` (valid however often it was looked
+    at); ``verdict`` is 'faster', 'slower' or 'same' (b relative to a; 'same' when
+    the whole interval lies within ``min_effect`` of 1) or 'undecided' (``max_time``
+    came first). ``a`` and ``b`` are the two Measurements, ``pairs`` the pairs of
+    stretches taken."""
+
+    __slots__ = ("ratio", "low", "high", "confidence", "min_effect", "verdict", "pairs", "a", "b")
+
+    def __init__(self, **fields):
+        for name in self.__slots__:
+            setattr(self, name, fields.pop(name))
+        if fields:
+            raise TypeError(f"Comparison() got unexpected fields {sorted(fields)}")
+
+    def to_dict(self):
+        """The fields as plain values, a and b as their to_dict(), for JSON."""
+        fields = {name: getattr(self, name) for name in self.__slots__}
+        fields["a"], fields["b"] = self.a.to_dict(), self.b.to_dict()
+        return fields
+
+    def __repr__(self):
+        facts = f"({self.a.device}, {'held' if self.a.held and self.b.held else 'not held'}, " \
+                f"{self.confidence * 100:.3g} %, {self.pairs} pairs)"
+        change = (self.ratio - 1) * 100
+        spread = (self.high - self.low) / 2 * 100
+        if self.verdict == "same":
+            return f"b is the same as a within {self.min_effect * 100:.3g} %: {change:+.2g} % ± {spread:.2g} % {facts}"
+        if self.verdict == "undecided":
+            return f"undecided: b is {change:+.2g} % ± {spread:.2g} % against a {facts}"
+        return f"b is {abs(change):.3g} % ± {spread:.2g} % {self.verdict} than a {facts}"
+
+
+def compare(
+    a,
+    b,
+    stream=None,
+    *,
+    min_time=0.0,
+    max_time=15.0,
+    min_samples=10,
+    confidence=0.95,
+    min_effect=0.005,
+    cold=False,
+    hold=True,
+):
+    """Is ``b`` faster than ``a``: both timed as ``measure`` does, in alternating
+    stretches on one stream (A, B, A, B ...) so that a clock ramping up or a
+    neighbour's load hits both alike, and answered as a ``Comparison``: the ratio
+    of b's time to a's with its interval at ``confidence`` and a verdict at
+    ``min_effect`` (see Comparison). The interval is looked at after 8, 16, 32 ...
+    pairs, each look spending a share of the error, so that the verdict keeps its
+    confidence however early it comes."""
+    if not callable(a) or not callable(b):
+        raise TypeError("compare() expects two callables")
+    min_time = _seconds("min_time", min_time, zero_ok=True)
+    max_time = _seconds("max_time", max_time, zero_ok=False)
+    min_samples = operator.index(min_samples)
+    confidence, min_effect = float(confidence), float(min_effect)
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), not {confidence!r}")
+    if not 0 < min_effect < 1:
+        raise ValueError(f"min_effect must be in (0, 1), not {min_effect!r}")
+    stream = _stream_arg(stream)
+    with _current(stream):
+        answer = _tpevent._compare(
+            stream, a, b, min_time, max_time, min_samples, confidence, min_effect, bool(cold), bool(hold)
+        )
+    return Comparison(
+        ratio=answer["ratio"],
+        low=answer["low"],
+        high=answer["high"],
+        confidence=answer["confidence"],
+        min_effect=min_effect,
+        verdict=answer["verdict"],
+        pairs=answer["pairs"],
+        a=_measurement(answer["a"], stream.device),
+        b=_measurement(answer["b"], stream.device),
     )
 
 

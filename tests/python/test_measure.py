@@ -307,6 +307,46 @@ class HostWorkTests(unittest.TestCase):
         self.assertIn("host=True", m.note)
 
 
+class CompareTests(unittest.TestCase):
+    """tpevent.compare: is b faster than a (host functions of known length)."""
+
+    def setUp(self):
+        self.stream = tpevent.Stream(DEVICE_TYPE)
+
+    def launch(self, us):
+        return lambda: self.stream.launch_host_func(busy_wait, us)
+
+    def test_twice_as_long_is_slower(self):
+        c = tpevent.compare(self.launch(500), self.launch(1000), self.stream, max_time=10, min_effect=0.02)
+        self.assertEqual(c.verdict, "slower", repr(c))
+        self.assertLessEqual(c.low, c.ratio)
+        self.assertLessEqual(c.ratio, c.high)
+        self.assertGreater(c.low, 1.02)
+        self.assertIn("slower than a", repr(c))
+        fields = json.loads(json.dumps(c.to_dict()))
+        self.assertEqual(fields["verdict"], "slower")
+        self.assertEqual(fields["a"]["device"], c.a.device)
+
+    def test_half_as_long_is_faster(self):
+        c = tpevent.compare(self.launch(1000), self.launch(500), self.stream, max_time=10, min_effect=0.02)
+        self.assertEqual(c.verdict, "faster", repr(c))
+
+    def test_bad_arguments(self):
+        with self.assertRaises(TypeError):
+            tpevent.compare(self.launch(10), 1)
+        for options in ({"confidence": 1.0}, {"min_effect": 0}, {"max_time": 0}):
+            with self.subTest(options=options), self.assertRaises(ValueError):
+                tpevent.compare(self.launch(10), self.launch(10), self.stream, **options)
+
+    def test_exception_in_b_propagates(self):
+        def b():
+            raise ZeroDivisionError("b")
+
+        with self.assertRaises(ZeroDivisionError):
+            tpevent.compare(self.launch(10), b, self.stream, max_time=5)
+        self.stream.synchronize()
+
+
 class Grad:
     grad = "kept"
 
