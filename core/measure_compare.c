@@ -201,7 +201,6 @@ static tp_status compare_options_read(const tp_compare_options *given, tp_compar
                        out->min_effect);
     out->measure.samples_ns = NULL;
     out->measure.samples_capacity = 0;
-    out->measure.host_work = NULL;
     return TP_OK;
 }
 
@@ -227,11 +226,8 @@ static tp_status compare_answer(compare_state *state, tp_comparison *out)
 tp_status tp_measure_compare(tp_stream *stream, tp_work_fn fn_a, void *arg_a, tp_work_fn fn_b, void *arg_b,
                              const tp_compare_options *options, tp_comparison *out)
 {
-    if (!out || !fn_a || !fn_b)
-        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_measure_compare: %s is NULL",
-                       !out    ? "out"
-                       : !fn_a ? "fn_a"
-                               : "fn_b");
+    if (!out)
+        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_measure_compare: out is NULL");
     if (out->size < offsetof(tp_comparison, verdict) + sizeof out->verdict)
         return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_measure_compare: out->size is %zu: set it to sizeof(tp_comparison)",
                        out->size);
@@ -239,6 +235,9 @@ tp_status tp_measure_compare(tp_stream *stream, tp_work_fn fn_a, void *arg_a, tp
     tp_status status = compare_options_read(options, &state.options);
     if (status != TP_OK)
         return status;
+    if ((!fn_a || !fn_b) && !state.options.measure.host_work)
+        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_measure_compare: %s is NULL (and options->measure.host_work too)",
+                       !fn_a ? "fn_a" : "fn_b");
     int64_t started = measure_now();
     if ((status = measure_run_open(&state.a, stream, fn_a, arg_a, &state.options.measure, started)) == TP_OK)
         status = measure_run_open(&state.b, state.a.stream, fn_b, arg_b, &state.options.measure, started);

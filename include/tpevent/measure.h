@@ -149,7 +149,7 @@ typedef enum tp_verdict {
 /* Options of a comparison; `size` first, set by tp_compare_options_init. */
 typedef struct tp_compare_options {
     size_t size;                /* sizeof(tp_compare_options) as the caller's header has it */
-    tp_measure_options measure; /* both sides' (samples_ns, host_work: not used); max_time bounds the whole */
+    tp_measure_options measure; /* both sides' (samples_ns unused; host_work gets arg_a, arg_b); max_time: the whole */
     double confidence;          /* of the ratio's interval, in (0, 1); default 0.95 */
     double min_effect;          /* the least relative difference that is not `same`, > 0; default 0.005 */
 } tp_compare_options;

@@ -61,6 +61,23 @@ static tp_status measure_call_host(void *arg, int64_t calls)
     return failed ? TP_ERR_BACKEND : TP_OK;
 }
 
+/* With the GIL, once tp_measure has returned: fn(n)'s exception, taken on tpevent's
+ * thread, raised as fn's would be (unless one is raised already); true when the call
+ * raised, either way. */
+static bool measure_call_raise_host(measure_call *call)
+{
+    if (call->host_type && !call->raised && !PyErr_Occurred()) {
+        PyErr_Restore(call->host_type, call->host_value, call->host_traceback);
+        call->raised = true;
+    } else if (call->host_type) {
+        Py_XDECREF(call->host_type);
+        Py_XDECREF(call->host_value);
+        Py_XDECREF(call->host_traceback);
+        call->raised = true;
+    }
+    return call->raised;
+}
+
 /* tp_measure waits in slices: between them, the signal handlers. */
 static tp_status measure_call_check(void *arg)
 {
@@ -156,21 +173,14 @@ static PyObject *measure(PyObject *module, PyObject *args)
     tp_status status = tp_measure(stream, host ? NULL : measure_call_fn, &call, &options, &out);
     PyEval_RestoreThread(call.thread);
     Py_XDECREF(wrapper);
-    if (call.host_type && !call.raised) { /* fn(n)'s exception, raised as fn's would be */
-        PyErr_Restore(call.host_type, call.host_value, call.host_traceback);
-        call.raised = true;
-    } else if (call.host_type) {
-        Py_XDECREF(call.host_type);
-        Py_XDECREF(call.host_value);
-        Py_XDECREF(call.host_traceback);
-    }
+    measure_call_raise_host(&call);
     PyObject *result = call.raised ? NULL : status != TP_OK ? tppy_raise(status) : measurement_dict(&out, samples_ns);
     free(samples_ns);
     return result;
 }
 
 /* _compare(stream, fn_a, fn_b, min_time, max_time, min_samples, confidence, min_effect, cold,
- * hold): tp_measure_compare's answer as a dict, each side's measurement a dict of its
+ * hold, host): tp_measure_compare's answer as a dict, each side's measurement a dict of its
  * own (no per-sample times). Without the GIL while it runs, as _measure. */
 static PyObject *compare(PyObject *module, PyObject *args)
 {
@@ -178,9 +188,9 @@ static PyObject *compare(PyObject *module, PyObject *args)
     PyObject *stream_arg, *fn_a, *fn_b;
     double min_time, max_time, confidence, min_effect;
     long long min_samples;
-    int cold, hold;
-    if (!PyArg_ParseTuple(args, "OOOddLddpp:_compare", &stream_arg, &fn_a, &fn_b, &min_time, &max_time, &min_samples,
-                          &confidence, &min_effect, &cold, &hold))
+    int cold, hold, host;
+    if (!PyArg_ParseTuple(args, "OOOddLddppp:_compare", &stream_arg, &fn_a, &fn_b, &min_time, &max_time, &min_samples,
+                          &confidence, &min_effect, &cold, &hold, &host))
         return NULL;
     if (!PyCallable_Check(fn_a) || !PyCallable_Check(fn_b)) {
         PyErr_SetString(PyExc_TypeError, "compare() expects two callables");
@@ -197,15 +207,17 @@ static PyObject *compare(PyObject *module, PyObject *args)
     options.measure.min_samples = min_samples;
     options.measure.flags = (cold ? TP_MEASURE_COLD : 0u) | (hold ? 0u : TP_MEASURE_NO_HOLD);
     options.measure.wait_check = measure_call_check;
+    options.measure.host_work = host ? measure_call_host : NULL;
     options.confidence = confidence;
     options.min_effect = min_effect;
     tp_comparison out = {.size = sizeof out};
     measure_call a = {.fn = fn_a}, b = {.fn = fn_b};
     a.thread = b.thread = PyEval_SaveThread(); /* one thread state: each side restores it in turn */
-    tp_status status = tp_measure_compare(stream, measure_call_fn, &a, measure_call_fn, &b, &options, &out);
+    tp_work_fn fn = host ? NULL : measure_call_fn;
+    tp_status status = tp_measure_compare(stream, fn, &a, fn, &b, &options, &out);
     PyEval_RestoreThread(a.thread);
     Py_XDECREF(wrapper);
-    if (a.raised || b.raised)
+    if (measure_call_raise_host(&a) | measure_call_raise_host(&b))
         return NULL;
     if (status != TP_OK)
         return tppy_raise(status);
@@ -225,7 +237,7 @@ static PyMethodDef measure_functions[] = {
      "_measure(stream, fn, min_time, max_time, max_noise, min_samples, batch, cold, hold, host) (see tpevent.measure; "
      "with host, fn(n) runs n calls in a host function)"},
     {"_compare", compare, METH_VARARGS,
-     "_compare(stream, fn_a, fn_b, min_time, max_time, min_samples, confidence, min_effect, cold, hold) "
+     "_compare(stream, fn_a, fn_b, min_time, max_time, min_samples, confidence, min_effect, cold, hold, host) "
      "(see tpevent.compare)"},
     {NULL, NULL, 0, NULL},
 };

@@ -367,6 +367,7 @@ def compare(
     min_effect=0.005,
     cold=False,
     hold=True,
+    host=False,
 ):
     """Is ``b`` faster than ``a``: both timed as ``measure`` does, in alternating
     stretches on one stream (A, B, A, B ...) so that a clock ramping up or a
@@ -374,7 +375,8 @@ def compare(
     of b's time to a's with its interval at ``confidence`` and a verdict at
     ``min_effect`` (see Comparison). The interval is looked at after 8, 16, 32 ...
     pairs, each look spending a share of the error, so that the verdict keeps its
-    confidence however early it comes."""
+    confidence however early it comes. ``host=True``: a and b are host work, a
+    sample's calls run in one host function, as ``measure(host=True)``."""
     if not callable(a) or not callable(b):
         raise TypeError("compare() expects two callables")
     min_time = _seconds("min_time", min_time, zero_ok=True)
@@ -387,8 +389,10 @@ def compare(
         raise ValueError(f"min_effect must be in (0, 1), not {min_effect!r}")
     stream = _stream_arg(stream)
     with _current(stream):
+        if host:
+            a, b = _calls_of(a), _calls_of(b)
         answer = _tpevent._compare(
-            stream, a, b, min_time, max_time, min_samples, confidence, min_effect, bool(cold), bool(hold)
+            stream, a, b, min_time, max_time, min_samples, confidence, min_effect, bool(cold), bool(hold), bool(host)
         )
     return Comparison(
         ratio=answer["ratio"],

@@ -162,7 +162,7 @@ def _measure(stream: Optional[_StreamLike], fn: Callable[[], Any], min_time: flo
 
 def _compare(stream: Optional[_StreamLike], fn_a: Callable[[], Any], fn_b: Callable[[], Any], min_time: float,
              max_time: float, min_samples: int, confidence: float, min_effect: float, cold: bool, hold: bool,
-             /) -> Dict[str, Any]: ...
+             host: bool, /) -> Dict[str, Any]: ...
 
 
 class _Namespace(ModuleType):

@@ -331,6 +331,14 @@ class CompareTests(unittest.TestCase):
         c = tpevent.compare(self.launch(1000), self.launch(500), self.stream, max_time=10, min_effect=0.02)
         self.assertEqual(c.verdict, "faster", repr(c))
 
+    def test_host_work_twice_as_long_is_slower_and_itself_not(self):
+        c = tpevent.compare(lambda: busy_wait(100), lambda: busy_wait(200), self.stream, host=True, max_time=10,
+                            min_effect=0.02)
+        self.assertEqual(c.verdict, "slower", repr(c))
+        c = tpevent.compare(lambda: busy_wait(100), lambda: busy_wait(100), self.stream, host=True, max_time=3,
+                            min_effect=0.02, confidence=0.99)
+        self.assertIn(c.verdict, ("same", "undecided"), repr(c))
+
     def test_bad_arguments(self):
         with self.assertRaises(TypeError):
             tpevent.compare(self.launch(10), 1)
