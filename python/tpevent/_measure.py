@@ -460,7 +460,7 @@ def do_bench(
     return_mode="mean",
     *,
     stream=None,
-    cold=True,
+    cold=None,
 ):
     """``triton.testing.do_bench`` measured tpevent's way: the same arguments and
     answer (ms per call; ``quantiles`` a list of them, one quantile a float;
@@ -468,10 +468,14 @@ def do_bench(
     a triton user switches by an import.
 
     ``warmup`` ms of calls first, then ``tpevent.measure`` for ``rep`` ms of timed
-    device time (``min_time``), each call with ``.grad = None`` set on each tensor
-    of ``grad_to_none`` first, as triton does. ``cold`` (default, as triton's L2
-    flush): the device's last-level cache is flushed before each call. The times
-    are the measurement's samples. ``stream`` (None: torch's current CUDA stream
+    device time (``min_time``; at most max(1 s, 3 ``rep``) in all, as triton's
+    ``rep`` bounds its time), each call with ``.grad = None`` set on each tensor
+    of ``grad_to_none`` first, as triton does. ``cold`` (None: True on a GPU, as
+    triton's L2 flush; False on a CPU device, whose last-level cache is the
+    host's own: flushing it evicts the interpreter and the dispatch too, and a
+    100 µs Python host function read 171 µs): the device's last-level cache is
+    flushed before each call. The times are the measurement's samples, the
+    floor taken off. ``stream`` (None: torch's current CUDA stream
     when torch is imported, else tpevent's current stream).
     """
     if return_mode not in _RETURN_MODES:
@@ -479,6 +483,8 @@ def do_bench(
     warmup = _seconds("warmup", warmup, zero_ok=True, unit="ms")
     rep_seconds = _seconds("rep", rep, zero_ok=True, unit="ms") / 1e3
     stream = _bench_stream(stream)
+    if cold is None:  # triton's L2 flush, on a device whose cache is its own
+        cold = not stream.device.startswith("cpu")
 
     def call():
         if grad_to_none is not None:
@@ -487,7 +493,11 @@ def do_bench(
         fn()
 
     _warm_up(fn, stream, warmup)
-    timed = measure(call, stream, min_time=rep_seconds, max_time=max(15.0, 10 * rep_seconds), max_noise=math.inf, cold=cold)
+    # rep bounds the wall clock, as triton's estimate (flush included) does: the timed
+    # device time of cold work much shorter than its flush never reached rep (a CPU
+    # no-op ran 10 s); a third of max_time at least goes to the samples.
+    max_time = max(1.0, 3 * rep_seconds)
+    timed = measure(call, stream, min_time=rep_seconds, max_time=max_time, max_noise=math.inf, cold=cold)
     if not timed.times:
         raise Error(f"do_bench: no sample was kept ({timed.note})")
     return _summarize([t * 1e3 for t in timed.times], quantiles, return_mode)

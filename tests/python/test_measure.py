@@ -421,8 +421,10 @@ class DoBenchTests(unittest.TestCase):
             measure.side_effect = RuntimeError("measured")
             with self.assertRaisesRegex(RuntimeError, "measured"):
                 tpevent.do_bench(self.fn, warmup=0, rep=20, stream=self.stream)
-        self.assertTrue(measure.call_args.kwargs["cold"])
+        # Cold by default on a GPU, as triton; hot on a CPU device (its cache is the host's).
+        self.assertEqual(measure.call_args.kwargs["cold"], not self.stream.device.startswith("cpu"))
         self.assertEqual(measure.call_args.kwargs["min_time"], 0.02)
+        self.assertEqual(measure.call_args.kwargs["max_time"], 1.0)  # rep bounds the wall clock
 
 
 class TorchStream:
