@@ -21,7 +21,7 @@ the statistic's, and what the floor taken off per loop is.
 --smoke (CTest's bench.measure.timeit_smoke): two statements and a 1 ms host function,
 short runs, and tolerances a loaded 2-core CI machine keeps: tpevent's best at most
 1.25 x timeit's and its median at least 0.75 x (load slows timeit's 0.2 s repeats more
-than tpevent's short samples), do_bench's median within 25 % of hot; exit status 1
+than tpevent's short samples), do_bench's median within 50 % of hot; exit status 1
 when one is out. Nothing else asserts.
 """
 
@@ -213,7 +213,7 @@ def compare_do_bench(device, smoke):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--device", default="cpu:0")
-    parser.add_argument("--smoke", action="store_true", help="CTest's quick run: ratios within 25 %%, exit 1 if not")
+    parser.add_argument("--smoke", action="store_true", help="CTest's quick run: ratios within 50 %%, exit 1 if not")
     options = parser.parse_args(argv)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"{os.cpu_count()} CPUs, load average {load:.2f}")
