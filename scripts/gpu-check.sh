@@ -158,7 +158,7 @@ timeout 200 "$build/bin/tpevent_bench_measure_cpu" >"$measure_cpu_log" 2>&1
 measure_gpu_log="$out/gpu-check-measure-gpu-bench.log"
 if [ -n "$site" ]; then
   step "measure benchmark, GPU ($measure_gpu_log)"
-  PYTHONPATH="$site" timeout 360 python3 bench/measure/measure_gpu.py >"$measure_gpu_log" 2>&1
+  PYTHONPATH="$site" timeout 480 python3 bench/measure/measure_gpu.py >"$measure_gpu_log" 2>&1
   measure_gpu_status=$?
   [ "$measure_gpu_status" -ne 0 ] && echo "measure_gpu.py: exit status $measure_gpu_status (124: timed out)" >>"$measure_gpu_log"
 else
