@@ -52,18 +52,6 @@ static double compare_log(double x)
     return 2.0 * sum + exponent * 0.69314718055994530942;
 }
 
-static double compare_sqrt(double x)
-{
-    double root = x > 1.0 ? x : 1.0;
-    for (int i = 0; x > 0.0 && i < 2100; i++) {
-        double next = 0.5 * (root + x / root);
-        if (next >= root)
-            break;
-        root = next;
-    }
-    return x > 0.0 ? root : 0.0;
-}
-
 /* The upper p quantile of the standard normal, p in (0, 0.5]: Acklam's rational
  * approximation of its tail (relative error below 1.2e-9). */
 static double normal_upper_quantile(double p)
@@ -77,7 +65,7 @@ static double normal_upper_quantile(double p)
     static const double b[] = {-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02,
                                6.680131188771972e+01, -1.328068155288572e+01};
     if (p < 0.02425) {
-        double q = compare_sqrt(-2.0 * compare_log(p));
+        double q = measure_square_root(-2.0 * compare_log(p));
         return -(((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
                ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1.0);
     }

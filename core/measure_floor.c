@@ -46,19 +46,6 @@ static double median_of(double *values, int64_t n)
     return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2.0;
 }
 
-/* Newton's iteration, as measure_samples.c's: libtpevent links no libm. */
-static double floor_square_root(double x)
-{
-    double root = x > 1.0 ? x : 1.0;
-    for (int i = 0; x > 0.0 && i < 2100; i++) {
-        double next = 0.5 * (root + x / root);
-        if (next >= root)
-            break;
-        root = next;
-    }
-    return x > 0.0 ? root : 0.0;
-}
-
 /* One held stretch of the least work, retried while its hold runs out (the next is
  * then unheld after two); *per_call_ns: the samples' median. */
 static tp_status floor_stretch(measure_run *run, measure_shape shape, int64_t calls, double *per_call_ns)
@@ -118,7 +105,7 @@ tp_status measure_floor(measure_run *run)
         mean += floors[r] / FLOOR_ROUNDS;
     for (int r = 0; r < FLOOR_ROUNDS; r++)
         m2 += (floors[r] - mean) * (floors[r] - mean);
-    run->floor_stdev_ns = floor_square_root(m2 / (FLOOR_ROUNDS - 1));
+    run->floor_stdev_ns = measure_square_root(m2 / (FLOOR_ROUNDS - 1));
     double floor_ns = median_of(floors, FLOOR_ROUNDS), empty_ns = median_of(empties, FLOOR_ROUNDS);
     run->floor_ns = floor_ns > 0 ? floor_ns : 0;
     run->empty_ns = empty_ns > 0 ? empty_ns : 0;

@@ -25,7 +25,7 @@ bool measure_samples_add(measure_samples *samples, double ns)
 
 /* Newton's iteration from above, which only decreases until it stops: libtpevent links
  * no libm (a static link of it would have to add -lm), and gcc calls sqrt at -O0. */
-static double square_root(double x)
+double measure_square_root(double x)
 {
     if (!(x > 0.0))
         return 0.0;
@@ -41,7 +41,7 @@ static double square_root(double x)
 
 static double measure_samples_stdev(const measure_samples *samples)
 {
-    return samples->count < 2 ? 0.0 : square_root(samples->m2 / (double)(samples->count - 1));
+    return samples->count < 2 ? 0.0 : measure_square_root(samples->m2 / (double)(samples->count - 1));
 }
 
 double measure_samples_noise(const measure_samples *samples)
@@ -126,7 +126,7 @@ bool measure_samples_median_interval(measure_samples *samples, double z, double 
     }
     double *v = samples->scratch;
     memcpy(v, samples->values, n * sizeof *v);
-    double spread = z * square_root((double)n);
+    double spread = z * measure_square_root((double)n);
     double j = ((double)n - spread) / 2.0, k = 1.0 + ((double)n + spread) / 2.0;
     size_t lo = j < 1.0 ? 0 : (size_t)j - 1;                                      /* floor, 1-based to 0-based */
     size_t hi = k >= (double)n ? n - 1 : (size_t)k + ((double)(size_t)k < k) - 1; /* ceil, likewise */

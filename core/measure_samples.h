@@ -17,6 +17,10 @@ typedef struct measure_samples {
     size_t scratch_capacity;
 } measure_samples;
 
+/* The square root of x (0 for x <= 0 or NaN): Newton's iteration, since libtpevent links
+ * no libm (a static link of it would have to add -lm, and gcc calls sqrt at -O0). */
+double measure_square_root(double x);
+
 /* Appends one sample; false when out of memory. */
 bool measure_samples_add(measure_samples *samples, double ns);
 
