@@ -138,7 +138,8 @@ def _parser():
     own.add_argument("--json", action="store_true", help="print a summary as one JSON object (schema %s)" % SCHEMA)
     own.add_argument("--samples", action="store_true",
                      help="add each sample's time per loop (seconds): with --json as \"times\", else one per line")
-    own.add_argument("--min-time", type=_finite, default=0.5, help="seconds of timed device time (default 0.5)")
+    own.add_argument("--min-time", type=_finite, default=1.0,
+                     help="seconds of timed device time (default 1: five repeats of 0.2 s, as timeit's)")
     own.add_argument("--max-time", type=_finite, default=15.0, help="seconds of wall clock at most (default 15)")
     own.add_argument("--max-noise", type=_finite, default=0.005,
                      help="the median's interval to reach, relative (default 0.005)")
