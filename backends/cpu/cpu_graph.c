@@ -441,6 +441,17 @@ static void owned_fn_task(void *arg, cpu_word unused)
     owned_fn_unref(owned);
 }
 
+/* Under the queue's lock (a batch): a record of an event without timing needs no
+ * task, as on a busy stream outside a graph (cpu_event.c): it is reached once the
+ * tasks pushed before it are, and nobody asks when. A task per record made the
+ * worker run as many tasks again as one by one did (bench/graph: records and host
+ * functions half and half), so that a replay was no cheaper than one by one. */
+static void record_without_task(cpu_event *event, cpu_queue *queue)
+{
+    tp_cpu_queue_ref(queue); /* the record's */
+    (void)tp_cpu_event_replace_record(event, queue, tp_cpu_queue_next_seq(queue) - 1, 0, 0);
+}
+
 tp_status tp_cpu_graph_launch(tp_graph *handle, tp_stream *stream)
 {
     cpu_graph *graph = (cpu_graph *)handle;
@@ -467,6 +478,10 @@ tp_status tp_cpu_graph_launch(tp_graph *handle, tp_stream *stream)
             task = (cpu_task){.run = owned_fn_task, .arg = node->owned};
             break;
         case NODE_RECORD_EXTERNAL:
+            if (!(node->event->head.flags & TP_EVENT_TIMING)) {
+                record_without_task(node->event, queue);
+                continue;
+            }
             task = tp_cpu_event_record_task(node->event, queue, tp_cpu_queue_next_seq(queue));
             break;
         case NODE_WAIT_EXTERNAL:

@@ -10,7 +10,9 @@
  * round is the submission (N calls, or one launch) and a synchronize of the
  * stream. One table per device, a row per N (16, 256 and 1024 unless --n is
  * given): the median round in us both ways, measured side by side in the same
- * run, and their ratio (one by one / graph). Each launch must have run each host
+ * run, and their ratio (one by one / graph); then the same for the submission
+ * alone (the N calls, or the launch: the round's part before the synchronize),
+ * which is what a graph is captured to make cheaper. Each launch must have run each host
  * function once: the benchmark fails otherwise. Devices default to cpu:0 and,
  * where usable, cuda:0 and hip:0. Rounds stop at --max-seconds per device, N and
  * side. It asserts nothing about time.
@@ -118,6 +120,8 @@ static bool bench_n(const char *device, tp_stream *stream, tp_event **events, in
 
     double *eager = allocate((size_t)o->rounds * sizeof *eager);
     double *launched = allocate((size_t)o->rounds * sizeof *launched);
+    double *eager_submit = allocate((size_t)o->rounds * sizeof *eager_submit);
+    double *launched_submit = allocate((size_t)o->rounds * sizeof *launched_submit);
     /* Warm-up: pools, workers, the graph's first launch. */
     check(submit_sequence(stream, events, n), "the sequence, one by one");
     check(tp_graph_launch(graph, stream), "tp_graph_launch");
@@ -128,6 +132,7 @@ static bool bench_n(const char *device, tp_stream *stream, tp_event **events, in
     for (; eager_rounds < o->rounds && now_s() < deadline; eager_rounds++) {
         double t0 = now_s();
         check(submit_sequence(stream, events, n), "the sequence, one by one");
+        eager_submit[eager_rounds] = (now_s() - t0) * 1e6;
         check(tp_stream_synchronize(stream), "tp_stream_synchronize");
         eager[eager_rounds] = (now_s() - t0) * 1e6;
     }
@@ -136,6 +141,7 @@ static bool bench_n(const char *device, tp_stream *stream, tp_event **events, in
     for (; graph_rounds < o->rounds && now_s() < deadline; graph_rounds++) {
         double t0 = now_s();
         check(tp_graph_launch(graph, stream), "tp_graph_launch");
+        launched_submit[graph_rounds] = (now_s() - t0) * 1e6;
         check(tp_stream_synchronize(stream), "tp_stream_synchronize");
         launched[graph_rounds] = (now_s() - t0) * 1e6;
     }
@@ -147,8 +153,11 @@ static bool bench_n(const char *device, tp_stream *stream, tp_event **events, in
         exit(1);
     }
     double e = median(eager, eager_rounds), g = median(launched, graph_rounds);
-    printf("| %6d | %13.2f | %12.2f | %6.2fx | %17d | %12d |\n", n, e, g, g > 0 ? e / g : 0.0, eager_rounds,
-           graph_rounds);
+    double es = median(eager_submit, eager_rounds), gs = median(launched_submit, graph_rounds);
+    printf("| %6d | %13.2f | %12.2f | %6.2fx | %13.2f | %12.2f | %6.2fx | %17d | %12d |\n", n, e, g,
+           g > 0 ? e / g : 0.0, es, gs, gs > 0 ? es / gs : 0.0, eager_rounds, graph_rounds);
+    free(launched_submit);
+    free(eager_submit);
     free(eager);
     free(launched);
     check(tp_graph_destroy(graph), "tp_graph_destroy");
@@ -166,8 +175,12 @@ static bool bench_device(const char *device, const options *o)
 
     printf("\n%s: N/2 external records and N/2 host functions, interleaved; median round (submit + synchronize)\n\n",
            device);
-    printf("|      N | one by one us |     graph us |   ratio | rounds one by one | rounds graph |\n");
-    printf("|--------|---------------|--------------|---------|-------------------|--------------|\n");
+    printf(
+        "|      N | one by one us |     graph us |   ratio | submit 1 by 1 | submit graph |  ratio "
+        "| rounds one by one | rounds graph |\n");
+    printf(
+        "|--------|---------------|--------------|---------|---------------|--------------|--------"
+        "-|-------------------|--------------|\n");
     bool captured = true;
     for (int i = 0; i < o->n_count; i++)
         captured = bench_n(device, stream, events, o->ns[i], o) && captured;
