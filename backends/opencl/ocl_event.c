@@ -5,24 +5,26 @@
  * is a barrier on the marker; across contexts (two platforms, or two devices), a
  * hold released by the marker's completion.
  *
- * No lock on the hot path. A reader (query, synchronize, wait, elapsed) counts
- * itself in `readers`, reads `latest`, uses the record, counts itself out: two
- * atomic adds on the event, no wait, readers never wait for one another. A record
- * exchanges `latest` and then looks at `readers`: at 0 no reader can hold what it
- * replaced, and it drops the event's reference at once. Why that is safe (rule 10:
- * a marker released under a reader would be used after its release): both sides
- * are sequentially consistent, the reader adds then loads, the recorder exchanges
- * then loads; so a reader the recorder did not see load `latest` after the
- * exchange and never had the old record, and one it saw counted out (release)
- * before the recorder's load (acquire) only if it is done with it. When readers are
- * in, the replaced record goes on the event's `retired` stack instead, linked
- * through next_free (a record there is in no pool), and a later record takes the
- * whole stack, then looks at `readers` again: at 0 every reader from before the
- * records were replaced is gone and the stack is dropped, else it goes back. Only
- * whole stacks are taken (no pop of one), so there is no ABA. A stack outlives a
- * burst of readers at most until the next record that finds none, or the event's
- * destroy. What a reader keeps past its count (synchronize's long wait, snapshots)
+ * No lock on the hot path. A reader (query, synchronize, wait, elapsed) publishes
+ * the record it reads in its thread's hazard slot and loads `latest` again to see
+ * that it still is the latest (ocl_readers.c): one locked store per record read,
+ * no wait, readers never wait for one another. A record exchanges `latest` and
+ * then looks through the slots: a replaced record that no slot holds is dropped at
+ * once. Why that is safe (rule 10: a marker released under a reader would be used
+ * after its release): both sides are sequentially consistent, the reader stores
+ * then loads, the recorder exchanges then loads; so a reader whose slot the
+ * recorder did not see loads `latest` after the exchange, sees it changed and
+ * never uses the old record. One a slot holds goes on the event's `retired` stack
+ * instead, linked through next_free (a record there is in no pool), and a later
+ * record takes the whole stack, drops what no slot holds any more and puts the
+ * rest back. Only whole stacks are taken (no pop of one), so there is no ABA. A
+ * stack outlives a reader at most until the next record after it, or the event's
+ * destroy. What a reader keeps past its read (synchronize's long wait, snapshots)
  * it takes a reference on.
+ *
+ * Before the slots, readers counted themselves in and out of the event with two
+ * atomic adds per read: ~13 ns of PoCL's ~16 ns query, ~18 ns of its ~7 ns
+ * elapsed (bench/opencl, issue 53).
  */
 #define _POSIX_C_SOURCE 200809L
 #include "backends/opencl/ocl_internal.h"
@@ -41,7 +43,6 @@ tp_status tp_ocl_event_create(int device, unsigned flags, tp_event **out)
         return tp_ocl_host()->fail(TP_ERR_OUT_OF_MEMORY, "tp_event_create: out of memory");
     event->head = (tp_event){.backend = tp_ocl_table(), .device = {TP_DEVICE_OPENCL, device}, .flags = flags};
     atomic_init(&event->latest, NULL);
-    atomic_init(&event->readers, 0);
     atomic_init(&event->retired, NULL);
     *out = &event->head;
     return TP_OK;
@@ -107,23 +108,6 @@ tp_status tp_ocl_event_wrap(int index, void *native, const tp_backend *table, tp
     return TP_OK;
 }
 
-/* The reader's side: between these two, the record read is not given back. */
-static inline ocl_record *latest_enter(ocl_event *event)
-{
-    atomic_fetch_add_explicit(&event->readers, 1, memory_order_seq_cst);
-    return atomic_load_explicit(&event->latest, memory_order_seq_cst);
-}
-
-static inline void latest_leave(ocl_event *event)
-{
-    atomic_fetch_sub_explicit(&event->readers, 1, memory_order_release);
-}
-
-static bool no_reader(ocl_event *event)
-{
-    return atomic_load_explicit(&event->readers, memory_order_seq_cst) == 0;
-}
-
 static void retired_push(ocl_event *event, ocl_record *first, ocl_record *last)
 {
     ocl_record *head = atomic_load_explicit(&event->retired, memory_order_relaxed);
@@ -133,12 +117,33 @@ static void retired_push(ocl_event *event, ocl_record *first, ocl_record *last)
                                                   memory_order_relaxed));
 }
 
+/* The records of `stack` that no reader holds any more are dropped; the others go
+ * back on the event's stack. */
+static void retired_prune(ocl_event *event, ocl_record *stack)
+{
+    ocl_record *kept = NULL, *kept_last = NULL;
+    while (stack) {
+        ocl_record *next = stack->next_free;
+        if (tp_ocl_record_in_use(stack)) {
+            stack->next_free = kept;
+            kept = stack;
+            if (!kept_last)
+                kept_last = stack;
+        } else {
+            tp_ocl_record_unref(stack);
+        }
+        stack = next;
+    }
+    if (kept)
+        retired_push(event, kept, kept_last);
+}
+
 /* The event's reference on `replaced` (and on what earlier records left), dropped
- * once no reader can hold it. */
+ * once no reader holds it. */
 static void retire(ocl_event *event, ocl_record *replaced)
 {
     if (replaced) {
-        if (no_reader(event))
+        if (!tp_ocl_record_in_use(replaced))
             tp_ocl_record_unref(replaced);
         else
             retired_push(event, replaced, replaced);
@@ -146,24 +151,17 @@ static void retire(ocl_event *event, ocl_record *replaced)
     if (TP_LIKELY(!atomic_load_explicit(&event->retired, memory_order_relaxed)))
         return;
     ocl_record *stack = atomic_exchange_explicit(&event->retired, NULL, memory_order_acquire);
-    if (!stack)
-        return;
-    if (no_reader(event)) {
-        unref_stack(stack);
-        return;
-    }
-    ocl_record *last = stack;
-    while (last->next_free)
-        last = last->next_free;
-    retired_push(event, stack, last);
+    if (stack)
+        retired_prune(event, stack);
 }
 
 ocl_record *tp_ocl_event_latest(ocl_event *event)
 {
-    ocl_record *record = latest_enter(event);
+    ocl_reader_slot *slot = tp_ocl_reader_slot();
+    ocl_record *record = tp_ocl_read_enter(slot, 0, &event->latest);
     if (record)
         tp_ocl_record_ref(record);
-    latest_leave(event);
+    tp_ocl_read_leave(slot, 0);
     return record;
 }
 
@@ -184,13 +182,14 @@ tp_status tp_ocl_event_record(tp_event *handle, tp_stream *stream_handle)
 tp_status tp_ocl_event_query(tp_event *handle, bool *done)
 {
     ocl_event *event = (ocl_event *)handle;
-    ocl_record *record = latest_enter(event);
+    ocl_reader_slot *slot = tp_ocl_reader_slot();
+    ocl_record *record = tp_ocl_read_enter(slot, 0, &event->latest);
     tp_status status = TP_OK;
     if (record)
         status = tp_ocl_record_query(record, "tp_event_query", done);
     else
         *done = true;
-    latest_leave(event);
+    tp_ocl_read_leave(slot, 0);
     return status;
 }
 
@@ -226,12 +225,13 @@ static tp_status synchronize_pending(tp_event *handle, ocl_record *record)
 tp_status tp_ocl_event_synchronize(tp_event *handle)
 {
     ocl_event *event = (ocl_event *)handle;
-    ocl_record *record = latest_enter(event);
+    ocl_reader_slot *slot = tp_ocl_reader_slot();
+    ocl_record *record = tp_ocl_read_enter(slot, 0, &event->latest);
     bool reached = true;
     tp_status status = record ? tp_ocl_record_query(record, "tp_event_synchronize", &reached) : TP_OK;
     if (TP_UNLIKELY(status == TP_OK && !reached))
-        tp_ocl_record_ref(record); /* the wait may be long: kept past the count */
-    latest_leave(event);
+        tp_ocl_record_ref(record); /* the wait may be long: kept past the read */
+    tp_ocl_read_leave(slot, 0);
     if (TP_LIKELY(status != TP_OK || reached))
         return status;
     status = synchronize_pending(handle, record);
@@ -244,15 +244,17 @@ tp_status tp_ocl_event_synchronize(tp_event *handle)
 tp_status tp_ocl_event_elapsed(tp_event *start_handle, tp_event *end_handle, float *ms)
 {
     ocl_event *start_event = (ocl_event *)start_handle, *end_event = (ocl_event *)end_handle;
-    ocl_record *start = latest_enter(start_event);
-    ocl_record *end = latest_enter(end_event);
+    ocl_reader_slot *slot = tp_ocl_reader_slot();
+    ocl_record *records[2];
+    tp_ocl_read_enter_pair(slot, &start_event->latest, &end_event->latest, records);
+    ocl_record *start = records[0], *end = records[1];
     cl_ulong start_ns = 0, end_ns = 0;
     /* NOT_RECORDED / NOT_READY: the core sorts out rule 7's answer (below). */
     tp_status status = start ? tp_ocl_record_end(start, "tp_event_elapsed_time", &start_ns) : TP_ERR_NOT_RECORDED;
     if (status == TP_OK)
         status = end ? tp_ocl_record_end(end, "tp_event_elapsed_time", &end_ns) : TP_ERR_NOT_RECORDED;
-    latest_leave(end_event);
-    latest_leave(start_event);
+    tp_ocl_read_leave(slot, 1);
+    tp_ocl_read_leave(slot, 0);
     if (status == TP_OK)
         *ms = (float)((double)(int64_t)(end_ns - start_ns) / 1e6);
     if (status == TP_ERR_NOT_RECORDED || status == TP_ERR_NOT_READY)
@@ -273,9 +275,10 @@ tp_status tp_ocl_event_timestamp(tp_event *handle, int64_t *ns)
 tp_status tp_ocl_event_native(tp_event *handle, void **native)
 {
     ocl_event *event = (ocl_event *)handle;
-    ocl_record *record = latest_enter(event);
+    ocl_reader_slot *slot = tp_ocl_reader_slot();
+    ocl_record *record = tp_ocl_read_enter(slot, 0, &event->latest);
     *native = record ? (void *)record->marker : NULL;
-    latest_leave(event);
+    tp_ocl_read_leave(slot, 0);
     return TP_OK;
 }
 
@@ -285,10 +288,11 @@ tp_status tp_ocl_stream_wait_event(tp_stream *stream_handle, tp_event *event_han
     ocl_stream *stream = (ocl_stream *)stream_handle;
     ocl_event *event = (ocl_event *)event_handle;
     /* The barrier and the notice retain the marker themselves: no reference. */
-    ocl_record *record = latest_enter(event);
+    ocl_reader_slot *slot = tp_ocl_reader_slot();
+    ocl_record *record = tp_ocl_read_enter(slot, 0, &event->latest);
     tp_status status = TP_OK;
     if (!record) {
-        latest_leave(event);
+        tp_ocl_read_leave(slot, 0);
         return TP_OK; /* never recorded: nothing to wait for (rule 6) */
     }
     if (TP_LIKELY(record->context == stream->context)) {
@@ -304,7 +308,7 @@ tp_status tp_ocl_stream_wait_event(tp_stream *stream_handle, tp_event *event_han
         if (status == TP_OK && (status = tp_ocl_record_notify(record, release, arg, call)) != TP_OK)
             release(arg);
     }
-    latest_leave(event);
+    tp_ocl_read_leave(slot, 0);
     tp_ocl_stream_enqueued(stream);
     return status;
 }

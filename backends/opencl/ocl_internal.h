@@ -6,6 +6,7 @@
  *                   context per device, the error names
  *   ocl_clock.c     a device's profiling clock on CLOCK_MONOTONIC (rule 13)
  *   ocl_record.c    records: a retained marker and its converted time, pooled
+ *   ocl_readers.c   hazard slots: a record read by a thread is not released
  *   ocl_notify.c    fn(arg) once a record is reached, from one polling thread
  *   ocl_hold.c      a user event and a barrier: the hold (rules 14, 17), and
  *                   the chain that joins holds past a bounded queue's window
@@ -272,8 +273,7 @@ tp_status tp_ocl_stream_launch_empty(tp_stream *stream);
 typedef struct ocl_event {
     tp_event head;
     _Atomic(ocl_record *) latest;  /* NULL: never recorded */
-    atomic_uint readers;           /* threads between reading `latest` and done with what they read */
-    _Atomic(ocl_record *) retired; /* replaced while readers were in: a stack through next_free */
+    _Atomic(ocl_record *) retired; /* replaced while a reader held it: a stack through next_free */
 } ocl_event;
 
 tp_status tp_ocl_event_create(int device, unsigned flags, tp_event **out);
@@ -291,6 +291,76 @@ tp_status tp_ocl_stream_wait_event(tp_stream *stream, tp_event *event);
 bool tp_ocl_event_waits_for_itself(tp_event *event);
 /* The event's latest record with a reference, or NULL: never recorded. */
 ocl_record *tp_ocl_event_latest(ocl_event *event);
+
+/* ----------------------------------------------------------- ocl_readers.c */
+
+/* Records a thread may read at once: elapsed reads two. */
+#define OCL_HAZARDS 2
+
+/* A thread's hazard slots (ocl_readers.c): the records it is reading now. */
+typedef struct ocl_reader_slot {
+    _Atomic(ocl_record *) hazard[OCL_HAZARDS];
+    atomic_bool in_use; /* a live thread's */
+    bool shared;        /* the one of threads out of memory, under a lock */
+    struct ocl_reader_slot *next;
+} ocl_reader_slot;
+
+extern __attribute__((tls_model("initial-exec"))) _Thread_local ocl_reader_slot *tp_ocl_my_slot;
+/* The calling thread's first read: its slot (or, out of memory, a shared one,
+ * locked until tp_ocl_read_leave). */
+ocl_reader_slot *tp_ocl_reader_slot_make(void);
+void tp_ocl_shared_slot_leave(void);
+/* Whether a reader's slot holds `record`: it may not be released yet. */
+bool tp_ocl_record_in_use(const ocl_record *record);
+
+static inline ocl_reader_slot *tp_ocl_reader_slot(void)
+{
+    ocl_reader_slot *slot = tp_ocl_my_slot;
+    return TP_LIKELY(slot != NULL) ? slot : tp_ocl_reader_slot_make();
+}
+
+/* `*latest`, published in the slot's hazard `h` until tp_ocl_read_leave: no
+ * recorder releases it meanwhile. */
+static inline ocl_record *tp_ocl_read_enter(ocl_reader_slot *slot, int h, _Atomic(ocl_record *) *latest)
+{
+    ocl_record *record = atomic_load_explicit(latest, memory_order_relaxed);
+    for (;;) {
+        atomic_store_explicit(&slot->hazard[h], record, memory_order_seq_cst);
+        ocl_record *again = atomic_load_explicit(latest, memory_order_seq_cst);
+        if (TP_LIKELY(again == record))
+            return record;
+        record = again;
+    }
+}
+
+/* Both events' latest records, in hazards 0 and 1, behind one fence (elapsed). */
+static inline void tp_ocl_read_enter_pair(ocl_reader_slot *slot, _Atomic(ocl_record *) *first,
+                                          _Atomic(ocl_record *) *second, ocl_record **out)
+{
+    ocl_record *a = atomic_load_explicit(first, memory_order_relaxed);
+    ocl_record *b = atomic_load_explicit(second, memory_order_relaxed);
+    for (;;) {
+        atomic_store_explicit(&slot->hazard[0], a, memory_order_relaxed);
+        atomic_store_explicit(&slot->hazard[1], b, memory_order_relaxed);
+        atomic_thread_fence(memory_order_seq_cst);
+        /* Acquire: what the recorder wrote into the records before publishing them. */
+        ocl_record *a_again = atomic_load_explicit(first, memory_order_acquire);
+        ocl_record *b_again = atomic_load_explicit(second, memory_order_acquire);
+        if (TP_LIKELY(a_again == a && b_again == b))
+            break;
+        a = a_again;
+        b = b_again;
+    }
+    out[0] = a;
+    out[1] = b;
+}
+
+static inline void tp_ocl_read_leave(ocl_reader_slot *slot, int h)
+{
+    atomic_store_explicit(&slot->hazard[h], NULL, memory_order_release);
+    if (TP_UNLIKELY(slot->shared) && h == 0) /* elapsed leaves 1, then 0 */
+        tp_ocl_shared_slot_leave();
+}
 
 /* ---------------------------------------------------------- ocl_snapshot.c */
 
