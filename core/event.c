@@ -4,6 +4,7 @@
  * record/query/wait/elapsed paths: a NULL stream is a thread-local load.
  */
 #include "core/internal.h"
+#include "core/wait_across.h"
 
 /* Why tp_event_create refuses its arguments; out of line (TP_COLD), so that the
  * create itself tests them in one branch. */

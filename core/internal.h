@@ -129,21 +129,6 @@ static inline void tp_event_release_hold(tp_event *event)
         (void)event->backend->event_destroy(event);
 }
 
-/* ------------------------------------------------------ wait_across.c */
-
-/* tp_event_wait of a stream on an event of another backend (rules 6, 14). */
-tp_status tp_wait_across_backends(tp_event *event, tp_stream *stream) TP_COLD;
-
-/* The wait itself (rule 6), for tp_event_wait and the trace's: one table call on
- * one backend. One backend per device type; a backend may give its events of
- * different kinds tables of their own, so the tables are not what is compared. */
-static inline tp_status tp_event_wait_on(tp_event *event, tp_stream *stream)
-{
-    if (TP_UNLIKELY(stream->device.type != event->device.type))
-        return tp_wait_across_backends(event, stream); /* core/wait_across.c */
-    return event->backend->stream_wait_event(stream, event);
-}
-
 /* ------------------------------------------------------------ graph.c */
 
 /* TP_ERR_CAPTURING: a wait across backends on a capturing stream (rule 16). */

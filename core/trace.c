@@ -34,6 +34,7 @@
  * fork(): a child does not inherit a running trace (forget_trace_after_fork).
  */
 #include "core/trace.h"
+#include "core/wait_across.h"
 #include "common/array.h"
 #include "common/env.h"
 

@@ -29,7 +29,7 @@
  * blocking task's state comes from a free list, so that a warmed-up program's
  * waits allocate nothing.
  */
-#include "core/internal.h"
+#include "core/wait_across.h"
 
 #include "common/free_list.h"
 #include "common/spin.h"

@@ -49,7 +49,7 @@ build() { # source dir, build dir
 build_over_this_fake_driver() { # source dir, build dir
     local objects="$2/fake-objects" shim="$2/fake-shim/backends/gpu"
     rm -rf "$objects" "$2/fake-shim" && mkdir -p "$objects" "$shim" "$2/gpu-fake"
-    echo '#include "backends/gpu/runtime_fake.h" /* instructions-compare.sh: the fake driver */' >"$shim/runtime_cuda.h"
+    echo '#include "tests/gpu_fake/runtime_fake.h" /* instructions-compare.sh: the fake driver */' >"$shim/runtime_cuda.h"
     local f
     for f in "$after_src"/tests/gpu_fake/runtime_fake*.c; do
         "${cc[@]}" -fPIC -fvisibility=hidden -DTPEVENT_GPU_FAKE -I"$after_src/include" -I"$after_src" -c "$f" \

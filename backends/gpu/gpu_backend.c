@@ -5,12 +5,21 @@
  * for life). The registry knows `gpu_table`; interprocess events point at
  * `gpu_ipc_table`, the same but for the entries that take an event, so a call on
  * either kind is one indirect call, and the plain event's code has no IPC branch.
- * Only creation picks the kind. What each slot of the tables calls: gpu_entries.h.
+ * Only creation picks the kind. Wrappers of native events their callers own
+ * (tp_event_from_native) have a third, `gpu_wrapped_table`. gpu_entries.h lists the
+ * slots of each (tests/gpu_fake checks the tables against it).
+ *
+ * The capture layer is here: an entry that a capture changes (rule 16) tests for a
+ * capture (one or two relaxed loads, gpu_graph.h) and takes gpu_graph.c's path only
+ * if one may be involved, which ends in the entry itself where none is after all (a
+ * wrapped stream nobody captures, a capture closed since); a hot one first tests
+ * for its common case, which no capture is part of, and runs it in place
+ * (gpu_event_direct.h, inline): record on CUDA reads in this file,
+ * gpu_event_direct.h, gpu_internal.h and runtime_cuda.h.
  */
 #include "backends/gpu/gpu_internal.h"
 #include "backends/gpu/gpu_event_direct.h"
 #include "backends/gpu/gpu_graph.h"
-#include "backends/gpu/gpu_entries.h"
 #include "backends/gpu/gpu_tool.h"
 
 #include <stdio.h>
@@ -59,140 +68,185 @@ static tp_status event_from_native(int device, void *native, tp_event **out)
     return gpu_wrapped_event_create(device, native, &gpu_wrapped_table, out);
 }
 
-/* The list of entries (gpu_entries.h) made into the capture layer and the tables.
- * A generated function's parameters and arguments, from its parameter types (one
- * to four). */
-#define GPU_PICK(_1, _2, _3, _4, picked, ...) picked
-#define GPU_PARAMS(...) GPU_PICK(__VA_ARGS__, GPU_PARAMS4, GPU_PARAMS3, GPU_PARAMS2, GPU_PARAMS1, )(__VA_ARGS__)
-#define GPU_PARAMS1(t1) (t1 a1)
-#define GPU_PARAMS2(t1, t2) (t1 a1, t2 a2)
-#define GPU_PARAMS3(t1, t2, t3) (t1 a1, t2 a2, t3 a3)
-#define GPU_PARAMS4(t1, t2, t3, t4) (t1 a1, t2 a2, t3 a3, t4 a4)
-#define GPU_ARGS(...) GPU_PICK(__VA_ARGS__, (a1, a2, a3, a4), (a1, a2, a3), (a1, a2), (a1), )
-#define GPU_UNUSED(...) GPU_PICK(__VA_ARGS__, GPU_UNUSED4, GPU_UNUSED3, GPU_UNUSED2, GPU_UNUSED1, )
-#define GPU_UNUSED1 (void)a1
-#define GPU_UNUSED2 GPU_UNUSED1, (void)a2
-#define GPU_UNUSED3 GPU_UNUSED2, (void)a3
-#define GPU_UNUSED4 GPU_UNUSED3, (void)a4
+/* ------------------------------------------------------- the capture layer */
 
-/*
- * The capture layer: an entry a capture changes (rule 16) tests for a capture, and
- * takes gpu_graph.c's path only if one may be involved; a hot one first tests for
- * its common case, which no capture is part of, and goes straight to it.
- */
-#define GPU_CAPTURE_LAYER(table, slot, operation, function, test, capture_path, ...) \
-    static tp_status captured_##table##_##slot GPU_PARAMS(__VA_ARGS__)               \
-    {                                                                                \
-        if (TP_UNLIKELY(test))                                                       \
-            return capture_path GPU_ARGS(__VA_ARGS__);                               \
-        return function GPU_ARGS(__VA_ARGS__);                                       \
-    }
-#define GPU_DIRECT_LAYER(table, slot, operation, function, test, capture_path, direct_test, direct, ...) \
-    static tp_status captured_##table##_##slot GPU_PARAMS(__VA_ARGS__)                                   \
-    {                                                                                                    \
-        if (TP_LIKELY(direct_test))                                                                      \
-            return direct GPU_ARGS(__VA_ARGS__);                                                         \
-        if (TP_UNLIKELY(test))                                                                           \
-            return capture_path GPU_ARGS(__VA_ARGS__);                                                   \
-        return function GPU_ARGS(__VA_ARGS__);                                                           \
-    }
-#define GPU_NO_LAYER(slot, ...)
-#define GPU_SHARED_CAPTURE(slot, ...) GPU_CAPTURE_LAYER(shared, slot, __VA_ARGS__)
-#define GPU_PLAIN_CAPTURE(slot, ...) GPU_CAPTURE_LAYER(plain, slot, __VA_ARGS__)
-#define GPU_IPC_CAPTURE(slot, ...) GPU_CAPTURE_LAYER(ipc, slot, __VA_ARGS__)
-#define GPU_WRAPPED_CAPTURE(slot, ...) GPU_CAPTURE_LAYER(wrapped, slot, __VA_ARGS__)
-#define GPU_SHARED_DIRECT(slot, ...) GPU_DIRECT_LAYER(shared, slot, __VA_ARGS__)
-#define GPU_PLAIN_DIRECT(slot, ...) GPU_DIRECT_LAYER(plain, slot, __VA_ARGS__)
-#define GPU_IPC_DIRECT(slot, ...) GPU_DIRECT_LAYER(ipc, slot, __VA_ARGS__)
-#define GPU_WRAPPED_DIRECT(slot, ...) GPU_DIRECT_LAYER(wrapped, slot, __VA_ARGS__)
+static tp_status captured_stream_destroy(tp_stream *stream)
+{
+    if (TP_UNLIKELY(gpu_stream_in_capture(stream)))
+        return gpu_capture_stream_destroy(stream);
+    return gpu_stream_destroy(stream);
+}
 
-GPU_SHARED_ENTRIES(GPU_NO_LAYER, GPU_SHARED_CAPTURE, GPU_SHARED_DIRECT, GPU_NO_LAYER)
-GPU_PLAIN_EVENT_ENTRIES(GPU_NO_LAYER, GPU_PLAIN_CAPTURE, GPU_PLAIN_DIRECT, GPU_NO_LAYER)
-GPU_IPC_EVENT_ENTRIES(GPU_NO_LAYER, GPU_IPC_CAPTURE, GPU_IPC_DIRECT, GPU_NO_LAYER)
-GPU_WRAPPED_EVENT_ENTRIES(GPU_NO_LAYER, GPU_WRAPPED_CAPTURE, GPU_WRAPPED_DIRECT, GPU_NO_LAYER)
+static tp_status captured_stream_query(tp_stream *stream, bool *idle)
+{
+    if (TP_UNLIKELY(gpu_stream_capture_checked(stream)))
+        return gpu_capture_stream_query(stream, idle);
+    return gpu_stream_query(stream, idle);
+}
 
-/* fork() (gpu_device.c): what each entry that can reach the runtime answers in a
- * child of the process that initialized the driver. */
-#define GPU_FORKED(table, slot, operation, function, ...)            \
-    static tp_status forked_##table##_##slot GPU_PARAMS(__VA_ARGS__) \
-    {                                                                \
-        GPU_UNUSED(__VA_ARGS__);                                     \
-        return gpu_forked_fail(#operation);                          \
-    }
-#define GPU_FORKED_CAPTURED(table, slot, operation, function, test, capture_path, ...) \
-    GPU_FORKED(table, slot, operation, function, __VA_ARGS__)
-#define GPU_FORKED_DIRECT(table, slot, operation, function, test, capture_path, direct_test, direct, ...) \
-    GPU_FORKED(table, slot, operation, function, __VA_ARGS__)
-#define GPU_SHARED_FORKED(slot, ...) GPU_FORKED(shared, slot, __VA_ARGS__)
-#define GPU_PLAIN_FORKED(slot, ...) GPU_FORKED(plain, slot, __VA_ARGS__)
-#define GPU_IPC_FORKED(slot, ...) GPU_FORKED(ipc, slot, __VA_ARGS__)
-#define GPU_WRAPPED_FORKED(slot, ...) GPU_FORKED(wrapped, slot, __VA_ARGS__)
-#define GPU_SHARED_FORKED_CAPTURED(slot, ...) GPU_FORKED_CAPTURED(shared, slot, __VA_ARGS__)
-#define GPU_PLAIN_FORKED_CAPTURED(slot, ...) GPU_FORKED_CAPTURED(plain, slot, __VA_ARGS__)
-#define GPU_IPC_FORKED_CAPTURED(slot, ...) GPU_FORKED_CAPTURED(ipc, slot, __VA_ARGS__)
-#define GPU_WRAPPED_FORKED_CAPTURED(slot, ...) GPU_FORKED_CAPTURED(wrapped, slot, __VA_ARGS__)
-#define GPU_SHARED_FORKED_DIRECT(slot, ...) GPU_FORKED_DIRECT(shared, slot, __VA_ARGS__)
-#define GPU_PLAIN_FORKED_DIRECT(slot, ...) GPU_FORKED_DIRECT(plain, slot, __VA_ARGS__)
-#define GPU_IPC_FORKED_DIRECT(slot, ...) GPU_FORKED_DIRECT(ipc, slot, __VA_ARGS__)
-#define GPU_WRAPPED_FORKED_DIRECT(slot, ...) GPU_FORKED_DIRECT(wrapped, slot, __VA_ARGS__)
+static tp_status captured_stream_synchronize(tp_stream *stream)
+{
+    if (TP_UNLIKELY(gpu_stream_capture_checked(stream)))
+        return gpu_capture_stream_synchronize(stream);
+    return gpu_stream_synchronize(stream);
+}
 
-GPU_SHARED_ENTRIES(GPU_SHARED_FORKED, GPU_SHARED_FORKED_CAPTURED, GPU_SHARED_FORKED_DIRECT, GPU_NO_LAYER)
-GPU_PLAIN_EVENT_ENTRIES(GPU_PLAIN_FORKED, GPU_PLAIN_FORKED_CAPTURED, GPU_PLAIN_FORKED_DIRECT, GPU_NO_LAYER)
-GPU_IPC_EVENT_ENTRIES(GPU_IPC_FORKED, GPU_IPC_FORKED_CAPTURED, GPU_IPC_FORKED_DIRECT, GPU_NO_LAYER)
-GPU_WRAPPED_EVENT_ENTRIES(GPU_WRAPPED_FORKED, GPU_WRAPPED_FORKED_CAPTURED, GPU_WRAPPED_FORKED_DIRECT, GPU_NO_LAYER)
+static tp_status captured_stream_launch_host_fn(tp_stream *stream, void (*fn)(void *), void *arg)
+{
+    if (TP_UNLIKELY(gpu_stream_capture_checked(stream)))
+        return gpu_capture_host_fn_launch(stream, fn, arg);
+    return gpu_host_fn_launch(stream, fn, arg);
+}
 
-#define GPU_SLOT(slot, value) .slot = value,
-#define GPU_FUNCTION_SLOT(slot, operation, function, ...) .slot = function,
-#define GPU_SHARED_SLOT(slot, ...) .slot = captured_shared_##slot,
-#define GPU_PLAIN_SLOT(slot, ...) .slot = captured_plain_##slot,
-#define GPU_IPC_SLOT(slot, ...) .slot = captured_ipc_##slot,
-#define GPU_WRAPPED_SLOT(slot, ...) .slot = captured_wrapped_##slot,
-#define GPU_SHARED_FORKED_SLOT(slot, ...) .slot = forked_shared_##slot,
-#define GPU_PLAIN_FORKED_SLOT(slot, ...) .slot = forked_plain_##slot,
-#define GPU_IPC_FORKED_SLOT(slot, ...) .slot = forked_ipc_##slot,
-#define GPU_WRAPPED_FORKED_SLOT(slot, ...) .slot = forked_wrapped_##slot,
+static tp_status captured_snapshot_take(tp_event *event, tp_snapshot *out)
+{
+    if (TP_UNLIKELY(gpu_event_capture_unsettled(event)))
+        return gpu_capture_snapshot_take(event, out);
+    return gpu_snapshot_take(event, out);
+}
 
-/* Not const: a child created by fork() puts the forked tables' entries in their
- * place (use_forked_tables), so that no call tests for fork on its way. */
-/* clang-format off */
+static tp_status captured_event_timestamp(tp_event *event, int64_t *ns)
+{
+    if (TP_UNLIKELY(gpu_event_capture_unsettled(event)))
+        return gpu_capture_event_timestamp(event, ns);
+    return gpu_event_timestamp(event, ns);
+}
+
+static tp_status captured_event_elapsed(tp_event *start, tp_event *end, float *ms)
+{
+    if (TP_LIKELY(gpu_elapsed_is_direct(start, end)))
+        return gpu_direct_event_elapsed(start, end, ms);
+    if (TP_UNLIKELY(gpu_event_capture_unsettled(start) || gpu_event_capture_unsettled(end)))
+        return gpu_capture_event_elapsed(start, end, ms);
+    return gpu_event_elapsed(start, end, ms);
+}
+
+static tp_status captured_plain_stream_wait_event(tp_stream *stream, tp_event *event)
+{
+    if (TP_LIKELY(gpu_wait_is_direct(stream, event)))
+        return gpu_direct_stream_wait_event(stream, event);
+    if (TP_UNLIKELY(gpu_stream_capture_checked(stream) || gpu_event_capture_marked(event)))
+        return gpu_capture_wait_event(stream, event);
+    return gpu_plain_stream_wait_event(stream, event);
+}
+
+static tp_status captured_plain_event_destroy(tp_event *event)
+{
+    if (TP_UNLIKELY(gpu_event_capture_marked(event)))
+        return gpu_capture_event_destroy(event);
+    return gpu_plain_event_destroy(event);
+}
+
+static tp_status captured_plain_event_record(tp_event *event, tp_stream *stream)
+{
+    if (TP_LIKELY(gpu_record_is_direct(event, stream)))
+        return gpu_direct_event_record(event, stream);
+    if (TP_UNLIKELY(gpu_stream_capture_checked(stream) || gpu_event_capture_marked(event)))
+        return gpu_capture_event_record(event, stream);
+    return gpu_plain_event_record(event, stream);
+}
+
+static tp_status captured_plain_event_query(tp_event *event, bool *done)
+{
+    if (TP_LIKELY(gpu_event_is_direct(event)))
+        return gpu_direct_event_query(event, done);
+    if (TP_UNLIKELY(gpu_event_capture_unsettled(event)))
+        return gpu_capture_event_query(event, done);
+    return gpu_plain_event_query(event, done);
+}
+
+static tp_status captured_plain_event_synchronize(tp_event *event)
+{
+    if (TP_LIKELY(gpu_event_is_direct(event)))
+        return gpu_direct_event_synchronize(event);
+    if (TP_UNLIKELY(gpu_event_capture_unsettled(event)))
+        return gpu_capture_event_synchronize(event);
+    return gpu_plain_event_synchronize(event);
+}
+
+static tp_status captured_ipc_stream_wait_event(tp_stream *stream, tp_event *event)
+{
+    if (TP_UNLIKELY(gpu_stream_capture_checked(stream)))
+        return gpu_capture_ipc_wait_event(stream, event);
+    return gpu_ipc_stream_wait_event(stream, event);
+}
+
+static tp_status captured_ipc_event_record(tp_event *event, tp_stream *stream)
+{
+    if (TP_UNLIKELY(gpu_stream_capture_checked(stream)))
+        return gpu_capture_ipc_event_record(event, stream);
+    return gpu_ipc_event_record(event, stream);
+}
+
+/* The slots every table shares. */
+#define GPU_SHARED_SLOTS                                                                                               \
+    .abi_version = TP_BACKEND_ABI_VERSION, .size = sizeof(tp_backend), .name = RT_BACKEND_NAME,                        \
+    .type = RT_DEVICE_TYPE, .init = init, .device_count = gpu_device_count, .device_name = gpu_device_name,            \
+    .device_synchronize = device_synchronize, .stream_create = gpu_stream_create,                                      \
+    .stream_from_native = gpu_stream_from_native, .stream_default = gpu_stream_default,                                \
+    .stream_destroy = captured_stream_destroy, .stream_query = captured_stream_query,                                  \
+    .stream_synchronize = captured_stream_synchronize, .stream_launch_host_fn = captured_stream_launch_host_fn,        \
+    .stream_native = gpu_stream_native, .event_create = event_create, .event_ipc_import = gpu_event_ipc_import,        \
+    .native_sample = gpu_native_sample, .snapshot_take = captured_snapshot_take,                                       \
+    .snapshot_release = gpu_snapshot_release, .snapshot_query = gpu_snapshot_query,                                    \
+    .snapshot_synchronize = gpu_snapshot_synchronize, .snapshot_time = NULL, /* timestamps go by the event */          \
+        .snapshot_notify = gpu_snapshot_notify, .stream_hold = gpu_stream_hold,                                        \
+    .stream_hold_window = gpu_stream_hold_window,                                                                      \
+    .host_fn_may_block = false, /* stream_hold holds no thread (core/backend.h) */                                     \
+        .wait_mechanism = gpu_wait_mechanism, .event_timestamp = captured_event_timestamp,                             \
+    .device_clock = gpu_device_clock, .event_native = gpu_event_native_handle, .event_from_native = event_from_native, \
+    .stream_priority_range = gpu_stream_priority_range, .stream_begin_capture = gpu_stream_begin_capture,              \
+    .stream_end_capture = gpu_stream_end_capture, .stream_is_capturing = gpu_stream_is_capturing,                      \
+    .graph_launch = gpu_graph_launch, .graph_destroy = gpu_graph_destroy,                                              \
+    .stream_flush_cache = gpu_stream_flush_cache, .stream_launch_empty = gpu_stream_launch_empty,                      \
+    .tool_attached = gpu_tool_attached, .tool_range_push = gpu_tool_range_push, .tool_range_pop = gpu_tool_range_pop,  \
+    .tool_stream_name = gpu_tool_stream_name, .stream_capture_host_fn = gpu_stream_capture_host_fn,                    \
+    .stream_waits_for_itself = stream_waits_for_itself,                                                                \
+    .event_waits_for_itself = NULL, /* an event does not know its record's stream (the README) */                      \
+        .event_elapsed = captured_event_elapsed
+
+/* Not const: a child created by fork() puts gpu_forked.c's entries in their place
+ * (use_forked_tables), so that no call tests for fork on its way. */
 static tp_backend gpu_table = {
-    GPU_SHARED_ENTRIES(GPU_FUNCTION_SLOT, GPU_SHARED_SLOT, GPU_SHARED_SLOT, GPU_SLOT)
-    GPU_PLAIN_EVENT_ENTRIES(GPU_FUNCTION_SLOT, GPU_PLAIN_SLOT, GPU_PLAIN_SLOT, GPU_SLOT)
+    GPU_SHARED_SLOTS,
+    .stream_wait_event = captured_plain_stream_wait_event,
+    .event_destroy = captured_plain_event_destroy,
+    .event_record = captured_plain_event_record,
+    .event_query = captured_plain_event_query,
+    .event_synchronize = captured_plain_event_synchronize,
+    .event_ipc_export = NULL, /* the core lets only interprocess events export */
 };
 
 static tp_backend gpu_ipc_table = {
-    GPU_SHARED_ENTRIES(GPU_FUNCTION_SLOT, GPU_SHARED_SLOT, GPU_SHARED_SLOT, GPU_SLOT)
-    GPU_IPC_EVENT_ENTRIES(GPU_FUNCTION_SLOT, GPU_IPC_SLOT, GPU_IPC_SLOT, GPU_SLOT)
+    GPU_SHARED_SLOTS,
+    .stream_wait_event = captured_ipc_stream_wait_event,
+    .event_destroy = gpu_ipc_event_destroy,
+    .event_record = captured_ipc_event_record,
+    .event_query = gpu_ipc_event_query,
+    .event_synchronize = gpu_ipc_event_synchronize,
+    .event_ipc_export = gpu_event_ipc_export,
 };
 
+/* A wrapper's native event is set at creation and never replaced (gpu_event.c), so
+ * the plain event's entries serve its waits, queries and synchronizes; its record
+ * goes on the caller's own native event, never marked as captured. */
 static tp_backend gpu_wrapped_table = {
-    GPU_SHARED_ENTRIES(GPU_FUNCTION_SLOT, GPU_SHARED_SLOT, GPU_SHARED_SLOT, GPU_SLOT)
-    GPU_WRAPPED_EVENT_ENTRIES(GPU_FUNCTION_SLOT, GPU_WRAPPED_SLOT, GPU_WRAPPED_SLOT, GPU_SLOT)
+    GPU_SHARED_SLOTS,
+    .stream_wait_event = captured_plain_stream_wait_event,
+    .event_destroy = gpu_wrapped_event_destroy,
+    .event_record = gpu_wrapped_event_record,
+    .event_query = captured_plain_event_query,
+    .event_synchronize = captured_plain_event_synchronize,
+    .event_ipc_export = NULL,
 };
-
-static const tp_backend gpu_forked_table = {
-    GPU_SHARED_ENTRIES(GPU_SHARED_FORKED_SLOT, GPU_SHARED_FORKED_SLOT, GPU_SHARED_FORKED_SLOT, GPU_SLOT)
-    GPU_PLAIN_EVENT_ENTRIES(GPU_PLAIN_FORKED_SLOT, GPU_PLAIN_FORKED_SLOT, GPU_PLAIN_FORKED_SLOT, GPU_SLOT)
-};
-
-static const tp_backend gpu_ipc_forked_table = {
-    GPU_SHARED_ENTRIES(GPU_SHARED_FORKED_SLOT, GPU_SHARED_FORKED_SLOT, GPU_SHARED_FORKED_SLOT, GPU_SLOT)
-    GPU_IPC_EVENT_ENTRIES(GPU_IPC_FORKED_SLOT, GPU_IPC_FORKED_SLOT, GPU_IPC_FORKED_SLOT, GPU_SLOT)
-};
-
-static const tp_backend gpu_wrapped_forked_table = {
-    GPU_SHARED_ENTRIES(GPU_SHARED_FORKED_SLOT, GPU_SHARED_FORKED_SLOT, GPU_SHARED_FORKED_SLOT, GPU_SLOT)
-    GPU_WRAPPED_EVENT_ENTRIES(GPU_WRAPPED_FORKED_SLOT, GPU_WRAPPED_FORKED_SLOT, GPU_WRAPPED_FORKED_SLOT, GPU_SLOT)
-};
-/* clang-format on */
 
 /* pthread_atfork's child handler: the child has one thread, this one, so the
  * tables change under no call. */
 static void use_forked_tables(void)
 {
-    gpu_table = gpu_forked_table;
-    gpu_ipc_table = gpu_ipc_forked_table;
-    gpu_wrapped_table = gpu_wrapped_forked_table;
+    gpu_use_forked_entries(&gpu_table);
+    gpu_use_forked_entries(&gpu_ipc_table);
+    gpu_use_forked_entries(&gpu_wrapped_table);
 }
 
 tp_status GPU_ENTRY(uint32_t core_abi, const tp_backend **out, char *reason, size_t reason_size)

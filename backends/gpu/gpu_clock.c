@@ -447,3 +447,16 @@ tp_status gpu_device_clock(int index, tp_clock_info *info)
     info->error_ns = half_width + residual + CLOCK_ERROR_FLOOR_NS;
     return TP_OK;
 }
+
+/* ------------------------------------------------------ elapsed time */
+
+/* cudaEventElapsedTime failed for two recorded events of one device, both with
+ * TIMING: "not reached" is then rule 7's answer already (core/backend.h). Which of
+ * the two is not known here: nothing of the call is kept across it. */
+TP_COLD tp_status gpu_elapsed_failed(rt_error e)
+{
+    if (e == RT_ERROR_NOT_READY)
+        return gpu.host->fail(TP_ERR_NOT_READY,
+                              "tp_event_elapsed_time: the start or the end event's record is not reached yet");
+    return gpu_fail_call(RT_EVENT_ELAPSED_CALL, e);
+}

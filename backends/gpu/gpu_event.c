@@ -2,9 +2,9 @@
  * Plain events: in-process, with or without timing and blocking sync. These are
  * the budgeted hot paths (record, query, synchronize, wait, elapsed: the C API adds
  * under 3% to each raw call), so each has its common case in one branch and
- * everything else out of line. Interprocess events are gpu_ipc_event.c's; the
- * pieces of a record they share (gpu_record_native, gpu_event_record_fresh) are
- * here.
+ * everything else out of line: the common cases are gpu_event_direct.h's (inline,
+ * for the tables' direct layer in gpu_backend.c too), a record's other cases
+ * gpu_event_record.c's. Interprocess events are gpu_ipc_event.c's.
  */
 #include "backends/gpu/gpu_internal.h"
 #include "backends/gpu/gpu_event_direct.h"
@@ -75,69 +75,6 @@ tp_status gpu_plain_event_destroy(tp_event *base)
 
 /* ---------------------------------------------------------------- record */
 
-tp_status gpu_record_native(rt_event native, gpu_stream *stream)
-{
-    rt_guard guard;
-    rt_error e = gpu_stream_enter(stream, &guard);
-    if (TP_UNLIKELY(e != RT_SUCCESS))
-        return gpu_fail_call(RT_CALL("SetDevice"), e);
-    e = rt_event_record(native, stream->native);
-    rt_guard_leave(&guard);
-    return TP_LIKELY(e == RT_SUCCESS) ? TP_OK : gpu_fail_call(RT_CALL("EventRecord"), e);
-}
-
-tp_status gpu_event_record_fresh(gpu_event *event, gpu_stream *stream, rt_event expected, bool expected_captured,
-                                 bool *published)
-{
-    gpu_device *device = gpu_event_device(event);
-    *published = false;
-    tp_status status = gpu_device_open(device);
-    if (status != TP_OK)
-        return status;
-    rt_event fresh;
-    status = gpu_pool_take(device, event->head.flags, &fresh);
-    if (status != TP_OK)
-        return status;
-    status = gpu_record_native(fresh, stream);
-    if (status != TP_OK) {
-        gpu_pool_give(device, event->head.flags, fresh, false);
-        return status;
-    }
-    rt_event seen = expected;
-    if (!atomic_compare_exchange_strong_explicit(&event->native, &seen, fresh, memory_order_acq_rel,
-                                                 memory_order_acquire)) {
-        gpu_pool_give(device, event->head.flags, fresh, true);
-        return TP_OK;
-    }
-    *published = true;
-    atomic_store_explicit(&event->recorded, true, memory_order_release);
-    if (expected && expected_captured)
-        gpu_pool_give_captured(device, event->head.flags, expected);
-    else if (expected)
-        gpu_pool_give(device, event->head.flags, expected, true);
-    return TP_OK;
-}
-
-/* Everything but the common case: the first record, a stream that needs a guard,
- * (HIP) a record that would overlap the pending one. A record that loses a race
- * to publish its fresh native event records again. */
-TP_NOINLINE tp_status gpu_event_record_slow(gpu_event *event, gpu_stream *stream)
-{
-    for (;;) {
-        rt_event native = atomic_load_explicit(&event->native, memory_order_acquire);
-        if (native != NULL && !gpu_record_would_overlap(native)) {
-            tp_status status = gpu_record_native(native, stream);
-            if (status == TP_OK)
-                atomic_store_explicit(&event->recorded, true, memory_order_release);
-            return status;
-        }
-        bool published;
-        tp_status status = gpu_event_record_fresh(event, stream, native, false, &published);
-        if (status != TP_OK || published)
-            return status;
-    }
-}
-
 tp_status gpu_plain_event_record(tp_event *base, tp_stream *stream_base)
 {
     gpu_event *event = gpu_as_event(base);
@@ -192,17 +129,6 @@ tp_status gpu_plain_stream_wait_event(tp_stream *stream_base, tp_event *event_ba
 }
 
 /* --------------------------------------------------------------- elapsed */
-
-/* cudaEventElapsedTime failed for two recorded events of one device, both with
- * TIMING: "not reached" is then rule 7's answer already (core/backend.h). Which of
- * the two is not known here: nothing of the call is kept across it. */
-TP_COLD tp_status gpu_elapsed_failed(rt_error e)
-{
-    if (e == RT_ERROR_NOT_READY)
-        return gpu.host->fail(TP_ERR_NOT_READY,
-                              "tp_event_elapsed_time: the start or the end event's record is not reached yet");
-    return gpu_fail_call(RT_EVENT_ELAPSED_CALL, e);
-}
 
 /* Anything but two recorded events needing no guard (the core calls for one device
  * only): never recorded, the core's to sequence (rule 7's order);

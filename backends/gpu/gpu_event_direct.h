@@ -4,17 +4,13 @@
  * synchronize, wait and elapsed on events recorded before, streams that need no
  * guard, one device. The budget is 3% of the runtime's call (~100-300 ns), and a
  * jump through one more function was a measurable part of it on the H200. Their
- * other cases are gpu_event.c's.
+ * other cases are gpu_event.c's; what these call out of line (gpu_event_record.c,
+ * gpu_clock.c, gpu_device.c) calls nothing here back.
  */
 #ifndef TPEVENT_BACKENDS_GPU_EVENT_DIRECT_H
 #define TPEVENT_BACKENDS_GPU_EVENT_DIRECT_H
 
 #include "backends/gpu/gpu_internal.h"
-
-/* gpu_event.c: a record's every other case (the first, a stream that needs a guard,
- * HIP's record over a pending one); cudaEventElapsedTime's failure, said. */
-tp_status gpu_event_record_slow(gpu_event *event, gpu_stream *stream);
-tp_status gpu_elapsed_failed(rt_error e) TP_COLD;
 
 /*
  * The direct tests (gpu_entries.h, DIRECT): the common case of a hot call, from
@@ -47,13 +43,6 @@ static inline bool gpu_elapsed_is_direct(tp_event *start, tp_event *end)
 {
     return !RT_ELAPSED_NEEDS_CONTEXT &&
            ((int)gpu_event_recorded(gpu_as_event(start)) & (int)gpu_event_recorded(gpu_as_event(end)));
-}
-
-/* HIP only (RT_RERECORD_WHILE_PENDING 0): the native event must not be recorded
- * again before its record is reached. */
-static inline bool gpu_record_would_overlap(rt_event native)
-{
-    return !RT_RERECORD_WHILE_PENDING && rt_event_query(native) == RT_ERROR_NOT_READY;
 }
 
 /* The common case (the record is ~250 ns, the budget 3% of it): recorded before,

@@ -62,14 +62,6 @@ typedef struct gpu_capture_build {
     bool out_of_memory;
 } gpu_capture_build;
 
-/* gpu_pool.c: a native recorded inside a capture is never queried by the pool
- * while pinned: a give meanwhile is kept back until the last unpin.
- * `captured_record`: the native's latest record is still the one made inside the
- * capture (no launch of its graph recorded it since), so that a give kept back is
- * gpu_pool_give_captured's. */
-void gpu_pool_pin(rt_event event);
-void gpu_pool_unpin(rt_event event, bool captured_record);
-
 /* gpu_graph.c's, for gpu_graph_exec.c: the lock of every capture's state; a
  * token's references and whether it is open; whether a stream captures (asking
  * the runtime for a wrapped one); a capture's branches; a stream entering a

@@ -17,8 +17,11 @@
  *                    operation on a counter in mapped host memory; process exit
  *   gpu_stream.c     streams, the pool of native streams whose handle was given
  *                    out (rule 19), and the relay streams a stream's relayed waits use
- *   gpu_event.c      plain (in-process) events: the hot paths, the per-thread
- *                    cache of their structs; wrapped native events (interop)
+ *   gpu_event_record.c  a record's every case but the common one, and the
+ *                    pieces of a record that interprocess events and captures share
+ *   gpu_event.c      plain (in-process) events: the hot paths (their common case
+ *                    inline in gpu_event_direct.h), the per-thread cache of their
+ *                    structs; wrapped native events (interop)
  *   gpu_ipc.c        what interprocess events rest on (gpu_ipc.h): payloads, opened handles,
  *                    retirement of shared native events, exporters' liveness
  *   gpu_ipc_event.c  the entries of interprocess and imported events
@@ -28,8 +31,10 @@
  *   gpu_sample.c     the runtime's own calls timed, for the benchmark baseline
  *   gpu_flush.c, gpu_empty.c  tp_measure's device work (rule 18): the cold
  *                    calls' cache flush, the floor's empty kernel
- *   gpu_backend.c    the tables, made from the list of entries (gpu_entries.h):
- *                    each kind of event (plain, interprocess, wrapped) has its own
+ *   gpu_forked.c     the entries of a child created by fork(), which fail at once
+ *   gpu_backend.c    the tables, written out (their list: gpu_entries.h), with the
+ *                    capture layer in front of the entries a capture changes; each
+ *                    kind of event (plain, interprocess, wrapped) has its own
  *
  * How the pieces fit:
  *  - Devices are opened lazily (first stream, first record, default stream): the
@@ -99,7 +104,7 @@
 #include "backends/gpu/runtime_hip.h"
 #elif defined(TPEVENT_GPU_FAKE)
 /* A simulated runtime (its driver: tests/gpu_fake): this code's tests on a machine with no GPU. */
-#include "backends/gpu/runtime_fake.h"
+#include "runtime_fake.h" /* tests/gpu_fake, on the fake build's include path only */
 #else
 #error "define TPEVENT_GPU_CUDA, TPEVENT_GPU_HIP or TPEVENT_GPU_FAKE to pick the runtime mapping"
 #endif
@@ -249,8 +254,11 @@ typedef struct gpu_backend_state {
 extern gpu_backend_state gpu;
 
 /* TP_ERR_BACKEND: the driver cannot be used in a child created by fork() (what
- * every entry that can reach the runtime answers there: gpu_backend.c). */
+ * every entry that can reach the runtime answers there: gpu_forked.c). */
 tp_status gpu_forked_fail(const char *operation);
+/* gpu_forked.c: the child's entries in place of those of `table` that can reach the
+ * runtime (pthread_atfork's child handler, gpu_backend.c). */
+void gpu_use_forked_entries(tp_backend *table);
 
 /* "cudaEventRecord: cudaErrorIllegalAddress: an illegal memory access was encountered" */
 tp_status gpu_fail_call(const char *call, rt_error e) TP_COLD;
@@ -295,6 +303,14 @@ void gpu_pool_give(gpu_device *device, unsigned flags, rt_event event, bool mayb
  * query of it with "invalid argument" (an API error under compute-sanitizer), so it
  * is not asked: it is destroyed, as such a query's failure had it destroyed. */
 void gpu_pool_give_captured(gpu_device *device, unsigned flags, rt_event event);
+
+/* A native recorded inside a capture is never queried by the pool
+ * while pinned: a give meanwhile is kept back until the last unpin.
+ * `captured_record`: the native's latest record is still the one made inside the
+ * capture (no launch of its graph recorded it since), so that a give kept back is
+ * gpu_pool_give_captured's. */
+void gpu_pool_pin(rt_event event);
+void gpu_pool_unpin(rt_event event, bool captured_record);
 
 /* ========================================================== gpu_host_counter.c */
 /* A 64-bit counter in mapped host memory: host stores, device waits on it. */
@@ -463,6 +479,14 @@ static inline rt_event gpu_event_native(gpu_event *event)
     return atomic_load_explicit(&event->native, memory_order_relaxed);
 }
 
+/* HIP only (RT_RERECORD_WHILE_PENDING 0): the native event must not be recorded
+ * again before its record is reached. */
+static inline bool gpu_record_would_overlap(rt_event native)
+{
+    return !RT_RERECORD_WHILE_PENDING && rt_event_query(native) == RT_ERROR_NOT_READY;
+}
+
+/* ========================================================= gpu_event_record.c */
 /* One record of `native` on the stream. */
 tp_status gpu_record_native(rt_event native, gpu_stream *stream);
 
@@ -477,6 +501,11 @@ tp_status gpu_record_native(rt_event native, gpu_stream *stream);
  */
 tp_status gpu_event_record_fresh(gpu_event *event, gpu_stream *stream, rt_event expected, bool expected_captured,
                                  bool *published);
+
+/* A record's every other case than gpu_event_direct.h's common one. */
+tp_status gpu_event_record_slow(gpu_event *event, gpu_stream *stream);
+
+/* ================================================================ gpu_event.c */
 
 /* The entries of events without TP_EVENT_INTERPROCESS (gpu_backend.c picks). */
 tp_status gpu_plain_event_create(int device, unsigned flags, tp_event **out);
@@ -499,6 +528,8 @@ tp_status gpu_wrapped_event_record(tp_event *event, tp_stream *stream);
 /* ================================================================= gpu_clock.c */
 tp_status gpu_event_timestamp(tp_event *event, int64_t *ns);
 tp_status gpu_device_clock(int device, tp_clock_info *info);
+/* cudaEventElapsedTime's failure for two recorded events of one device, said. */
+tp_status gpu_elapsed_failed(rt_error e) TP_COLD;
 
 /* ============================================================= gpu_ipc_event.c */
 /* The entries of events with TP_EVENT_INTERPROCESS, imported ones included. */

@@ -18,7 +18,6 @@
  * a blocked one on one stream do not block); a poller has none.
  */
 #define _GNU_SOURCE /* pthread_setname_np */
-#include "backends/gpu/gpu_graph.h"
 #include "backends/gpu/gpu_internal.h"
 #include "common/free_list.h"
 #include "common/thread.h"

@@ -4,7 +4,6 @@
  * out again only once its last record was reached.
  */
 #include "backends/gpu/gpu_internal.h"
-#include "backends/gpu/gpu_graph.h"
 #include "common/array.h"
 #include "common/pointer_table.h"
 

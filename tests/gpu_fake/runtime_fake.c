@@ -1,5 +1,5 @@
 /*
- * The simulated runtime behind backends/gpu/runtime_fake.h (what it models: see there): its
+ * The simulated runtime behind tests/gpu_fake/runtime_fake.h (what it models: see there): its
  * devices and clock, the callback thread, streams and host memory; events are in
  * runtime_fake_event.c, captures in runtime_fake_graph.c.
  *

@@ -1,5 +1,5 @@
 /*
- * The simulated runtime's events (backends/gpu/runtime_fake.h): a record is a fake_record pushed
+ * The simulated runtime's events (tests/gpu_fake/runtime_fake.h): a record is a fake_record pushed
  * on its stream, reached when the stream's thread gets to it; an event's latest
  * record is the one query, synchronize, waits and elapsed time look at.
  */

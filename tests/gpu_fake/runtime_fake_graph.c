@@ -1,5 +1,5 @@
 /*
- * The simulated runtime's stream capture and graphs (backends/gpu/runtime_fake.h says what is
+ * The simulated runtime's stream capture and graphs (tests/gpu_fake/runtime_fake.h says what is
  * modelled). A capture is a list of the operations that are made again at each
  * launch (external records, external waits, runtime host functions, waits on host
  * memory with the value they were captured with, as CUDA replays them), in the

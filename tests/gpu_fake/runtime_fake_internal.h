@@ -2,7 +2,7 @@
 #ifndef TPEVENT_TESTS_GPU_FAKE_RUNTIME_FAKE_INTERNAL_H
 #define TPEVENT_TESTS_GPU_FAKE_RUNTIME_FAKE_INTERNAL_H
 
-#include "backends/gpu/runtime_fake.h"
+#include "tests/gpu_fake/runtime_fake.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

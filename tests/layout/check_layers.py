@@ -5,14 +5,20 @@
       Fails if two files of the group call each other in a loop, directly or
       through others: each file's undefined symbols that another file of the
       group defines are its calls (read with nm, so only real references count,
-      not comments or declarations). Every circle is reported: its files, and
-      one loop through them.
+      not comments or declarations). Inline helpers count too: a header of the
+      group's folders that an object was built from (its compiler's depfile,
+      <object>.d) is a file of its own, which calls what its `static inline`
+      functions call (a symbol another file defines, another header's inline
+      function) and is called by each file that calls one of them (read from the
+      source, comments and strings left out). Every circle is reported: its
+      files, and one loop through them.
   check_layers.py lines <max> <source files...>
       Fails if a source file has more than <max> lines.
   check_layers.py includes <root> <source files...>
       Fails if a source file outside tests/ includes a header under tests/: test
       code never lies on the production path.
 """
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -33,6 +39,80 @@ def source_name(obj):
         if name.endswith(suffix):
             name = name[: -len(suffix)]
     return name
+
+
+def depfile_sources(obj):
+    """The files the compiler read to build `obj` (its depfile, <obj>.d), the source
+    first; None where there is no depfile."""
+    path = Path(obj + ".d")
+    if not path.is_file():
+        return None
+    text = path.read_text(encoding="utf-8").replace("\\\n", " ")
+    _, _, prerequisites = text.partition(": ")
+    return [Path(word) for word in prerequisites.split() if word != "\\"]
+
+
+def strip_code(text):
+    """C text without comments, strings and character constants."""
+    pattern = r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\])*"|\'(?:\\.|[^\'\\])*\''
+    return re.sub(pattern, " ", text, flags=re.S)
+
+
+CALL = re.compile(r"(?<![\w.>])(\w+)\s*\(")  # a name called, not a member through . or ->
+INLINE = re.compile(r"\bstatic\s+inline\b[^;{}]*?\b(\w+)\s*\([^;{}]*\)[^;{}]*\{")
+
+
+def inline_functions(text):
+    """{name: the names its body calls} of a header's `static inline` functions."""
+    found = {}
+    for match in INLINE.finditer(text):
+        depth, end = 1, match.end()
+        while depth and end < len(text):
+            depth += {"{": 1, "}": -1}.get(text[end], 0)
+            end += 1
+        found[match.group(1)] = set(CALL.findall(text[match.end():end]))
+    return found
+
+
+def add_inline_helpers(graph, why, owner, objects):
+    """The group's headers with inline functions, as files of the graph (see the
+    module's doc). Returns False where the objects have no depfiles."""
+    sources = {}
+    for o in objects:
+        read = depfile_sources(o)
+        if read is None:
+            return False
+        sources[source_name(o)] = read
+    folders = {read[0].parent for read in sources.values() if read}
+    headers = {}
+    for read in sources.values():
+        for path in read[1:]:
+            if path.suffix == ".h" and path.parent in folders and path.name not in headers:
+                headers[path.name] = inline_functions(strip_code(path.read_text(encoding="utf-8")))
+    inline_owner = {}
+    for header, functions in headers.items():
+        for name in functions:
+            inline_owner.setdefault(name, header)
+    for header, functions in headers.items():
+        if not functions:
+            continue
+        graph.setdefault(header, set())
+        for name in sorted(functions):
+            for called in sorted(functions[name]):
+                callee = inline_owner.get(called) or owner.get(called)
+                if callee and callee != header:
+                    graph[header].add(callee)
+                    why.setdefault((header, callee), f"{name} calls {called}")
+    for name, read in sources.items():
+        if not read:
+            continue
+        included = {path.name for path in read[1:]}
+        for called in set(CALL.findall(strip_code(read[0].read_text(encoding="utf-8")))):
+            header = inline_owner.get(called)
+            if header and header in included and headers[header]:
+                graph[name].add(header)
+                why.setdefault((name, header), called)
+    return True
 
 
 def circles(graph):
@@ -115,6 +195,8 @@ def check_calls(group, objects):
             if callee and callee != name:
                 graph[name].add(callee)
                 why.setdefault((name, callee), sym)
+    if not add_inline_helpers(graph, why, owner, objects):
+        print(f"{group}: no depfiles (<object>.d) beside the objects: inline helpers not checked")
     for name in sorted(graph):
         print(f"{group}: {name} -> {', '.join(sorted(graph[name])) or '(nothing of the group)'}")
     found = circles(graph)
