@@ -3,7 +3,8 @@
  * events use to tell a live peer from one that is gone or whose pid was reused.
  * Header-only (static inline), so that the core library and each backend module,
  * and a static build that links them all together, each get their own copy with
- * no symbol to clash.
+ * no symbol to clash. Its test builds it with failures on demand
+ * (tests/backend/process_faults.h).
  *
  * Failing to look is never "gone" (issue 18): at the descriptor limit, or short of
  * memory, /proc/<pid>/stat cannot be opened, and a live peer declared dead drops
@@ -52,14 +53,6 @@ typedef enum tp_process_state {
     TP_PROCESS_UNKNOWN = 2, /* could not look (descriptor limit, memory, ...): take it as alive */
 } tp_process_state;
 
-/* Test hooks: nonzero makes the next looks fail as at the descriptor limit
- * (EMFILE) or as on a kernel without pidfd_open (ENOSYS). Per copy of this
- * header; the unit test includes it itself. */
-#ifdef TP_PROCESS_TEST_HOOKS
-static int tp_process_test_open_errno;
-static int tp_process_test_pidfd_errno;
-#endif
-
 /*
  * Reads /proc/<pid>/stat: TP_PROCESS_RUNNING with the start time, TP_PROCESS_GONE
  * if there is none by that pid (never was, exited, exiting, a zombie waiting to be
@@ -71,14 +64,7 @@ static inline tp_process_state tp_process_look(int32_t pid, uint64_t *start_time
         return TP_PROCESS_GONE;
     char path[32], text[1024];
     snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    int fd;
-#ifdef TP_PROCESS_TEST_HOOKS
-    if (tp_process_test_open_errno) {
-        errno = tp_process_test_open_errno;
-        fd = -1;
-    } else
-#endif
-        fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return errno == ENOENT || errno == ESRCH ? TP_PROCESS_GONE : TP_PROCESS_UNKNOWN;
     ssize_t length;
@@ -204,12 +190,6 @@ typedef struct tp_process_watch {
 /* -1 and errno where there is no pidfd. */
 static inline int tp_pidfd_open(int32_t pid)
 {
-#ifdef TP_PROCESS_TEST_HOOKS
-    if (tp_process_test_pidfd_errno) {
-        errno = tp_process_test_pidfd_errno;
-        return -1;
-    }
-#endif
 #ifdef SYS_pidfd_open
     return (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
 #else

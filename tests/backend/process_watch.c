@@ -8,8 +8,7 @@
  * that a look that fails (EMFILE) never answers "gone".
  */
 #define _GNU_SOURCE
-#define TP_PROCESS_TEST_HOOKS 1
-#include "common/process.h"
+#include "process_faults.h" /* common/process.h, with failures on demand */
 
 #include "check.h"
 
