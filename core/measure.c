@@ -179,15 +179,19 @@ static bool measure_found_no_work(measure_run *run, const double *samples_ns, in
 static tp_status measure_warm_up(measure_run *run, double *flush_ns)
 {
     int64_t began = measure_now();
-    /* The floor's least work first, unheld: its first launch on a device makes it,
-     * which may wait for the device's streams (a CUDA kernel's load), a held one too. */
-    tp_status status = measure_call(run, MEASURE_WORK_EMPTY, 0);
-    if (status == TP_OK && run->cold && (status = tp_event_record(run->events[0], run->stream)) == TP_OK &&
+    tp_status status = TP_OK;
+    if (run->cold && (status = tp_event_record(run->events[0], run->stream)) == TP_OK &&
         (status = run->stream->backend->stream_flush_cache(run->stream)) == TP_OK)
         status = tp_event_record(run->events[1], run->stream);
     if (status == TP_OK)
         status = measure_call(run, MEASURE_WORK_FN, 1);
     if (status == TP_OK)
+        status = measure_wait(run, NULL);
+    /* Then the floor's least work, unheld, on a stream known to be idle: its first
+     * launch on a device makes it, which may wait for the device's streams (a CUDA
+     * kernel's load synchronizes the context), a held one too: behind a stream held
+     * elsewhere the wait above ends the call first. */
+    if (status == TP_OK && (status = measure_call(run, MEASURE_WORK_EMPTY, 0)) == TP_OK)
         status = measure_wait(run, NULL);
     if (status == TP_OK)
         status = measure_host_status(run);
