@@ -253,6 +253,7 @@ tp_status measure_run_calibrate(measure_run *run)
 {
     double flush_ns = 0, work_ns = 0, whole_ns = 0, host_ns = 0;
     tp_status status = measure_warm_up(run, &flush_ns);
+    run->flush_ns = flush_ns;
     if (status == TP_OK && !run->floor_given)
         status = measure_floor(run);
     if (status == TP_OK)

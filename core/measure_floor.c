@@ -15,7 +15,10 @@
  *   per call, F of them:  b = floor + c  (one call between two records)
  *   a batch of N:         h = c + floor / N
  * so that floor = (b - h) N / (N - 1) and c, the least work's cadence, = h - floor / N.
- * The floor is the median of the rounds', its spread their standard deviation.
+ * The floor is the median of the rounds', its spread their standard deviation. Cold,
+ * each per-call sample follows a flush, as the measured calls do: cold(least work) -
+ * hot(least work) (without, cold read 1.2-1.6 us above hot on an H100 for kernels of
+ * 2-20 us, a flush's tail the unflushed floor did not see).
  *
  * In host mode (options.host_work) a sample's calls run in one host function, whose
  * launch and return are a sample's own cost as much as the records are: the floor is
@@ -31,6 +34,8 @@
  * the stream's window (three ops per call in the first, one in the second). */
 static const int64_t floor_per_call_max = 32;
 static const int64_t floor_batch_max = 128;
+/* Cold, the per-call stretch's flushes take about this much at most. */
+static const double cold_floor_flush_ns = 2 * 1000 * 1000;
 /* What tpevent queues under one hold besides the calls (measure.c's own_ops_per_hold). */
 static const int64_t floor_own_ops = 8;
 
@@ -84,6 +89,11 @@ tp_status measure_floor(measure_run *run)
     /* At least one sample of one call, and a batch of two: the fake GPU's window is 10 ops. */
     int64_t room = run->window == INT64_MAX ? floor_batch_max : run->window - floor_own_ops;
     int64_t per_call = room / 3 < 1 ? 1 : room / 3 < floor_per_call_max ? room / 3 : floor_per_call_max;
+    /* Cold, each of them follows a flush: as many as 2 ms of flushes allow (a GPU's
+     * take tens of us, the CPU's 64 MB read milliseconds, seconds under TSan). */
+    int64_t flushes = run->flush_ns > 0 ? (int64_t)(cold_floor_flush_ns / run->flush_ns) : floor_per_call_max;
+    if (run->cold && per_call > flushes)
+        per_call = flushes > 1 ? flushes : 1;
     int64_t batch = room < 2 ? 2 : room < floor_batch_max ? room : floor_batch_max;
     run->floor_ns = run->floor_stdev_ns = run->empty_ns = 0;
     tp_status status = measure_events_reserve(run, per_call);
