@@ -55,6 +55,10 @@ static const int64_t wait_grace_min_ns = 10LL * 1000 * 1000 * 1000;
  * the host, and is on the stream. */
 static const double host_bound_ratio = 20.0;
 static const double host_bound_min_ns = 20 * 1000;
+/* Device time this many times below the host's time in fn ends the measurement as no
+ * work (the note above only says so): an empty kernel launched from Python, 1.7 us
+ * against 10-40 us on the host, is work. */
+static const double no_work_host_ratio = 1000.0;
 /* The first stretches that may each find that fn put no work on the stream: any one
  * of them, since a host that stalls between a sample's two records (a loaded CI)
  * makes one read as work; none of work does read as nothing. */
@@ -148,11 +152,11 @@ static bool measure_converged(measure_run *run)
 
 /*
  * fn put no work on the stream: an early stretch whose samples, the floor taken off, are
- * within the floor's noise and below half the least work's cadence per call (the
- * least a call on the stream can be). Said in the note: the measurement ends there
- * instead of running to max_time on a time of nothing.
+ * within the floor's noise and below half the least work's time per call (the least a
+ * call on the stream can be), or far below fn's own time on the host. Said in the note:
+ * the measurement ends there instead of running to max_time on a time of nothing.
  */
-static bool measure_found_no_work(measure_run *run, const double *samples_ns, int64_t queued)
+static bool measure_found_no_work(measure_run *run, const double *samples_ns, int64_t queued, double cpu_ns)
 {
     if (run->host)
         return false; /* host work runs on the stream by construction */
@@ -161,7 +165,12 @@ static bool measure_found_no_work(measure_run *run, const double *samples_ns, in
     for (int64_t i = 0; i < count; i++)
         sample += samples_ns[i] * (double)calls / (double)count;
     double work = sample - run->floor_ns;
-    if (work > 3 * run->floor_stdev_ns + 0.5 * run->empty_ns * (double)calls)
+    /* Or: the device's time per call far below fn's own on the host (a CPU stream's two
+     * records with nothing between read 1.7 us under ASan, a no-op host function 39 ns
+     * a call, so the floor alone does not tell 49 calls of nothing from 49 of it). */
+    double host_per_call = cpu_ns / (double)(queued > 0 ? queued : 1);
+    bool host_bound = host_per_call > host_bound_min_ns && sample / (double)calls * no_work_host_ratio < host_per_call;
+    if (work > 3 * run->floor_stdev_ns + 0.5 * run->empty_ns * (double)calls && !host_bound)
         return false;
     measure_note(run,
                  "fn put no work on the %s stream: a sample's device time, %.3g us, is within the floor's %.3g us "
@@ -283,7 +292,7 @@ tp_status measure_run_step(measure_run *run, int64_t *kept)
     *kept = run->cold ? queued : 1;
     run->stretches_kept++;
     if (early)
-        run->no_work = measure_found_no_work(run, run->stretch_ns, queued);
+        run->no_work = measure_found_no_work(run, run->stretch_ns, queued, cpu_ns);
     return TP_OK;
 }
 

@@ -62,7 +62,7 @@ typedef struct measure_run {
     int64_t pairs;
     measure_host_state *host; /* with options.host_work, else NULL */
     /* The floor (measure_floor.c): a sample's own cost, its spread over the floor's
-     * rounds, and the least work's per-call cadence. */
+     * rounds, and the least work's time per call in a batch. */
     double floor_ns, floor_stdev_ns, empty_ns;
     bool floor_given;        /* by the caller (a comparison's second side): not measured */
     double flush_ns;         /* cold: the warm-up's flush, timed */
