@@ -16,7 +16,7 @@
  *   a batch of N:         h = c + floor / N
  * so that floor = (b - h) N / (N - 1); h itself, the least work's time per call in a batch,
  * is what a call on the stream costs at least (measure.c's test for no work).
- * The floor is the median of the rounds', its spread their standard deviation. Cold,
+ * The floor is the median of the rounds', its spread their median absolute deviation. Cold,
  * each per-call sample follows a flush, as the measured calls do: cold(least work) -
  * hot(least work) (without, cold read 1.2-1.6 us above hot on an H100 for kernels of
  * 2-20 us, a flush's tail the unflushed floor did not see).
@@ -91,10 +91,12 @@ tp_status measure_floor(measure_run *run)
     int64_t room = run->window == INT64_MAX ? floor_batch_max : run->window - floor_own_ops;
     int64_t per_call = room / 3 < 1 ? 1 : room / 3 < floor_per_call_max ? room / 3 : floor_per_call_max;
     /* Cold, each of them follows a flush: as many as 2 ms of flushes allow (a GPU's
-     * take tens of us, the CPU's 64 MB read milliseconds, seconds under TSan). */
+     * take tens of us); none where one flush takes longer (the CPU's 64 MB read takes
+     * milliseconds, seconds under TSan, and a cold call's own flush dwarfs the floor). */
     int64_t flushes = run->flush_ns > 0 ? (int64_t)(cold_floor_flush_ns / run->flush_ns) : floor_per_call_max;
-    if (run->cold && per_call > flushes)
-        per_call = flushes > 1 ? flushes : 1;
+    run->floor_flush = run->cold && flushes >= 1;
+    if (run->floor_flush && per_call > flushes)
+        per_call = flushes;
     int64_t batch = room < 2 ? 2 : room < floor_batch_max ? room : floor_batch_max;
     run->floor_ns = run->floor_stdev_ns = run->empty_ns = 0;
     tp_status status = measure_events_reserve(run, per_call);
@@ -111,13 +113,15 @@ tp_status measure_floor(measure_run *run)
     run->note[noted] = '\0';
     if (status != TP_OK)
         return status;
-    double mean = 0, m2 = 0;
-    for (int r = 0; r < FLOOR_ROUNDS; r++)
-        mean += floors[r] / FLOOR_ROUNDS;
-    for (int r = 0; r < FLOOR_ROUNDS; r++)
-        m2 += (floors[r] - mean) * (floors[r] - mean);
-    run->floor_stdev_ns = measure_square_root(m2 / (FLOOR_ROUNDS - 1));
+    /* The spread is the rounds' median absolute deviation, scaled to a normal's
+     * standard deviation: one round stalled by the host (TSan on a loaded CI) made a
+     * standard deviation of milliseconds, and 100 us of work read as within the floor's
+     * noise. */
     double floor_ns = median_of(floors, FLOOR_ROUNDS), empty_ns = median_of(empties, FLOOR_ROUNDS);
+    double deviations[FLOOR_ROUNDS];
+    for (int r = 0; r < FLOOR_ROUNDS; r++)
+        deviations[r] = floors[r] > floor_ns ? floors[r] - floor_ns : floor_ns - floors[r];
+    run->floor_stdev_ns = 1.4826 * median_of(deviations, FLOOR_ROUNDS);
     run->floor_ns = floor_ns > 0 ? floor_ns : 0;
     run->empty_ns = empty_ns > 0 ? empty_ns : 0;
     return TP_OK;

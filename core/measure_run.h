@@ -66,6 +66,7 @@ typedef struct measure_run {
     double floor_ns, floor_stdev_ns, empty_ns;
     bool floor_given;        /* by the caller (a comparison's second side): not measured */
     double flush_ns;         /* cold: the warm-up's flush, timed */
+    bool floor_flush;        /* cold: the floor's per-call samples follow a flush too */
     bool no_work;            /* an early stretch found fn put nothing on the stream */
     int64_t stretches_kept;  /* in the loop */
     measure_samples samples; /* per call, before the floor is subtracted */

@@ -214,7 +214,8 @@ static tp_status measure_batch_queue(measure_run *run, measure_work work, int64_
 static tp_status measure_per_call_queue(measure_run *run, measure_work work, int64_t batch, int64_t *queued,
                                         double *cpu_ns)
 {
-    bool flush = run->cold; /* the floor's too: a cold sample's own cost is after a flush */
+    /* The floor's too, where its flushes are cheap: a cold sample's own cost is after a flush. */
+    bool flush = run->cold && (work == MEASURE_WORK_FN || run->floor_flush);
     tp_status status = TP_OK;
     for (int64_t i = 0; i < batch && !(i > 0 && measure_past_max_time(run)); i++) {
         if ((status = measure_events_reach(run, i, batch)) != TP_OK)
