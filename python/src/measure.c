@@ -217,7 +217,8 @@ static PyObject *compare(PyObject *module, PyObject *args)
     tp_status status = tp_measure_compare(stream, fn, &a, fn, &b, &options, &out);
     PyEval_RestoreThread(a.thread);
     Py_XDECREF(wrapper);
-    if (measure_call_raise_host(&a) | measure_call_raise_host(&b))
+    bool a_raised = measure_call_raise_host(&a), b_raised = measure_call_raise_host(&b); /* both: each may hold one */
+    if (a_raised || b_raised)
         return NULL;
     if (status != TP_OK)
         return tppy_raise(status);
