@@ -355,6 +355,12 @@ class Comparison:
         return f"b is {abs(change):.3g} % ± {spread:.2g} % {self.verdict} than a {facts}"
 
 
+def compare_calls(run_a, run_b, stream=None, **settings):
+    """``compare(..., host=True)`` for work that runs its own loop, as
+    ``measure_calls``: ``run_a(n)`` and ``run_b(n)`` each run n calls."""
+    return compare(run_a, run_b, stream, _loops=True, **settings)
+
+
 def compare(
     a,
     b,
@@ -368,6 +374,7 @@ def compare(
     cold=False,
     hold=True,
     host=False,
+    _loops=False,
 ):
     """Is ``b`` faster than ``a``: both timed as ``measure`` does, in alternating
     stretches on one stream (A, B, A, B ...) so that a clock ramping up or a
@@ -389,10 +396,11 @@ def compare(
         raise ValueError(f"min_effect must be in (0, 1), not {min_effect!r}")
     stream = _stream_arg(stream)
     with _current(stream):
-        if host:
+        if host and not _loops:
             a, b = _calls_of(a), _calls_of(b)
         answer = _tpevent._compare(
-            stream, a, b, min_time, max_time, min_samples, confidence, min_effect, bool(cold), bool(hold), bool(host)
+            stream, a, b, min_time, max_time, min_samples, confidence, min_effect, bool(cold), bool(hold),
+            bool(host or _loops),
         )
     return Comparison(
         ratio=answer["ratio"],

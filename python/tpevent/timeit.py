@@ -143,6 +143,9 @@ def _parser():
     own.add_argument("--max-time", type=_finite, default=15.0, help="seconds of wall clock at most (default 15)")
     own.add_argument("--max-noise", type=_finite, default=0.005,
                      help="the median's interval to reach, relative (default 0.005)")
+    own.add_argument("--compare", action="store_true",
+                     help="time two statements, A and B (the two arguments), in alternating stretches and say "
+                          "whether B is faster than A (tpevent.compare): its verdict, ratio and interval")
     parser.add_argument("stmt", nargs="*", default=["pass"], help="the statement, one line per argument")
     return parser
 
@@ -210,6 +213,39 @@ def _run(options, stream, stmt, setup):
     if stream.device.startswith("cpu"):
         return _measure.measure_calls(_Loop(stmt, setup, namespace), stream, **settings)
     return tpevent.measure(_submitter(stmt, setup, namespace), stream, **settings)
+
+
+def _compare(options, stream, stmt_a, stmt_b, setup):
+    """The Comparison of B against A on ``stream``, each with the setup in a namespace
+    of its own."""
+    settings = {"max_time": options.max_time, "min_samples": options.repeat or _MIN_SAMPLES, "cold": options.cold}
+    sides = [(stmt, {"__name__": "__tpevent_timeit__"}) for stmt in (stmt_a, stmt_b)]
+    if stream.device.startswith("cpu"):
+        return _measure.compare_calls(*(_Loop(stmt, setup, ns) for stmt, ns in sides), stream, **settings)
+    return tpevent.compare(*(_submitter(stmt, setup, ns) for stmt, ns in sides), stream, **settings)
+
+
+def _compare_main(options, stream, setup):
+    """--compare: the verdict, then each side's tpevent line (or --json: the comparison)."""
+    stmt_a, stmt_b = options.stmt
+    try:
+        compared = _compare(options, stream, stmt_a, stmt_b, setup)
+    except Exception:
+        traceback.print_exc()
+        return 1
+    if options.json:
+        summary = {"schema": SCHEMA, "stmt_a": stmt_a, "stmt_b": stmt_b, "setup": setup}
+        summary.update(compared.to_dict())
+        for side in ("a", "b"):
+            if not options.samples:
+                del summary[side]["times"]
+        print(json.dumps(summary, ensure_ascii=False))
+        return 0
+    precision = _PRECISION + max(options.verbose - 1, 0)
+    print(repr(compared))
+    for name, measured in (("a", compared.a), ("b", compared.b)):
+        print(f"{name}: {_tpevent_line(measured, options.unit, precision)}")
+    return 0
 
 
 def _no_work(measured):
@@ -328,9 +364,13 @@ def main(argv=None):
         stream = tpevent.Stream(options.device if options.device is not None else tpevent.current_device())
     except (ValueError, tpevent.Error) as failure:  # argparse's way: one line, exit 2
         parser.error(f"argument -d/--device: {failure}")
-    stmt = "\n".join(options.stmt) or "pass"
     setup = "\n".join(options.setup) or "pass"
     sys.path.insert(0, os.curdir)  # as timeit: the setup may import the current directory's modules
+    if options.compare:
+        if len(options.stmt) != 2:
+            parser.error("argument --compare: give two statements, A and B")
+        return _compare_main(options, stream, setup)
+    stmt = "\n".join(options.stmt) or "pass"
     try:
         measured = _run(options, stream, stmt, setup)
     except Exception:  # timeit's way: the traceback, exit 1

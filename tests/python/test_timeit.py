@@ -145,6 +145,33 @@ class TimeitJsonTests(unittest.TestCase):
         self.assertGreaterEqual(summary["best"], min(summary["times"]))  # a repeat's mean, not a sample
 
 
+class TimeitCompareTests(unittest.TestCase):
+    """--compare A B: tpevent.compare's verdict on two statements."""
+
+    def test_twice_the_work_is_slower(self):
+        done = tpevent_timeit_run("--compare", "--max-time", "5", "sum(range(2000))", "sum(range(8000))")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        lines = done.stdout.splitlines()
+        self.assertRegex(lines[0], r"^b is [\d.]+ % ± [\d.e+-]+ % slower than a \(cpu:0, ")
+        self.assertTrue(lines[1].startswith("a: tpevent: median "), lines[1])
+        self.assertTrue(lines[2].startswith("b: tpevent: median "), lines[2])
+
+    def test_json_is_the_comparison(self):
+        done = tpevent_timeit_run("--compare", "--json", "--max-time", "5", "sum(range(2000))", "sum(range(8000))")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        summary = json.loads(done.stdout)
+        self.assertEqual(summary["schema"], "tpevent-results/1")
+        self.assertEqual((summary["stmt_a"], summary["stmt_b"]), ("sum(range(2000))", "sum(range(8000))"))
+        self.assertEqual(summary["verdict"], "slower")
+        self.assertGreater(summary["low"], 1.0)
+        self.assertNotIn("times", summary["a"])
+
+    def test_one_statement_is_an_argparse_error(self):
+        done = tpevent_timeit_run("--compare", "pass")
+        self.assertEqual(done.returncode, 2)
+        self.assertIn("--compare", done.stderr.splitlines()[-1])
+
+
 class TimeitErrorTests(unittest.TestCase):
     def assert_argparse_error(self, *arguments, naming):
         done = tpevent_timeit_run(*arguments, "pass")
