@@ -150,7 +150,7 @@ static tp_status counting_host_work(void *arg, int64_t calls)
 TEST(rule18_measure_host_work_runs_a_sample_in_one_host_function)
 {
     tp_stream *stream = new_stream(env->device);
-    host_counter c = {.ns_per_call = 100 * 1000};
+    host_counter c = {.ns_per_call = 500 * 1000}; /* of the size of the fake GPU's host-function floor's noise */
     tp_measure_options options = floor_options(20, 10000);
     options.host_work = counting_host_work;
     options.batch = 8; /* the batch's choice aside: a loaded machine may make a call read as a sample */
@@ -165,7 +165,7 @@ TEST(rule18_measure_host_work_runs_a_sample_in_one_host_function)
     CHECK(functions < calls);    /* a batch per host function */
     /* A call's own time: a loaded host only adds, and the floor taken off each sample is
      * a median (of a host function's launch: the fake GPU's start up to 1 ms late). */
-    CHECK(m.median_ns >= 0.8 * 100e3);
+    CHECK(m.median_ns >= 0.8 * 500e3);
     CHECK(m.cpu_ns == 0); /* nothing ran in fn on the caller's thread */
     CHECK_OK(tp_stream_destroy(stream));
     return 0;

@@ -260,14 +260,14 @@ class HostWorkTests(unittest.TestCase):
 
         def fn():
             calls.append(1)
-            busy_wait(100)
+            busy_wait(500)  # the fake GPU's host-function floor is noisy: a call of its own size
 
         m = tpevent.measure(fn, self.stream, host=True, batch=8, **quick())
         self.assertEqual(m.batch, 8)
         self.assertGreaterEqual(len(calls), m.calls + 2)  # warm-up and calibration besides
         # The median: each sample has the floor's share taken off, and the floor of a
         # host function (the fake GPU's starts up to 1 ms late) is a noisy median.
-        self.assertGreaterEqual(m.median * 1e6, 0.8 * 100)
+        self.assertGreaterEqual(m.median * 1e6, 0.8 * 500)
         self.assertEqual(m.cpu_time, 0)  # nothing ran in fn on the caller's thread
         self.assertGreaterEqual(m.floor, 0)
         self.assertLessEqual(m.median_low, m.median)
@@ -282,12 +282,12 @@ class HostWorkTests(unittest.TestCase):
         def run_calls(n):
             counts.append(n)
             for _ in range(n):
-                busy_wait(50)
+                busy_wait(300)
 
         m = tpevent._measure.measure_calls(run_calls, self.stream, **quick())
         self.assertIn(0, counts)  # the floor's: the loop around no call
         self.assertIn(m.batch, counts)
-        self.assertGreaterEqual(m.median * 1e6, 0.8 * 50)
+        self.assertGreaterEqual(m.median * 1e6, 0.8 * 300)
 
     def test_exception_in_host_work_propagates(self):
         def run_calls(n):
