@@ -56,7 +56,7 @@ static const int64_t wait_grace_min_ns = 10LL * 1000 * 1000 * 1000;
 static const double host_bound_ratio = 20.0;
 static const double host_bound_min_ns = 20 * 1000;
 /* Device time this many times below the host's time in fn ends the measurement as no
- * work (the note above only says so): an empty kernel launched from Python, 1.7 us
+ * work (the note above only says so): an empty kernel launched from Python, about 2 us
  * against 10-40 us on the host, is work. */
 static const double no_work_host_ratio = 1000.0;
 /* The first stretches that may each find that fn put no work on the stream: any one

@@ -4,9 +4,9 @@
  * device's per-call cadence, hot or cold, whatever the batch.
  *
  * A sample's two timing records are not free: between them, the device also runs the
- * records themselves and the start of the first call after one (on an H100 a record,
- * an empty kernel and a record read 3.8 us where empty kernels back to back ran one
- * every 1.7 us). A hot sample carries that once per batch, a cold one once per call
+ * records themselves and the start of the first call after one (the issue's H100: a
+ * record, an empty kernel and a record read 3.78-3.87 us, where empty kernels back to
+ * back ran one every 1.9 us on the H200, README's truth at d = 0). A hot sample carries that once per batch, a cold one once per call
  * (cold - hot read 2.0-2.2 us at every kernel length from 0 to 1 ms).
  *
  * It is measured on the run's stream with the least work the device runs as a call
