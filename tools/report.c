@@ -116,10 +116,40 @@ static void add_op(json_doc *doc, cJSON *ops, bench_op op, const op_result *resu
     json_number(doc, object, "overhead_ns", tenths(overhead_ns(result)));
 }
 
+/* One entry of the saved results (schema tpevent-results/1, docs/measure.md): an op's
+ * host latency per call on the device, with the median's interval, so that
+ * python -m tpevent.compare reads two runs' ops against each other. */
+static void add_result(json_doc *doc, cJSON *results, const char *device, bench_op op, const op_result *result)
+{
+    const sample_summary *summary = &result->tpevent;
+    cJSON *object = json_append_object(doc, results);
+    json_string(doc, object, "name", bench_op_key(op));
+    json_string(doc, object, "device", device);
+    json_string(doc, object, "kind", "host");
+    json_number(doc, object, "median_ns", summary->median_ns);
+    json_number(doc, object, "median_low_ns", summary->median_low_ns);
+    json_number(doc, object, "median_high_ns", summary->median_high_ns);
+    json_number(doc, object, "confidence", 0.95);
+    json_number(doc, object, "mean_ns", summary->mean_ns);
+    json_number(doc, object, "min_ns", summary->min_ns);
+    json_number(doc, object, "max_ns", summary->max_ns);
+    json_number(doc, object, "stdev_ns", summary->stdev_ns);
+    json_number(doc, object, "noise", summary->mean_ns > 0 ? summary->stdev_ns / summary->mean_ns : 0);
+    json_number(doc, object, "n", (double)summary->count);
+    json_number(doc, object, "calls", (double)summary->count * result->batch);
+    json_number(doc, object, "batch", result->batch);
+    json_number(doc, object, "p99_ns", summary->p99_ns);
+    json_null(doc, object, "floor_ns"); /* host latency: no device floor */
+    json_null(doc, object, "sm_clock_mhz");
+}
+
 bool report_json(FILE *out, const bench_report *report)
 {
     json_doc doc;
     cJSON *root = json_begin(&doc);
+    json_string(&doc, root, "schema", "tpevent-results/1");
+    json_string(&doc, root, "tpevent_version", report->version);
+    json_string(&doc, root, "producer", "tpevent bench");
     json_string(&doc, root, "version", report->version);
     json_add_host(&doc, root, report->host);
     json_number(&doc, root, "iterations", (double)report->iterations);
@@ -147,6 +177,12 @@ bool report_json(FILE *out, const bench_report *report)
         cJSON *ops = json_array(&doc, object, "ops");
         for (int op = 0; op < BENCH_OP_COUNT; op++)
             add_op(&doc, ops, (bench_op)op, &device->ops[op]);
+    }
+
+    cJSON *results = json_array(&doc, root, "results");
+    for (size_t d = 0; d < report->device_count; d++) {
+        for (int op = 0; op < BENCH_OP_COUNT; op++)
+            add_result(&doc, results, report->devices[d].device, (bench_op)op, &report->devices[d].ops[op]);
     }
 
     cJSON *skipped = json_array(&doc, root, "skipped");

@@ -233,7 +233,21 @@ static PyObject *compare(PyObject *module, PyObject *args)
                          (long long)out.pairs, "verdict", verdicts[out.verdict & 3]);
 }
 
+/* _device_name(device): tp_device_name's, for the saved results' devices
+ * (tpevent.results). */
+static PyObject *device_name(PyObject *module, PyObject *arg)
+{
+    (void)module;
+    const char *device = PyUnicode_AsUTF8(arg);
+    if (!device)
+        return NULL;
+    char name[256];
+    tp_status status = tp_device_name(device, name, sizeof name);
+    return status != TP_OK ? tppy_raise(status) : PyUnicode_FromString(name);
+}
+
 static PyMethodDef measure_functions[] = {
+    {"_device_name", device_name, METH_O, "_device_name(device): the device's name (tp_device_name)"},
     {"_measure", measure, METH_VARARGS,
      "_measure(stream, fn, min_time, max_time, max_noise, min_samples, batch, cold, hold, host) (see tpevent.measure; "
      "with host, fn(n) runs n calls in a host function)"},

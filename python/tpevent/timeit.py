@@ -36,9 +36,9 @@ import timeit as _timeit
 import traceback
 
 import tpevent
-from tpevent import _measure
+from tpevent import _measure, results
 
-SCHEMA = "tpevent-results/1"
+SCHEMA = results.SCHEMA
 
 # timeit's units and its precision (main()'s): -u fixes the unit, else each time is
 # scaled to the largest unit it reaches; 3 significant digits, one more per -v
@@ -135,7 +135,10 @@ def _parser():
     own = parser.add_argument_group("tpevent's options")
     own.add_argument("-d", "--device", help="the device (default: tpevent's default device)")
     own.add_argument("--cold", action="store_true", help="flush the device's last-level cache before each call")
-    own.add_argument("--json", action="store_true", help="print a summary as one JSON object (schema %s)" % SCHEMA)
+    own.add_argument("--json", action="store_true", help="print a summary as one JSON object (schema %s, docs/measure.md: python -m "
+                          "tpevent.compare reads it)" % SCHEMA)
+    own.add_argument("--name", help="the --json entry's name, by which python -m tpevent.compare matches two "
+                                     "runs (default: the statement; with --compare, NAME/a and NAME/b)")
     own.add_argument("--samples", action="store_true",
                      help="add each sample's time per loop (seconds): with --json as \"times\", else one per line")
     own.add_argument("--min-time", type=_finite, default=1.0,
@@ -234,7 +237,11 @@ def _compare_main(options, stream, setup):
         traceback.print_exc()
         return 1
     if options.json:
-        summary = {"schema": SCHEMA, "stmt_a": stmt_a, "stmt_b": stmt_b, "setup": setup}
+        names = (f"{options.name}/a", f"{options.name}/b") if options.name else (stmt_a, stmt_b)
+        entries = [results.measurement_entry(name, side, setup=setup, samples=options.samples)
+                   for name, side in zip(names, (compared.a, compared.b))]
+        summary = results.document("tpevent.timeit --compare", entries, [compared.a.device],
+                                   stmt_a=stmt_a, stmt_b=stmt_b, setup=setup)
         summary.update(compared.to_dict())
         for side in ("a", "b"):
             if not options.samples:
@@ -334,17 +341,19 @@ def _details(measured, unit, precision):
     ]
 
 
-def _summary(measured, stmt, setup, with_samples):
-    """--json's object: the schema, timeit's numbers, and Measurement.to_dict()'s
-    fields (its per-sample "times" only with --samples)."""
-    summary = {
-        "schema": SCHEMA,
-        "stmt": stmt,
-        "setup": setup,
-        "number": _loops(measured),
-        "repeat": _best_of_repeats(measured)[1],
-        "best": _best_of_repeats(measured)[0],
-    }
+def _summary(measured, stmt, setup, with_samples, name=None):
+    """--json's object: the saved results' document (tpevent.results: the version, the
+    host, the device, one entry named by the statement), then timeit's numbers and
+    Measurement.to_dict()'s fields (its per-sample "times" only with --samples)."""
+    entry = results.measurement_entry(name or stmt, measured, setup=setup, samples=with_samples)
+    summary = results.document(
+        "tpevent.timeit", [entry], [measured.device],
+        stmt=stmt,
+        setup=setup,
+        number=_loops(measured),
+        repeat=_best_of_repeats(measured)[1],
+        best=_best_of_repeats(measured)[0],
+    )
     summary.update(measured.to_dict())
     if not with_samples:
         del summary["times"]
@@ -381,7 +390,7 @@ def main(argv=None):
         return 1
     precision = _PRECISION + max(options.verbose - 1, 0)
     if options.json:
-        print(json.dumps(_summary(measured, stmt, setup, options.samples), ensure_ascii=False))
+        print(json.dumps(_summary(measured, stmt, setup, options.samples, options.name), ensure_ascii=False))
         return 0
     if options.verbose:
         print("\n".join(_details(measured, options.unit, precision)))

@@ -22,7 +22,11 @@ from tool_json import check, is_count, is_number
 
 OPS = ["record", "record_timing", "query", "synchronize", "stream_wait",
        "elapsed_time", "create_destroy", "record_synchronize"]
-TOP_FIELDS = {"version", "host", "iterations", "warmup", "references", "devices", "skipped"}
+TOP_FIELDS = {"schema", "tpevent_version", "producer", "version", "host", "iterations", "warmup",
+              "references", "devices", "results", "skipped"}
+RESULT_FIELDS = {"name", "device", "kind", "median_ns", "median_low_ns", "median_high_ns", "confidence",
+                 "mean_ns", "min_ns", "max_ns", "stdev_ns", "noise", "n", "calls", "batch", "p99_ns",
+                 "floor_ns", "sm_clock_mhz"}
 DEVICE_FIELDS = {"device", "name", "timer_resolution_ns", "runtime_version",
                  "driver_version", "ops"}
 OP_FIELDS = {"op", "batch", "median_ns", "p99_ns", "baseline", "baseline_kind",
@@ -169,6 +173,33 @@ def check_skipped(skipped, benchmarked_types, only, tool):
                   f"{backend}: skipped with {reasons.get(backend)!r}, expected {expected!r}")
 
 
+def check_results(report, iterations):
+    """The saved results (docs/measure.md, schema tpevent-results/1): one entry per
+    device and op, in the devices' order, each op's median with its interval."""
+    check(report["schema"] == "tpevent-results/1", f"schema {report['schema']!r}")
+    check(report["tpevent_version"] == report["version"], f"tpevent_version {report['tpevent_version']!r}")
+    check(report["producer"] == "tpevent bench", f"producer {report['producer']!r}")
+    results = report["results"]
+    expected = [(device.get("device"), op["op"]) for device in report["devices"] for op in device.get("ops", [])]
+    if not check(isinstance(results, list) and [(r.get("device"), r.get("name")) for r in results] == expected,
+                 f"results {results!r} are not one entry per device and op"):
+        return
+    ops = {(device["device"], op["op"]): op for device in report["devices"] for op in device["ops"]}
+    for entry in results:
+        where = f"results {entry['device']} {entry['name']}"
+        if not check(set(entry) == RESULT_FIELDS, f"{where}: fields {sorted(entry)}"):
+            continue
+        op = ops[(entry["device"], entry["name"])]
+        check(entry["median_low_ns"] <= entry["median_ns"] <= entry["median_high_ns"],
+              f"{where}: interval {entry['median_low_ns']} {entry['median_ns']} {entry['median_high_ns']}")
+        check(math.isclose(entry["median_ns"], op["median_ns"], abs_tol=0.051), f"{where}: median differs from ops'")
+        check(entry["min_ns"] <= entry["median_ns"] <= entry["max_ns"], f"{where}: min/max")
+        check(entry["n"] == iterations and entry["batch"] == op["batch"] and entry["calls"] == iterations * op["batch"],
+              f"{where}: n {entry['n']}, batch {entry['batch']}, calls {entry['calls']}")
+        check(entry["kind"] == "host" and entry["floor_ns"] is None and entry["sm_clock_mhz"] is None,
+              f"{where}: kind {entry['kind']!r}, floor {entry['floor_ns']!r}, clock {entry['sm_clock_mhz']!r}")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--tool", required=True)
@@ -210,6 +241,7 @@ def main():
                       f"devices {names}, expected only {args.expect_device}")
         types = {name.split(":")[0] for name in names if name}
         check_skipped(report["skipped"], types, args.only, args.tool)
+        check_results(report, args.iterations)
 
     for failure in tool_json.failures:
         print("FAIL:", failure)
