@@ -1,7 +1,8 @@
 /*
  * Calls the fake GPU answers with an error, as CUDA does, that tpevent should
  * never make (issue 47, item 9: compute-sanitizer reports each as an API error on
- * the GPU machine). The fake GPU module exports a table of counters
+ * the GPU machine), and a count of the runtime calls made (issue 52). The fake
+ * GPU module exports a table of counters
  * (runtime_fake_event.c), so that a test proves on every CI run that tpevent asks
  * a cheaper question instead.
  */
@@ -15,6 +16,11 @@ typedef struct probe_calls {
      * now ended: CUDA answers cudaErrorInvalidValue ("invalid argument"), the
      * record being a node of the capture's graph, never run. */
     unsigned long (*captured_record_queries)(void);
+    /* Every call of the runtime's event and stream calls (create, destroy, record,
+     * query, synchronize, wait, elapsed time; stream query and synchronize) by any
+     * thread: what a traced op costs in runtime calls, and proof that nothing of
+     * tpevent's asks the runtime while nothing is to be done (issue 52). */
+    unsigned long (*runtime_calls)(void);
 } probe_calls;
 
 #endif /* TPEVENT_TESTS_GPU_FAKE_PROBE_CALLS_H */

@@ -399,6 +399,7 @@ fake_op *fake_op_new(int kind)
 
 rt_error fake_stream_create(rt_stream *stream, int priority)
 {
+    FAKE_COUNT_CALL();
     rt_stream s = stream_new(current_device, priority);
     if (!s)
         return FAKE_ERROR_OUT_OF_MEMORY;
@@ -411,6 +412,7 @@ rt_error fake_stream_create(rt_stream *stream, int priority)
  * is kept, so that the fake can tell. */
 rt_error fake_stream_destroy(rt_stream s)
 {
+    FAKE_COUNT_CALL();
     if (rt_stream_follows_current_device(s))
         return FAKE_ERROR_INVALID_HANDLE;
     pthread_mutex_lock(&s->lock);
@@ -450,6 +452,7 @@ static bool submitted_now(rt_stream s, uint64_t *submitted)
 
 rt_error fake_stream_query(rt_stream s)
 {
+    FAKE_COUNT_CALL();
     s = fake_resolve(s);
     rt_error forbidden;
     if (fake_capture_forbids_stream(s, &forbidden) || fake_capture_forbids_unsafe(&forbidden))
@@ -462,6 +465,7 @@ rt_error fake_stream_query(rt_stream s)
 
 rt_error fake_stream_synchronize(rt_stream s)
 {
+    FAKE_COUNT_CALL();
     s = fake_resolve(s);
     rt_error forbidden;
     if (fake_capture_forbids_stream(s, &forbidden) || fake_capture_forbids_unsafe(&forbidden))
@@ -477,6 +481,7 @@ rt_error fake_stream_synchronize(rt_stream s)
 
 rt_error fake_device_synchronize(void)
 {
+    FAKE_COUNT_CALL();
     rt_error forbidden;
     if (fake_capture_forbids_unsafe(&forbidden))
         return forbidden;

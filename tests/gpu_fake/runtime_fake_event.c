@@ -15,6 +15,7 @@
 
 rt_error fake_event_create(rt_event *event, unsigned flags)
 {
+    FAKE_COUNT_CALL();
     rt_event e = calloc(1, sizeof *e);
     if (!e)
         return FAKE_ERROR_OUT_OF_MEMORY;
@@ -27,6 +28,7 @@ rt_error fake_event_create(rt_event *event, unsigned flags)
 
 rt_error fake_event_destroy(rt_event e)
 {
+    FAKE_COUNT_CALL();
     fake_capture_forget(e);
     fake_record_unref(e->latest);
     pthread_mutex_destroy(&e->lock);
@@ -68,6 +70,7 @@ static long record_lateness(void)
 
 rt_error fake_event_record(rt_event e, rt_stream s)
 {
+    FAKE_COUNT_CALL();
     s = fake_resolve(s);
     if (!s)
         return FAKE_ERROR_OUT_OF_MEMORY;
@@ -119,10 +122,19 @@ static unsigned long captured_record_queries_count(void)
     return atomic_load(&captured_record_queries);
 }
 
-__attribute__((visibility("default"))) const probe_calls tpevent_fake_probe_calls = {captured_record_queries_count};
+atomic_ulong fake_runtime_calls;
+
+static unsigned long runtime_calls_count(void)
+{
+    return atomic_load(&fake_runtime_calls);
+}
+
+__attribute__((visibility("default")))
+const probe_calls tpevent_fake_probe_calls = {captured_record_queries_count, runtime_calls_count};
 
 rt_error fake_event_query(rt_event e)
 {
+    FAKE_COUNT_CALL();
     rt_error forbidden;
     if (fake_capture_forbids_event(e, &forbidden) || fake_capture_forbids_unsafe(&forbidden))
         return forbidden;
@@ -139,6 +151,7 @@ rt_error fake_event_query(rt_event e)
 
 rt_error fake_event_synchronize(rt_event e)
 {
+    FAKE_COUNT_CALL();
     rt_error forbidden;
     if (fake_capture_forbids_event(e, &forbidden) || fake_capture_forbids_unsafe(&forbidden))
         return forbidden;
@@ -152,6 +165,7 @@ rt_error fake_event_synchronize(rt_event e)
 
 rt_error fake_stream_wait_event(rt_stream s, rt_event e)
 {
+    FAKE_COUNT_CALL();
     rt_error captured;
     if (fake_capture_wait(fake_resolve(s), e, &captured))
         return captured;
@@ -169,6 +183,7 @@ rt_error fake_stream_wait_event(rt_stream s, rt_event e)
 
 rt_error fake_event_elapsed(float *ms, rt_event start, rt_event end)
 {
+    FAKE_COUNT_CALL();
     if ((start->flags | end->flags) & RT_EVENT_DISABLE_TIMING)
         return FAKE_ERROR_INVALID_HANDLE;
     rt_error forbidden;

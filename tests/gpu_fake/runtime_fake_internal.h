@@ -15,6 +15,11 @@ typedef struct fake_record {
     _Atomic uint64_t time_ns;
 } fake_record;
 
+/* Counts a runtime call (probe_calls.h's runtime_calls), in the event and stream
+ * calls that tpevent's hot paths and threads make. */
+extern atomic_ulong fake_runtime_calls;
+#define FAKE_COUNT_CALL() atomic_fetch_add_explicit(&fake_runtime_calls, 1, memory_order_relaxed)
+
 enum { OP_RECORD, OP_WAIT_EVENT, OP_HOST_FN, OP_WAIT_VALUE, OP_MEMSET };
 
 typedef struct fake_op {
