@@ -3,7 +3,6 @@
  * device-wide entries, and the one place runtime errors become tp statuses.
  */
 #include "backends/gpu/gpu_internal.h"
-#include "common/thread.h"
 
 #include <unistd.h>
 
@@ -149,9 +148,7 @@ tp_status gpu_init(const tp_backend *table, const tp_backend *ipc_table, const t
         pthread_mutex_init(&devices[d].open_lock, NULL);
         pthread_mutex_init(&devices[d].ipc_lock, NULL);
         pthread_mutex_init(&devices[d].snapshot_lock, NULL);
-        pthread_mutex_init(&devices[d].notifier.lock, NULL);
-        tp_cond_init_monotonic(&devices[d].notifier.polled_added);
-        pthread_mutex_init(&devices[d].notifier.spare.lock, NULL);
+        gpu_notifier_init(&devices[d].notifier);
         for (int p = 0; p < GPU_POOL_COUNT; p++)
             pthread_mutex_init(&devices[d].pools[p].lock, NULL);
         pthread_mutex_init(&devices[d].stream_pool.lock, NULL);

@@ -115,7 +115,7 @@
 #define RT_WAIT_VALUE_CAPTURED 1
 #endif
 
-#include "backends/gpu/gpu_notifier.h"
+#include "backends/gpu/gpu_notify.h"
 
 #include <pthread.h>
 #include <stdatomic.h> /* stdbool.h, stddef.h, stdint.h: by tpevent.h */
@@ -549,14 +549,6 @@ void gpu_snapshot_release(tp_snapshot *snapshot);
 tp_status gpu_snapshot_query(const tp_snapshot *snapshot, bool *reached);
 tp_status gpu_snapshot_synchronize(const tp_snapshot *snapshot);
 tp_status gpu_snapshot_notify(const tp_snapshot *snapshot, void (*fn)(void *), void *arg);
-
-/* =============================================================== gpu_notify.c */
-/* rt_event_query of tpevent's own, from any thread: the device's context where needed,
- * relaxed (rule 16); *call names what failed. */
-rt_error gpu_event_query_relaxed(const gpu_device *device, rt_event event, const char **call);
-/* snapshot_notify's mechanism: the device's poller calls fn(arg) once it sees the
- * marker reached (late by a pass and a pause at most, never early). */
-tp_status gpu_notify_when_reached(gpu_device *device, rt_event marker, void (*fn)(void *), void *arg);
 
 /* ================================================================ gpu_sample.c */
 tp_status gpu_native_sample(int device, tp_native_op op, uint64_t *samples_ns, size_t count);
