@@ -1,6 +1,7 @@
-/* tpevent.Event and its namespace twins tpevent.cpu.Event, tpevent.cuda.Event,
- * tpevent.hip.Event and tpevent.opencl.Event, which default the device to their type. */
+/* tpevent.Event and its namespace twins, one per device type (tpevent.cuda.Event, ...),
+ * which default the device to their type. */
 #include "tpevent_python.h"
+#include "core/device_types.h" /* the list of types, for the namespaces' classes */
 
 #include <stddef.h>
 #include <string.h>
@@ -469,9 +470,9 @@ PyDoc_STRVAR(event_doc,
              "Stream and measure timing.\n"
              "\n"
              "Parameters:\n"
-             "    device (str or int, optional): the desired device for the Event, such as\n"
-             "        'cpu', 'cuda', 'cuda:1' or 'hip:0' (a type without an index means the\n"
-             "        thread's current device of that type; an int is an index of the\n"
+             "    device (str or int, optional): the desired device for the Event: a\n"
+             "        device string such as 'cuda:1', or a type alone such as 'cuda' (the\n"
+             "        thread's current device of that type), or an int (an index of the\n"
              "        current device's type). If not given, the current device will be\n"
              "        used. An object with `type` and `index` attributes, such as a\n"
              "        torch.device, is accepted too.\n"
@@ -537,12 +538,10 @@ PyTypeObject tppy_event_type = {
         .tp_vectorcall = event_vectorcall,                                                                     \
     }
 
-PyTypeObject tppy_namespace_event_types[TP_DEVICE_TYPE_COUNT] = {
-    [TP_DEVICE_CPU] = NAMESPACE_EVENT_TYPE("cpu"),
-    [TP_DEVICE_CUDA] = NAMESPACE_EVENT_TYPE("cuda"),
-    [TP_DEVICE_HIP] = NAMESPACE_EVENT_TYPE("hip"),
-    [TP_DEVICE_OPENCL] = NAMESPACE_EVENT_TYPE("opencl"),
-};
+/* One per device type of the list (cmake/TpeventDeviceTypes.cmake), by its value. */
+#define NAMESPACE_EVENT_ENTRY(upper, name, value, kind) [value] = NAMESPACE_EVENT_TYPE(#name),
+PyTypeObject tppy_namespace_event_types[TP_DEVICE_TYPE_COUNT] = {TP_PUBLIC_DEVICE_TYPES(NAMESPACE_EVENT_ENTRY)};
+#undef NAMESPACE_EVENT_ENTRY
 /* clang-format on */
 
 int tppy_event_types_init(PyObject *module, PyObject *namespaces[TP_DEVICE_TYPE_COUNT])

@@ -1,10 +1,13 @@
 /*
- * The module tpevent._tpevent and its namespaces tpevent.cpu, tpevent.cuda and
- * tpevent.hip. A namespace's functions are the top level's with the device type
- * defaulted to its own: each module's state holds the type it defaults to
- * (TPPY_ANY_TYPE at the top level), and the same C functions serve all four.
+ * The module tpevent._tpevent and its namespaces, one per device type of the list
+ * (cmake/TpeventDeviceTypes.cmake, as core/device_types.h): tpevent.cuda, ... A
+ * namespace's functions are the top level's with the device type defaulted to its
+ * own: each module's state holds the type it defaults to (TPPY_ANY_TYPE at the top
+ * level), and the same C functions serve them all. _device_types names the types,
+ * by value, for the package's __init__.
  */
 #include "tpevent_python.h"
+#include "core/device_types.h"
 
 typedef struct module_state {
     int namespace_type;
@@ -220,9 +223,10 @@ PyDoc_STRVAR(device_count_doc,
              "device_count(type=None)\n"
              "--\n"
              "\n"
-             "Return the number of devices of a backend ('cpu', 'cuda', 'hip' or 'opencl'); 0 if\n"
-             "the backend is unavailable. If not given, the type is the current\n"
-             "device's (in tpevent.cuda and tpevent.hip: that namespace's). The CPU\n"
+             "Return the number of devices of a backend, named by its device type\n"
+             "such as 'cuda' (backends() lists them); 0 if the backend is unavailable.\n"
+             "If not given, the type is the current device's (in a namespace such as\n"
+             "tpevent.cuda: that namespace's). The CPU\n"
              "backend offers TPEVENT_CPU_DEVICES virtual devices (default 1).\n"
              "\n"
              "Raises:\n"
@@ -252,9 +256,10 @@ PyDoc_STRVAR(is_available_doc,
              "is_available(type=None)\n"
              "--\n"
              "\n"
-             "Return True if a backend ('cpu', 'cuda', 'hip' or 'opencl') can be used here. If not\n"
-             "given, the type is the current device's (in tpevent.cuda and tpevent.hip:\n"
-             "that namespace's). backends() tells why one cannot.\n"
+             "Return True if a backend, named by its device type such as 'cuda'\n"
+             "(backends() lists them), can be used here. If not given, the type is the\n"
+             "current device's (in a namespace such as tpevent.cuda: that namespace's).\n"
+             "backends() tells why one cannot.\n"
              "\n"
              "Raises:\n"
              "    ValueError: an unknown type.\n");
@@ -282,7 +287,7 @@ static PyObject *module_is_available(PyObject *module, PyObject *const *args, Py
 /* ------------------------------------------------------------ backends */
 
 static PyStructSequence_Field backend_info_fields[] = {
-    {"name", "the device type: 'cpu', 'cuda', 'hip' or 'opencl'"},
+    {"name", "the device type, such as 'cuda'"},
     {"available", "True if the backend can be used"},
     {"reason", "why it cannot be used, or None"},
     {"device_count", "its number of devices (0 when unavailable)"},
@@ -338,17 +343,16 @@ PyDoc_STRVAR(backends_doc,
              "backends()\n"
              "--\n"
              "\n"
-             "Return a list with one tpevent.BackendInfo per backend (cpu, cuda, hip, opencl):\n"
+             "Return a list with one tpevent.BackendInfo per backend (device type), the CPU's first:\n"
              "its name, whether it is available, why not (reason), its device count,\n"
              "whether it is built in, and the module file tried. Loads each backend's\n"
              "module if not loaded yet.\n"
              "\n"
              "Example:\n"
              "\n"
-             ">>> [b.name for b in tpevent.backends()]\n"
-             "['cpu', 'cuda', 'hip', 'opencl']\n"
-             ">>> tpevent.backends()[0].available\n"
-             "True\n");
+             ">>> cpu = tpevent.backends()[0]\n"
+             ">>> cpu.name, cpu.available, cpu.built_in\n"
+             "('cpu', True, True)\n");
 
 static PyObject *module_backends(PyObject *module, PyObject *unused)
 {
@@ -435,16 +439,12 @@ static struct PyModuleDef top_level_def = {
     "and so on. The functions are tpevent's, with device=None meaning the current\n"                         \
     "device of this type and an int device meaning an index of this type."
 
-static struct PyModuleDef namespace_defs[TP_DEVICE_TYPE_COUNT] = {
-    [TP_DEVICE_CPU] = {PyModuleDef_HEAD_INIT, .m_name = "tpevent.cpu", .m_doc = NAMESPACE_DOC("cpu"),
-                       .m_size = sizeof(module_state), .m_methods = namespace_functions},
-    [TP_DEVICE_CUDA] = {PyModuleDef_HEAD_INIT, .m_name = "tpevent.cuda", .m_doc = NAMESPACE_DOC("cuda"),
-                        .m_size = sizeof(module_state), .m_methods = namespace_functions},
-    [TP_DEVICE_HIP] = {PyModuleDef_HEAD_INIT, .m_name = "tpevent.hip", .m_doc = NAMESPACE_DOC("hip"),
-                       .m_size = sizeof(module_state), .m_methods = namespace_functions},
-    [TP_DEVICE_OPENCL] = {PyModuleDef_HEAD_INIT, .m_name = "tpevent.opencl", .m_doc = NAMESPACE_DOC("opencl"),
-                          .m_size = sizeof(module_state), .m_methods = namespace_functions},
-};
+/* One per device type of the list, by its value. */
+#define NAMESPACE_DEF(upper, name, value, kind)                                                              \
+    [value] = {PyModuleDef_HEAD_INIT, .m_name = "tpevent." #name, .m_doc = NAMESPACE_DOC(#name),            \
+               .m_size = sizeof(module_state), .m_methods = namespace_functions},
+static struct PyModuleDef namespace_defs[TP_DEVICE_TYPE_COUNT] = {TP_PUBLIC_DEVICE_TYPES(NAMESPACE_DEF)};
+#undef NAMESPACE_DEF
 /* clang-format on */
 
 static PyObject *create_module(struct PyModuleDef *def, int namespace_type)
@@ -455,10 +455,26 @@ static PyObject *create_module(struct PyModuleDef *def, int namespace_type)
     return module;
 }
 
-/* The namespaces are attributes of the extension; the package's __init__ also
- * registers them in sys.modules so that `import tpevent.cuda` works. */
+/* The namespaces are attributes of the extension, named by _device_types; the
+ * package's __init__ takes them from there and registers them in sys.modules so that
+ * `import tpevent.cuda` works. */
 static int add_namespaces(PyObject *module, PyObject *namespaces[TP_DEVICE_TYPE_COUNT])
 {
+    PyObject *names = PyTuple_New(TP_DEVICE_TYPE_COUNT);
+    if (!names)
+        return -1;
+    for (int t = 0; t < TP_DEVICE_TYPE_COUNT; t++) {
+        PyObject *name = PyUnicode_FromString(tp_device_type_name((tp_device_type)t));
+        if (!name) {
+            Py_DECREF(names);
+            return -1;
+        }
+        PyTuple_SET_ITEM(names, t, name);
+    }
+    if (PyModule_AddObject(module, "_device_types", names) < 0) {
+        Py_DECREF(names);
+        return -1;
+    }
     for (int t = 0; t < TP_DEVICE_TYPE_COUNT; t++) {
         namespaces[t] = create_module(&namespace_defs[t], t);
         if (!namespaces[t])

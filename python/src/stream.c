@@ -6,6 +6,7 @@
  * interop (interop.c).
  */
 #include "tpevent_python.h"
+#include "core/device_types.h" /* the list of types, for the namespaces' classes */
 
 #include <stddef.h>
 
@@ -312,9 +313,10 @@ PyDoc_STRVAR(stream_doc,
              "so (Event.wait(), Stream.wait_event(), Stream.wait_stream()).\n"
              "\n"
              "Parameters:\n"
-             "    device (str or int, optional): the device, such as 'cpu', 'cuda:1' or\n"
-             "        'hip:0'; an int is an index of the current device's type. If not\n"
-             "        given, the current device will be used.\n"
+             "    device (str or int, optional): the device, such as 'cuda:1' (a type\n"
+             "        alone, such as 'cuda', is the thread's current device of that type);\n"
+             "        an int is an index of the current device's type. If not given, the\n"
+             "        current device will be used.\n"
              "    priority (int, optional): lower numbers run first, as on CUDA; each\n"
              "        backend clamps it to its range (default: 0).\n"
              "\n"
@@ -369,12 +371,10 @@ PyTypeObject tppy_stream_type = {
         .tp_new = stream_new,                                                                                  \
     }
 
-PyTypeObject tppy_namespace_stream_types[TP_DEVICE_TYPE_COUNT] = {
-    [TP_DEVICE_CPU] = NAMESPACE_STREAM_TYPE("cpu"),
-    [TP_DEVICE_CUDA] = NAMESPACE_STREAM_TYPE("cuda"),
-    [TP_DEVICE_HIP] = NAMESPACE_STREAM_TYPE("hip"),
-    [TP_DEVICE_OPENCL] = NAMESPACE_STREAM_TYPE("opencl"),
-};
+/* One per device type of the list (cmake/TpeventDeviceTypes.cmake), by its value. */
+#define NAMESPACE_STREAM_ENTRY(upper, name, value, kind) [value] = NAMESPACE_STREAM_TYPE(#name),
+PyTypeObject tppy_namespace_stream_types[TP_DEVICE_TYPE_COUNT] = {TP_PUBLIC_DEVICE_TYPES(NAMESPACE_STREAM_ENTRY)};
+#undef NAMESPACE_STREAM_ENTRY
 /* clang-format on */
 
 int tppy_stream_types_init(PyObject *module, PyObject *namespaces[TP_DEVICE_TYPE_COUNT])

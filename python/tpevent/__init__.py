@@ -2,7 +2,8 @@
 
 One API for marking points in streams of device work, waiting for them, ordering
 streams against each other and timing the work between two points. The device
-string picks the backend at run time: ``"cpu"``, ``"cuda:1"``, ``"hip:0"``.
+string picks the backend at run time: ``"cuda:1"`` is CUDA's device 1, ``"cuda"``
+the thread's current CUDA device; ``tpevent.backends()`` lists the types.
 
 The API is ``torch.cuda.Event``'s and ``torch.cuda.Stream``'s (CuPy's and
 cuda.core's names too, where they mean the same: python/README.md)::
@@ -13,9 +14,10 @@ cuda.core's names too, where they mean the same: python/README.md)::
     >>> start.elapsed_time(end) >= 0.0
     True
 
-``tpevent.cuda``, ``tpevent.hip``, ``tpevent.opencl`` and ``tpevent.cpu`` hold the same classes and
-functions with the device type defaulted to theirs (``tpevent.cuda.Event()`` is an
-event of the current CUDA device), for code written against ``torch.cuda``.
+A namespace per device type (``tpevent.cuda``, ``tpevent.cpu``, ...) holds the same
+classes and functions with the device type defaulted to its own
+(``tpevent.cuda.Event()`` is an event of the current CUDA device), for code
+written against ``torch.cuda``.
 
 Errors: ``ValueError`` for a bad device string or argument, ``tpevent.Error`` (a
 ``RuntimeError``) for state and backend errors; both carry ``status``, the name of
@@ -57,10 +59,9 @@ from ._tpevent import (
 
 from ._measure import Comparison, Measurement, compare, do_bench, measure
 
-cpu = _tpevent.cpu
-cuda = _tpevent.cuda
-hip = _tpevent.hip
-opencl = _tpevent.opencl
+# The namespaces, one per device type: the extension's, made from the one list of
+# types (cmake/TpeventDeviceTypes.cmake), named by value in _tpevent._device_types.
+globals().update({_type: getattr(_tpevent, _type) for _type in _tpevent._device_types})
 
 # From here on host functions still pending are dropped, and CUDA/HIP streams are
 # no longer destroyed: other libraries may use their handles during teardown.
@@ -159,7 +160,7 @@ class graph:
         return False
 
 
-for _namespace in (cpu, cuda, hip, opencl):
+for _namespace in (getattr(_tpevent, _type) for _type in _tpevent._device_types):
     _namespace.stream = stream
     _namespace.get_elapsed_time = get_elapsed_time
     _namespace.graph = graph
@@ -182,8 +183,6 @@ __all__ = [
     "Stream",
     "backends",
     "compare",
-    "cpu",
-    "cuda",
     "current_device",
     "current_stream",
     "default_stream",
@@ -192,10 +191,8 @@ __all__ = [
     "do_bench",
     "get_elapsed_time",
     "graph",
-    "hip",
     "is_available",
     "measure",
-    "opencl",
     "range",
     "range_pop",
     "range_push",
@@ -207,6 +204,7 @@ __all__ = [
     "trace_start",
     "trace_stop",
 ]
+__all__ += _tpevent._device_types  # the namespaces
 
 
 # ------------------------------------------------------------------ timeline

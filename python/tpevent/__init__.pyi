@@ -29,10 +29,9 @@ from ._tpevent import (
     synchronize as synchronize,
 )
 
-cpu: _Namespace
-cuda: _Namespace
-hip: _Namespace
-opencl: _Namespace
+# The namespaces, one per device type (tpevent._tpevent._device_types): tpevent.cuda,
+# tpevent.cpu, ... (not written out here, so that a new type needs no line).
+def __getattr__(name: str) -> _Namespace: ...
 
 
 def stream(stream: Optional[_StreamLike]) -> ContextManager[Optional[Stream]]: ...

@@ -194,7 +194,8 @@ class _Namespace(ModuleType):
     def synchronize(device: _DeviceLike = ...) -> None: ...
 
 
-cpu: _Namespace
-cuda: _Namespace
-hip: _Namespace
-opencl: _Namespace
+# The namespaces, one per device type of the list (cmake/TpeventDeviceTypes.cmake),
+# named by _device_types: tpevent.cuda, tpevent.cpu, ... (not written out here, so
+# that a new type needs no line).
+_device_types: Tuple[str, ...]
+def __getattr__(name: str) -> _Namespace: ...

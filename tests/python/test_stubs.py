@@ -35,9 +35,13 @@ def is_public(name):
 
 
 def stub_names(tree):
-    """The names a stub module defines at its top level."""
+    """The names a stub module defines at its top level. A module-level __getattr__
+    stands for the namespaces, one per device type, which the stubs do not write out
+    (a new type needs no line): it defines the names of tpevent._tpevent._device_types."""
     names = set()
     for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name == "__getattr__":
+            names.update(tpevent._tpevent._device_types)
         if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
             names.add(node.name)
         elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
