@@ -88,6 +88,7 @@ install(TARGETS tpevent EXPORT tpeventTargets
   RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
 install(FILES "${PROJECT_SOURCE_DIR}/include/tpevent/tpevent.h"
               "${PROJECT_SOURCE_DIR}/include/tpevent/measure.h"
+              "${PROJECT_SOURCE_DIR}/include/tpevent/ipc.h"
               "${PROJECT_SOURCE_DIR}/include/tpevent/tpevent_diagnostics.h"
         DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}/tpevent")
 

@@ -468,6 +468,28 @@ struct tp_backend {
      * least call on a device whose calls are host functions).
      */
     tp_status (*stream_launch_empty)(tp_stream *stream);
+
+    /*
+     * Interprocess events handed over a Unix socket (appended; optional, NULL: the
+     * core answers TP_ERR_UNSUPPORTED naming the backend). core/ipc_socket.c writes,
+     * sends, receives and checks the message; these give and take what it carries.
+     * event_ipc_send_prepare: the descriptor of a sealed memfd holding the event's
+     * record state (made now if the event has none yet, rule 2), which stays the
+     * backend's (open while the event lives), and a payload of at most
+     * TP_IPC_PAYLOAD_MAX bytes that the receiver checks it against. The core has
+     * checked that the event has TP_EVENT_INTERPROCESS.
+     * event_ipc_receive: an event of `device` from a received descriptor and
+     * payload. The core has checked the message (magic, version, checksum, the
+     * sender's device of this backend's type) and that the descriptor is a regular
+     * file of the size the sender's was, sealed with F_SEAL_SHRINK, F_SEAL_GROW and
+     * F_SEAL_SEAL (no process can cut a mapping short: no SIGBUS); the payload is the
+     * backend's to check. Takes the descriptor in every case (closed on failure).
+     * The event stays valid when the sender exits; a record may be made, waited
+     * for and queried from either side (rules 3-6, 9), across PID, IPC and mount
+     * namespaces.
+     */
+    tp_status (*event_ipc_send_prepare)(tp_event *event, int *fd, unsigned char *payload, size_t *length);
+    tp_status (*event_ipc_receive)(int device, int fd, const unsigned char *payload, size_t length, tp_event **out);
 };
 
 /*

@@ -407,11 +407,16 @@ typedef struct cpu_ipc_name {
 tp_status tp_cpu_ipc_create(unsigned flags, const char *operation, cpu_ipc **out);
 /* Opens the region a handle names; the payload itself is checked already. */
 tp_status tp_cpu_ipc_open(const cpu_ipc_name *name, const char *operation, cpu_ipc **out);
+/* The region behind a descriptor received over a Unix socket (tp_event_ipc_recv),
+ * which must hold `token`; takes the descriptor, closing it on failure. */
+tp_status tp_cpu_ipc_adopt(int fd, uint64_t token, const char *operation, cpu_ipc **out);
 void tp_cpu_ipc_ref(cpu_ipc *ipc);
 void tp_cpu_ipc_unref(cpu_ipc *ipc);
 
-/* How this process names the region to others. */
+/* How this process names the region to others: by pid and descriptor (a handle),
+ * or the descriptor itself, sent over a Unix socket (the ipc keeps it open). */
 cpu_ipc_name tp_cpu_ipc_name_of(const cpu_ipc *ipc);
+int tp_cpu_ipc_descriptor(const cpu_ipc *ipc);
 /* The creator's TP_EVENT_BLOCKING, which importers take on. */
 unsigned tp_cpu_ipc_flags(const cpu_ipc *ipc);
 
@@ -450,6 +455,10 @@ void tp_cpu_ipc_wait_task(void *ipc, cpu_word ticket);
 tp_status tp_cpu_ipc_event_create(int device, unsigned flags, tp_event **out);
 tp_status tp_cpu_event_ipc_export(tp_event *event, unsigned char *payload, size_t *length);
 tp_status tp_cpu_event_ipc_import(int device, const unsigned char *payload, size_t length, tp_event **out);
+/* The same event handed over a Unix socket (core/ipc_socket.c): its region's
+ * descriptor and a payload, and the event made from them in the receiver. */
+tp_status tp_cpu_event_ipc_send_prepare(tp_event *event, int *fd, unsigned char *payload, size_t *length);
+tp_status tp_cpu_event_ipc_receive(int device, int fd, const unsigned char *payload, size_t length, tp_event **out);
 
 /* ---------------------------------------------------------- cpu_snapshot.c */
 

@@ -29,9 +29,13 @@
  * process killed while holding it does not block the others; every write made
  * under it leaves the region consistent at each step.
  *
- * Limits: processes must share a PID namespace (the pid in the handle is looked up
- * in /proc) and must not be forked from a process holding the event without exec
- * (the child's channels would still name its parent); CPU_IPC_CHANNELS streams at
+ * Limits: a handle's importer must share the exporter's PID namespace (the pid in
+ * the handle is looked up in /proc; an event handed over a Unix socket,
+ * tp_event_ipc_send, needs none); a recorder in another PID namespace is not looked
+ * at (its pid means nothing here), so a wait on a record it never reaches because it
+ * died waits on (tp_event_synchronize_for bounds it). Processes must not be forked
+ * from a process holding the event without exec (the child's channels would still
+ * name its parent); CPU_IPC_CHANNELS streams at
  * most may have records of one event pending at once. Recorders other than the
  * exporter are known by (pid, start time) only, which a pid reused within one
  * clock tick can fool (process.h); the exporter, through its pidfd, cannot be.
@@ -84,10 +88,11 @@ static bool ticket_reached(cpu_ipc_region *region, uint64_t ticket)
     return !channel || atomic_load_explicit(&channel->reached, memory_order_acquire) >= (ticket & TICKET_COUNT_MASK);
 }
 
-static bool channel_owned_by(cpu_ipc_channel *channel, const tp_process_id *process, uint64_t stream)
+static bool channel_owned_by(cpu_ipc_channel *channel, const cpu_ipc *ipc, uint64_t stream)
 {
-    return atomic_load_explicit(&channel->pid, memory_order_relaxed) == process->pid &&
-           atomic_load_explicit(&channel->start_time, memory_order_relaxed) == process->start_time &&
+    return atomic_load_explicit(&channel->pid, memory_order_relaxed) == ipc->self.pid &&
+           atomic_load_explicit(&channel->start_time, memory_order_relaxed) == ipc->self.start_time &&
+           atomic_load_explicit(&channel->pid_ns, memory_order_relaxed) == ipc->self_pid_ns &&
            atomic_load_explicit(&channel->stream, memory_order_relaxed) == stream;
 }
 
@@ -103,7 +108,7 @@ static cpu_ipc_channel *channel_claim(cpu_ipc *ipc, const cpu_queue *queue)
     cpu_ipc_channel *idle = NULL;
     for (unsigned i = 0; i < CPU_IPC_CHANNELS; i++) {
         cpu_ipc_channel *channel = &ipc->region->channels[i];
-        if (channel_owned_by(channel, &ipc->self, stream))
+        if (channel_owned_by(channel, ipc, stream))
             return channel;
         if (!idle && atomic_load_explicit(&channel->reached, memory_order_relaxed) ==
                          atomic_load_explicit(&channel->recorded, memory_order_relaxed))
@@ -112,6 +117,7 @@ static cpu_ipc_channel *channel_claim(cpu_ipc *ipc, const cpu_queue *queue)
     if (idle) {
         atomic_store_explicit(&idle->pid, ipc->self.pid, memory_order_relaxed);
         atomic_store_explicit(&idle->start_time, ipc->self.start_time, memory_order_relaxed);
+        atomic_store_explicit(&idle->pid_ns, ipc->self_pid_ns, memory_order_relaxed);
         atomic_store_explicit(&idle->stream, stream, memory_order_relaxed);
     }
     return idle;
@@ -232,7 +238,7 @@ void tp_cpu_ipc_publish_task(void *ipc, cpu_word ticket)
 bool tp_cpu_ipc_recorded_on(cpu_ipc *ipc, uint64_t ticket, const cpu_queue *queue)
 {
     cpu_ipc_channel *channel = ticket_channel(ipc->region, ticket);
-    return channel && channel_owned_by(channel, &ipc->self, (uint64_t)(uintptr_t)queue);
+    return channel && channel_owned_by(channel, ipc, (uint64_t)(uintptr_t)queue);
 }
 
 /* ------------------------------------------------------------- waiting */
@@ -248,6 +254,9 @@ static int32_t dead_recorder(cpu_ipc *ipc, uint64_t ticket)
         .pid = atomic_load_explicit(&channel->pid, memory_order_relaxed),
         .start_time = atomic_load_explicit(&channel->start_time, memory_order_relaxed),
     };
+    uint64_t pid_ns = atomic_load_explicit(&channel->pid_ns, memory_order_relaxed);
+    if (pid_ns != ipc->self_pid_ns || pid_ns == 0)
+        return 0; /* a pid of another PID namespace names nothing here: no look */
     if (recorder.pid == ipc->self.pid && recorder.start_time == ipc->self.start_time)
         return 0;
     /* The exporter is watched through its pidfd where there is one (a reused pid

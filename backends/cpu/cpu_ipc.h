@@ -11,7 +11,7 @@
 #include "backends/cpu/cpu_internal.h"
 
 #define CPU_IPC_MAGIC "tpevcpu" /* 8 bytes with its NUL */
-#define CPU_IPC_LAYOUT_VERSION 1u
+#define CPU_IPC_LAYOUT_VERSION 2u
 #define CPU_IPC_CHANNELS 64u
 
 _Static_assert(ATOMIC_INT_LOCK_FREE == 2 && ATOMIC_LONG_LOCK_FREE == 2 && ATOMIC_LLONG_LOCK_FREE == 2,
@@ -22,6 +22,10 @@ typedef struct cpu_ipc_channel {
      * anywhere. pid 0: never used. */
     _Atomic int32_t pid;
     _Atomic uint64_t start_time;
+    /* The owner's PID namespace (the inode of /proc/self/ns/pid; 0: unknown): a pid
+     * means something only there, and processes of two containers may have equal
+     * pids (an event handed over a socket, cpu_ipc_region.c). */
+    _Atomic uint64_t pid_ns;
     _Atomic uint64_t stream; /* the owner's cpu_queue, as a number */
     /* `recorded` under the region's lock; `reached` by the owner's stream (or under
      * the lock when nothing is pending). reached <= recorded. */
@@ -53,6 +57,7 @@ struct cpu_ipc {
     int fd; /* kept open so that this process can export the event too */
     cpu_ipc_region *region;
     tp_process_id self;
+    uint64_t self_pid_ns; /* as cpu_ipc_channel.pid_ns */
     /* The process that exported the event, for an imported one (pidfd -1 and pid 0
      * otherwise): watched from import on (process.h), so that a pid reused by
      * another process does not pass for it. */

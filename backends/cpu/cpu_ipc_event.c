@@ -11,12 +11,16 @@
  * export (rule 2), or at import.
  *
  * The handle's payload: u32 version, u32 region size, i32 pid, i32 fd, u64 start
- * time, u64 token; little-endian (cpu_ipc.c says what each names).
+ * time, u64 token; little-endian (cpu_ipc.c says what each names). Handed over a
+ * Unix socket instead, the event travels as its region's descriptor and a payload
+ * of u32 version, u32 region size, u64 token: nothing names a pid or a path, so
+ * the processes may be in different PID, IPC and mount namespaces.
  */
 #include "backends/cpu/cpu_internal.h"
 #include "common/bytes.h"
 
 #include <stdlib.h>
+#include <unistd.h>
 
 #define CPU_IPC_PAYLOAD_VERSION 1u
 #define CPU_IPC_PAYLOAD_SIZE 32u
@@ -277,6 +281,50 @@ tp_status tp_cpu_event_ipc_import(int device, const unsigned char *payload, size
 
     cpu_ipc *ipc;
     tp_status status = tp_cpu_ipc_open(&name, who, &ipc);
+    if (status != TP_OK)
+        return status;
+    unsigned flags = TP_EVENT_INTERPROCESS | (tp_cpu_ipc_flags(ipc) & TP_EVENT_BLOCKING);
+    status = ipc_event_new(device, flags, ipc, out);
+    if (status != TP_OK)
+        tp_cpu_ipc_unref(ipc);
+    return status;
+}
+
+/* ------------------------------------------------- over a Unix socket */
+
+#define CPU_IPC_SOCKET_PAYLOAD_SIZE 16u
+
+tp_status tp_cpu_event_ipc_send_prepare(tp_event *handle, int *fd, unsigned char *payload, size_t *length)
+{
+    cpu_ipc *ipc;
+    tp_status status = attach((cpu_event *)handle, "tp_event_ipc_send", &ipc);
+    if (status != TP_OK)
+        return status;
+    tp_put_u32(payload, CPU_IPC_PAYLOAD_VERSION);
+    tp_put_u32(payload + 4, CPU_IPC_REGION_SIZE);
+    tp_put_u64(payload + 8, tp_cpu_ipc_name_of(ipc).token);
+    *length = CPU_IPC_SOCKET_PAYLOAD_SIZE;
+    *fd = tp_cpu_ipc_descriptor(ipc);
+    return TP_OK;
+}
+
+tp_status tp_cpu_event_ipc_receive(int device, int fd, const unsigned char *payload, size_t length, tp_event **out)
+{
+    static const char who[] = "tp_event_ipc_recv";
+    const tp_host *host = tp_cpu_host();
+    uint32_t version = length == CPU_IPC_SOCKET_PAYLOAD_SIZE ? tp_get_u32(payload) : 0;
+    uint32_t size = length == CPU_IPC_SOCKET_PAYLOAD_SIZE ? tp_get_u32(payload + 4) : 0;
+    uint64_t token = length == CPU_IPC_SOCKET_PAYLOAD_SIZE ? tp_get_u64(payload + 8) : 0;
+    if (version != CPU_IPC_PAYLOAD_VERSION || size != CPU_IPC_REGION_SIZE || token == 0) {
+        close(fd);
+        return host->fail(TP_ERR_INVALID_ARGUMENT,
+                          "%s: the cpu payload (%zu bytes, version %u, region of %u bytes) is not one this library "
+                          "writes (%u bytes, version %u, %u bytes: another build of tpevent?)",
+                          who, length, (unsigned)version, (unsigned)size, CPU_IPC_SOCKET_PAYLOAD_SIZE,
+                          CPU_IPC_PAYLOAD_VERSION, CPU_IPC_REGION_SIZE);
+    }
+    cpu_ipc *ipc;
+    tp_status status = tp_cpu_ipc_adopt(fd, token, who, &ipc);
     if (status != TP_OK)
         return status;
     unsigned flags = TP_EVENT_INTERPROCESS | (tp_cpu_ipc_flags(ipc) & TP_EVENT_BLOCKING);

@@ -10,6 +10,10 @@
  * start time (so that a pid reused by another process is not taken for the
  * exporter) and a random token that the region must hold.
  *
+ * An event handed over a Unix socket (tp_event_ipc_send) needs none of this: the
+ * receiver gets the descriptor itself (SCM_RIGHTS), across PID, IPC and mount
+ * namespaces, and checks it the same way (tp_cpu_ipc_adopt).
+ *
  * Opening looks before it leaps: the descriptor a handle names may by now be
  * anything, so its link, type, size and seals are checked before it is mapped,
  * and the region's magic, layout and token after.
@@ -41,6 +45,14 @@ static uint64_t random_token(void)
     return token ? token : 1;
 }
 
+/* The inode of this process's PID namespace, which tells apart equal pids of two
+ * containers; 0 where /proc cannot say. */
+static uint64_t pid_namespace(void)
+{
+    struct stat st;
+    return stat("/proc/self/ns/pid", &st) == 0 ? (uint64_t)st.st_ino : 0;
+}
+
 static tp_status ipc_wrap(int fd, cpu_ipc_region *region, const tp_process_id *self, const char *operation,
                           cpu_ipc **out)
 {
@@ -54,6 +66,7 @@ static tp_status ipc_wrap(int fd, cpu_ipc_region *region, const tp_process_id *s
     ipc->fd = fd;
     ipc->region = region;
     ipc->self = *self;
+    ipc->self_pid_ns = pid_namespace();
     ipc->exporter = (tp_process_watch){.id = {0, 0}, .pidfd = -1};
     atomic_init(&ipc->next_liveness_check_ns, 0);
     atomic_init(&ipc->dead_ticket, 0);
@@ -160,6 +173,37 @@ static TP_COLD tp_status open_failed(const char *who, int err, int32_t pid, int3
     }
 }
 
+/*
+ * Maps `fd` once it is known to be an event's shared memory: a regular file of the
+ * region's size sealed against shrinking (nobody can then cut the mapping short
+ * under this process, which would be SIGBUS), and, mapped, the region's magic,
+ * layout and `token`. `what` names the descriptor in messages. Leaves fd open.
+ */
+static tp_status region_map(const char *who, int fd, const char *what, uint64_t token, cpu_ipc_region **out)
+{
+    const tp_host *host = tp_cpu_host();
+    struct stat st;
+    int seals = fcntl(fd, F_GET_SEALS);
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size != (off_t)CPU_IPC_REGION_SIZE || seals < 0 ||
+        !(seals & F_SEAL_SHRINK))
+        return host->fail(TP_ERR_INVALID_ARGUMENT, "%s: %s is not an event's shared memory (size or seals differ)", who,
+                          what);
+    cpu_ipc_region *region = mmap(NULL, CPU_IPC_REGION_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (region == MAP_FAILED)
+        return host->fail(TP_ERR_BACKEND, "%s: mmap of the event's shared memory: %s", who, strerror(errno));
+    if (memcmp(region->magic, CPU_IPC_MAGIC, sizeof region->magic) != 0 ||
+        region->layout_version != CPU_IPC_LAYOUT_VERSION || region->size != CPU_IPC_REGION_SIZE ||
+        region->token != token) {
+        munmap(region, CPU_IPC_REGION_SIZE);
+        return host->fail(TP_ERR_INVALID_ARGUMENT,
+                          "%s: the shared memory at %s is not the event named (token or layout differs: the "
+                          "event was destroyed and its descriptor reused, or another build of tpevent?)",
+                          who, what);
+    }
+    *out = region;
+    return TP_OK;
+}
+
 /* Opens and checks the region a payload names; the payload itself is checked. */
 static tp_status region_open(const char *who, int32_t pid, int32_t fd, uint64_t token, int *out_fd,
                              cpu_ipc_region **out)
@@ -183,33 +227,14 @@ static tp_status region_open(const char *who, int32_t pid, int32_t fd, uint64_t 
     int mine = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (mine < 0)
         return open_failed(who, errno, pid, fd);
-    struct stat st;
-    int seals = fcntl(mine, F_GET_SEALS);
-    if (fstat(mine, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size != (off_t)CPU_IPC_REGION_SIZE || seals < 0 ||
-        !(seals & F_SEAL_SHRINK)) {
+    char what[64];
+    snprintf(what, sizeof what, "descriptor %d of pid %d", (int)fd, (int)pid);
+    tp_status status = region_map(who, mine, what, token, out);
+    if (status != TP_OK) {
         close(mine);
-        return host->fail(TP_ERR_INVALID_ARGUMENT,
-                          "%s: descriptor %d of pid %d is not an event's shared memory (size or seals differ)", who,
-                          (int)fd, (int)pid);
-    }
-    cpu_ipc_region *region = mmap(NULL, CPU_IPC_REGION_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, mine, 0);
-    if (region == MAP_FAILED) {
-        int err = errno;
-        close(mine);
-        return host->fail(TP_ERR_BACKEND, "%s: mmap of the event's shared memory: %s", who, strerror(err));
-    }
-    if (memcmp(region->magic, CPU_IPC_MAGIC, sizeof region->magic) != 0 ||
-        region->layout_version != CPU_IPC_LAYOUT_VERSION || region->size != CPU_IPC_REGION_SIZE ||
-        region->token != token) {
-        munmap(region, CPU_IPC_REGION_SIZE);
-        close(mine);
-        return host->fail(TP_ERR_INVALID_ARGUMENT,
-                          "%s: the shared memory at descriptor %d of pid %d is not the handle's event (token "
-                          "differs: the event was destroyed and its descriptor reused?)",
-                          who, (int)fd, (int)pid);
+        return status;
     }
     *out_fd = mine;
-    *out = region;
     return TP_OK;
 }
 
@@ -238,4 +263,26 @@ cpu_ipc_name tp_cpu_ipc_name_of(const cpu_ipc *ipc)
 unsigned tp_cpu_ipc_flags(const cpu_ipc *ipc)
 {
     return ipc->region->flags;
+}
+
+tp_status tp_cpu_ipc_adopt(int fd, uint64_t token, const char *operation, cpu_ipc **out)
+{
+    tp_process_id self;
+    if (!tp_process_self(&self)) {
+        close(fd);
+        return tp_cpu_host()->fail(TP_ERR_BACKEND, "%s: cannot read this process's start time from /proc/self/stat",
+                                   operation);
+    }
+    cpu_ipc_region *region = NULL;
+    tp_status status = region_map(operation, fd, "the descriptor received", token, &region);
+    if (status != TP_OK) {
+        close(fd);
+        return status;
+    }
+    return ipc_wrap(fd, region, &self, operation, out);
+}
+
+int tp_cpu_ipc_descriptor(const cpu_ipc *ipc)
+{
+    return ipc->fd;
 }

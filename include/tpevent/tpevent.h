@@ -573,8 +573,7 @@ TP_API tp_status tp_trace_stop(const char *path);
 
 #define TP_IPC_HANDLE_SIZE 128 /* the bytes of a tp_ipc_handle */
 
-/* Plain bytes: copy it, send it over a pipe or socket, import it in another process.
- * Its layout is versioned; import checks it and refuses anything else. */
+/* Plain bytes to copy, send and import elsewhere; versioned, checked on import. */
 typedef struct tp_ipc_handle {
     unsigned char bytes[TP_IPC_HANDLE_SIZE]; /* the handle, as it travels */
 } tp_ipc_handle;
@@ -596,4 +595,5 @@ TP_API tp_status tp_event_from_ipc_handle(tp_event **out, const char *device, co
 
 #include <tpevent/measure.h> /* tp_measure (rule 18) */
 
+#include <tpevent/ipc.h>     /* tp_event_ipc_send, tp_event_ipc_recv */
 #endif /* TPEVENT_TPEVENT_H */
