@@ -5,7 +5,9 @@
  * knows which runtime it runs on. CUDA is the one tested on hardware here, so this
  * code is the tested code for both.
  *
- * The files, each calling only the ones listed before it:
+ * The files, each calling only the ones listed before it (the calls that
+ * layout.calls.tests.gpu_fake prints, read from the objects); every file of the
+ * folder is named here (layout.file_maps checks it):
  *   gpu_device.c     the backend's state, devices (opened lazily), errors
  *   gpu_pool.c       pools of native events per device and flags
  *   gpu_clock.c      the device's event clock on CLOCK_MONOTONIC (rule 13)
@@ -15,6 +17,8 @@
  *   gpu_host_fn.c    host functions (rule 15): a thread per stream that runs
  *                    them, the stream held meanwhile by a stream memory
  *                    operation on a counter in mapped host memory; process exit
+ *   gpu_hold.c       stream_hold (rule 14): a stream held on a counter
+ *                    (gpu_host_counter.c), or a runtime host function gate
  *   gpu_stream.c     streams, the pool of native streams whose handle was given
  *                    out (rule 19), and the relay streams a stream's relayed waits use
  *   gpu_event_record.c  a record's every case but the common one, and the
@@ -25,16 +29,29 @@
  *   gpu_ipc.c        what interprocess events rest on (gpu_ipc.h): payloads, opened handles,
  *                    retirement of shared native events, exporters' liveness
  *   gpu_ipc_event.c  the entries of interprocess and imported events
+ *   gpu_notify.c     the device's notifier (gpu_notify.h): a poller thread that
+ *                    calls snapshot_notify's functions once their markers are reached
  *   gpu_snapshot.c   snapshots of records of events of both kinds (markers)
- *   gpu_hold.c       stream_hold (rule 14): a stream held on a counter
- *                    (gpu_host_counter.c), or a runtime host function gate
  *   gpu_sample.c     the runtime's own calls timed, for the benchmark baseline
  *   gpu_flush.c, gpu_empty.c  tp_measure's device work (rule 18): the cold
  *                    calls' cache flush, the floor's empty kernel
+ *   gpu_tool.c       the tool entries (gpu_tool.h): ranges and stream names for
+ *                    the runtime's profiling tools (NVTX)
+ *   gpu_graph.c      rule 16 (gpu_graph.h): records, waits and the rest inside a
+ *                    capture, wrapping the entries below it
+ *   gpu_graph_exec.c tpevent's own captures, their graphs and launches
  *   gpu_forked.c     the entries of a child created by fork(), which fail at once
  *   gpu_backend.c    the tables, written out (their list: gpu_entries.h), with the
  *                    capture layer in front of the entries a capture changes; each
  *                    kind of event (plain, interprocess, wrapped) has its own
+ *   gpu_module_entry.c  the module's one exported symbol (modules only)
+ * and beside them:
+ *   gpu_backend.h    the entries of each runtime's build (core/builtin_backends.h)
+ *   gpu_internal.h   this file: what the files share
+ *   gpu_entries.h, gpu_event_direct.h, gpu_graph.h, gpu_ipc.h, gpu_notify.h,
+ *   gpu_tool.h       the headers of the files named above
+ *   runtime_cuda.h, runtime_hip.h  the mappings of the two runtimes (rt_* names)
+ *   gpu_module.cmake the build: the sources once per runtime, one object each
  *
  * How the pieces fit:
  *  - Devices are opened lazily (first stream, first record, default stream): the
