@@ -69,8 +69,13 @@ static const char bench_help[] =
     "      --trace FILE    also write the run's own timeline to FILE (Chrome trace JSON:\n"
     "                      Perfetto, chrome://tracing, python -m tpevent.timeline): a\n"
     "                      range per device and one per op's measured samples on the\n"
-    "                      device's stream; the numbers then include tracing's cost\n"
-    "                      (each record also records a mark, each wait a flow)\n"
+    "                      device's stream. Every op is then measured twice, untraced\n"
+    "                      first and then with the trace running; the table and JSON\n"
+    "                      give the traced run (each record also records a mark, each\n"
+    "                      wait a flow), and a second table, tracing's cost, gives\n"
+    "                      both runs side by side with the raw calls of each (to stderr\n"
+    "                      with --json); tpevent_bench_trace measures the same with\n"
+    "                      the two interleaved\n"
     "  -h, --help          show this help\n"
     "\n"
     "While it runs, a progress line goes to stderr when stdout is a terminal.\n"
@@ -394,6 +399,31 @@ static bool bench_device(bench_run *run, bench_target *target, device_result *re
     return ok;
 }
 
+/* --trace (issue 52): each op untraced and traced, and the raw call beside it in the
+ * same two runs, which shows both what a traced op costs and whether anything of the
+ * trace slows the runtime's own calls. The runs follow each other (the untraced one
+ * first), so drift between them counts too: bench/trace interleaves them. */
+static void report_trace_cost(FILE *out, const device_result *untraced, const device_result *traced, size_t count)
+{
+    fprintf(out, "\ntracing's cost (--trace): each op untraced, then traced; the raw call in the same two runs\n");
+    for (size_t d = 0; d < count; d++) {
+        fprintf(out, "%s\n  %-24s %11s %11s %9s %7s   %-32s %11s %11s %7s\n", traced[d].device, "op", "untraced ns",
+                "traced ns", "+ns", "ratio", "raw call", "untraced ns", "traced ns", "ratio");
+        for (int op = 0; op < BENCH_OP_COUNT; op++) {
+            const op_result *u = &untraced[d].ops[op], *t = &traced[d].ops[op];
+            double a = u->tpevent.median_ns, b = t->tpevent.median_ns;
+            fprintf(out, "  %-24s %11.1f %11.1f %9.1f %7.3f", bench_op_label((bench_op)op), a, b, b - a,
+                    a > 0 ? b / a : NAN);
+            if (u->baseline_native && t->baseline_native) {
+                double ra = u->baseline_summary.median_ns, rb = t->baseline_summary.median_ns;
+                fprintf(out, "   %-32s %11.1f %11.1f %7.3f\n", t->baseline, ra, rb, ra > 0 ? rb / ra : NAN);
+            } else {
+                fprintf(out, "   (no runtime underneath)\n");
+            }
+        }
+    }
+}
+
 /* The host measurements given for scale. */
 static bool measure_references(bench_run *run, reference_result *references)
 {
@@ -431,6 +461,7 @@ static bool measure_references(bench_run *run, reference_result *references)
 static int run_bench(const bench_options *options, const bench_plan *plan)
 {
     device_result *results = calloc(plan->target_count, sizeof *results);
+    device_result *untraced = options->trace ? calloc(plan->target_count, sizeof *untraced) : NULL;
     bench_run run = {
         .iterations = options->iterations,
         /* Enough to fault in pools and wake the workers, never more than the run. */
@@ -438,13 +469,14 @@ static int run_bench(const bench_options *options, const bench_plan *plan)
         .samples = calloc(options->iterations > PILOT_SAMPLES ? options->iterations : PILOT_SAMPLES, sizeof(double)),
         .native_samples = calloc(options->iterations, sizeof(uint64_t)),
         .show_progress = isatty(STDOUT_FILENO) == 1,
-        .step_count = 2 + plan->target_count * (BENCH_OP_COUNT + 1),
+        .step_count = 2 + plan->target_count * (BENCH_OP_COUNT + 1) * (options->trace ? 2 : 1),
     };
     if (run.warmup > run.iterations)
         run.warmup = run.iterations;
-    if (results == NULL || run.samples == NULL || run.native_samples == NULL) {
+    if (results == NULL || run.samples == NULL || run.native_samples == NULL || (options->trace && !untraced)) {
         fprintf(stderr, "tpevent bench: out of memory for %zu samples\n", options->iterations);
         free(results);
+        free(untraced);
         free(run.samples);
         free(run.native_samples);
         return TOOL_EXIT_FAILURE;
@@ -454,6 +486,8 @@ static int run_bench(const bench_options *options, const bench_plan *plan)
 
     reference_result references[REFERENCE_COUNT];
     bool measured = measure_references(&run, references);
+    for (size_t t = 0; t < plan->target_count && measured && untraced; t++)
+        measured = bench_device(&run, &plan->targets[t], &untraced[t]);
     if (measured && options->trace && tp_trace_start() != TP_OK) {
         fprintf(stderr, "tpevent bench: --trace: %s\n", tp_last_error());
         measured = false;
@@ -487,8 +521,11 @@ static int run_bench(const bench_options *options, const bench_plan *plan)
             fprintf(stderr, "tpevent bench: out of memory for the JSON output\n");
             exit_code = TOOL_EXIT_FAILURE;
         }
+        if (untraced)
+            report_trace_cost(options->json ? stderr : stdout, untraced, results, plan->target_count);
     }
     free(results);
+    free(untraced);
     free(run.samples);
     free(run.native_samples);
     return exit_code;

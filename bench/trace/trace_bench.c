@@ -17,10 +17,9 @@
  * and of their ratio.
  *
  * The raw side (trace_raw.h): the runtime's calls on objects of their own, timed at
- * the start of each phase (a trace just started: nothing of it on the device yet)
- * and at its end (after the traced ops: the trace's marks and ranges recorded, none
- * open), so that a slowdown of the runtime under a trace shows where it comes from.
- * Reported: trace-on over trace-off at each place.
+ * three places of each phase (RAW_START, RAW_END, RAW_AFTER_POP below), so that a
+ * slowdown of the runtime under a trace shows where it comes from. Reported:
+ * trace-on over trace-off at each place.
  *
  * Budgets (issue 52; docs/trace.md says what each traced op records): a traced call
  * costs at most one raw timing record + 100 ns more than untraced where there is a
@@ -73,7 +72,11 @@ static const struct {
     [OP_RECORD_SYNCHRONIZE] = {"record + synchronize", 2, 1, true},
 };
 
-enum { RAW_START, RAW_END, RAW_PLACES };
+/* Where in a phase the raw calls are timed: at its start (a trace just started,
+ * nothing of it on the device), at its end (after the traced ops, everything
+ * reached), and right after a range's pop (its end record maybe still pending), as
+ * `tpevent bench --trace` times its raw calls. */
+enum { RAW_START, RAW_END, RAW_AFTER_POP, RAW_PLACES };
 enum { UNTRACED, TRACED, STATES };
 
 typedef struct options {
@@ -217,6 +220,10 @@ static void run_phase(target *t, int state, size_t round, const options *o)
     for (int op = 0; op < OP_COUNT; op++)
         t->figures[((size_t)op * STATES + (size_t)state) * o->rounds + round] = time_op(t, (tp_op)op, o);
     time_raw(t, state, RAW_END, round, o);
+    check(tp_range_push(t->stream, "raw calls next"), "tp_range_push");
+    check(tp_range_pop(t->stream), "tp_range_pop");
+    time_raw(t, state, RAW_AFTER_POP, round, o);
+    check(tp_stream_synchronize(t->stream), "tp_stream_synchronize");
     if (state == TRACED)
         check(tp_trace_stop(o->trace_file), "tp_trace_stop");
 }
@@ -288,12 +295,22 @@ static bool report(target *t, const options *o)
            o->samples, o->batch);
     printf("  %-30s %12s %12s %12s %8s %12s\n", "op", "untraced ns", "traced ns", "traced-untr", "ratio",
            "allowed +ns");
+    /* What one record of the trace's own costs: the raw timing record where there is
+     * a runtime that tells (CUDA, HIP); on OpenCL tpevent's own untraced record (a
+     * mark is a backend record: a marker and a flush, on a queue that always times);
+     * on the CPU nothing (a mark is part of the 100 ns). */
     double timing_record = NAN;
-    if (t->raw.timing_record >= 0 || (t->raw.type == TP_DEVICE_OPENCL && t->raw.op_count > 0)) {
-        int i = t->raw.timing_record >= 0 ? t->raw.timing_record : 0;
-        timing_record = summarize_pair(raw_slot(t, (size_t)i, UNTRACED, RAW_START, 0, o->rounds),
-                                       raw_slot(t, (size_t)i, UNTRACED, RAW_END, 0, o->rounds), o->rounds)
+    const char *record_what = "nothing";
+    if (t->raw.timing_record >= 0) {
+        timing_record = summarize_pair(raw_slot(t, (size_t)t->raw.timing_record, UNTRACED, RAW_START, 0, o->rounds),
+                                       raw_slot(t, (size_t)t->raw.timing_record, UNTRACED, RAW_END, 0, o->rounds),
+                                       o->rounds)
                             .a;
+        record_what = "one raw timing record";
+    } else if (t->raw.type == TP_DEVICE_OPENCL) {
+        const double *f = &t->figures[(size_t)OP_RECORD * STATES * o->rounds];
+        timing_record = summarize_pair(f, f + o->rounds, o->rounds).a;
+        record_what = "one untraced tpevent record";
     }
     bool within = true;
     char over[256] = "";
@@ -302,7 +319,14 @@ static bool report(target *t, const options *o)
         pair_summary s = summarize_pair(f, f + o->rounds, o->rounds);
         double per_record = isnan(timing_record) ? 0.0 : timing_record;
         double allowed = op_info[op].calls * TRACED_EXTRA_NS + op_info[op].records * per_record;
-        printf("  %-30s %12.1f %12.1f %12.1f %8.3f %12.0f\n", op_info[op].label, s.a, s.b, s.delta, s.ratio, allowed);
+        printf("  %-30s %12.1f %12.1f %12.1f %8.3f", op_info[op].label, s.a, s.b, s.delta, s.ratio);
+        /* A round trip waits for the device to run the trace's mark too: reported, not
+         * budgeted (the issue's budget is the calls' own cost). */
+        if (op_info[op].round_trip) {
+            printf(" %12s\n", "-");
+            continue;
+        }
+        printf(" %12.0f\n", allowed);
         if (s.delta > allowed) {
             within = false;
             size_t used = strlen(over);
@@ -314,8 +338,8 @@ static bool report(target *t, const options *o)
     if (t->raw.op_count == 0) {
         printf("  raw calls: none (%s)\n", t->raw.why);
     } else {
-        printf("  %-30s %12s %12s %8s %12s %12s %8s\n", "raw call (trace off -> on)", "start off", "start on", "ratio",
-               "end off", "end on", "ratio");
+        printf("  %-30s %10s %10s %7s %10s %10s %7s %10s %10s %7s\n", "raw call (trace off -> on)", "start off",
+               "start on", "ratio", "end off", "end on", "ratio", "pop off", "pop on", "ratio");
         for (size_t i = 0; i < t->raw.op_count; i++) {
             pair_summary p[RAW_PLACES];
             for (int place = 0; place < RAW_PLACES; place++) {
@@ -324,19 +348,20 @@ static bool report(target *t, const options *o)
                 if (p[place].ratio > worst)
                     worst = p[place].ratio, worst_name = t->raw.names[i];
             }
-            printf("  %-30s %12.1f %12.1f %8.3f %12.1f %12.1f %8.3f\n", t->raw.names[i], p[RAW_START].a, p[RAW_START].b,
-                   p[RAW_START].ratio, p[RAW_END].a, p[RAW_END].b, p[RAW_END].ratio);
+            printf("  %-30s", t->raw.names[i]);
+            for (int place = 0; place < RAW_PLACES; place++)
+                printf(" %10.1f %10.1f %7.3f", p[place].a, p[place].b, p[place].ratio);
+            printf("\n");
         }
     }
     bool raw_within = worst <= RAW_BUDGET_RATIO;
     printf(
-        "trace budget %s: traced calls %s%s%s (allowed: %s + %.0f ns a call); raw calls under a trace: worst "
-        "ratio %.3f (%s), %s (allowed %.2f)\n",
-        t->device, within ? "within" : "OVER:", within ? "" : over, "",
-        isnan(timing_record) ? "nothing" : "one raw record each", TRACED_EXTRA_NS, worst, worst_name,
+        "trace budget %s: traced calls %s%s (allowed: 100 ns a call + %s per record of the trace's own); raw calls "
+        "under a trace: worst ratio %.3f (%s), %s (allowed %.2f)\n",
+        t->device, within ? "within" : "OVER:", within ? "" : over, record_what, worst, worst_name,
         raw_within ? "within" : "OVER", RAW_BUDGET_RATIO);
     if (!isnan(timing_record))
-        printf("  (one raw record, trace off: %.1f ns)\n", timing_record);
+        printf("  (%s, trace off: %.1f ns)\n", record_what, timing_record);
     return within && raw_within;
 }
 
