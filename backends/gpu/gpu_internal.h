@@ -5,9 +5,8 @@
  * knows which runtime it runs on. CUDA is the one tested on hardware here, so this
  * code is the tested code for both.
  *
- * The files, each calling only the ones listed before it (the calls that
- * layout.calls.tests.gpu_fake prints, read from the objects); every file of the
- * folder is named here (layout.file_maps checks it):
+ * The files, each calling only the ones listed before it, and every file of the
+ * folder named (layout.file_maps checks both, the calls read from the objects):
  *   gpu_device.c     the backend's state, devices (opened lazily), errors
  *   gpu_pool.c       pools of native events per device and flags
  *   gpu_clock.c      the device's event clock on CLOCK_MONOTONIC (rule 13)

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""A folder's file map names every file of the folder.
+"""A folder's file map names every file of the folder, and its order is the calls'.
 
     check_file_map.py <header> [<header>...]
+    check_file_map.py <header> --objects <object files of the folder's sources...>
 
 A header whose first comment maps its folder's files (backends/gpu/gpu_internal.h:
 "The files, each calling only the ones listed before it") is where a reader starts;
@@ -9,10 +10,18 @@ a file it leaves out is one the reader never finds (issue 55: the GPU map had le
 out 6 of 21). Each file of the header's folder (not hidden, not a build output) must
 appear in that first comment by its full name. Fails, naming the header and each
 file missing, where one does not.
+
+With --objects, the map's order is checked too: its entries are the lines
+" *   name.c ..." (two names on one line share a place), and no file may call one
+listed after it. A file's calls are the undefined symbols of its object that
+another object defines (nm, as layout.calls reads them). Fails naming the call.
 """
 import os
 import re
+import subprocess
 import sys
+
+ENTRY = re.compile(r"^ \*   ([\w.+-]+\.c)(?:, ([\w.+-]+\.c))?(?:\s|$)", re.M)
 
 
 def first_comment(text):
@@ -30,7 +39,67 @@ def missing_from_map(header):
     return files, [name for name in files if name not in named]
 
 
-def main(headers):
+def map_order(comment):
+    """{file: its place in the map} of the map's entry lines."""
+    order = {}
+    for place, match in enumerate(ENTRY.finditer(comment)):
+        for name in match.groups():
+            if name:
+                order.setdefault(name, place)
+    return order
+
+
+def symbols(obj):
+    def read(flag):
+        out = subprocess.run(["nm", flag, obj], check=True, capture_output=True, text=True).stdout
+        return [line.split() for line in out.splitlines() if line.split()]
+
+    defined = {f[2] for f in read("--defined-only") if len(f) == 3 and f[1] in "TDBRVW"}
+    return defined, {f[-1] for f in read("--undefined-only")}
+
+
+def source_name(obj):
+    name = os.path.basename(obj)
+    for suffix in (".o", ".obj"):
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+    return name
+
+
+def order_problems(header, objects):
+    with open(header, encoding="utf-8") as f:
+        order = map_order(first_comment(f.read()))
+    table = {source_name(o): symbols(o) for o in objects}
+    owner = {sym: name for name, (defined, _) in table.items() for sym in defined}
+    problems = []
+    for name, (_, undefined) in sorted(table.items()):
+        if name not in order:
+            problems.append(f"{name} is built but is no entry of the map")
+            continue
+        for sym in sorted(undefined):
+            callee = owner.get(sym)
+            if callee and callee != name and callee in order and order[callee] > order[name]:
+                problems.append(f"{name} calls {sym} of {callee}, which the map lists after it")
+    return problems, len(table)
+
+
+def main(argv):
+    if "--objects" in argv:
+        split = argv.index("--objects")
+        headers, objects = argv[:split], argv[split + 1:]
+        if len(headers) != 1 or not objects:
+            print(__doc__)
+            return 2
+        missing = [o for o in objects if not os.path.isfile(o)]
+        if missing:
+            print(f"{headers[0]}: not built yet: {', '.join(missing)}")
+            return 1
+        problems, count = order_problems(headers[0], objects)
+        for problem in problems:
+            print(f"FAIL: {headers[0]}: {problem}")
+        print(f"{headers[0]}: {count} objects, {len(problems)} calls against the map's order")
+        return main(headers) or (1 if problems else 0)
+    headers = argv
     if not headers:
         print(__doc__)
         return 2
