@@ -61,7 +61,7 @@ if ! cmake --build "$build" -j "$jobs" >"$build_log" 2>&1; then
   build_note="BUILD INCOMPLETE: some targets failed (see $build_log)"
   if ! cmake --build "$build" -j "$jobs" --target tpevent tpevent_cuda tpevent_bench_cuda \
          tpevent_bench_timestamp tpevent_bench_timestamp_cuda tpevent_bench_cross_wait tpevent_bench_hold tpevent_bench_graph tpevent_bench_measure_cpu tpevent_conformance tpevent_gpu_test_cuda \
-         tpevent_gpu_measure_test_cuda tpevent_gpu_clock_after_idle >>"$build_log" 2>&1; then
+         tpevent_gpu_measure_test_cuda tpevent_gpu_clock_after_idle tpevent_bench_trace tpevent_ncu_ranges >>"$build_log" 2>&1; then
     echo "gpu-check: the CUDA backend, its tests or its benchmark do not build"
     exit 1
   fi
@@ -139,6 +139,61 @@ step "tpevent bench ($tool_bench_log)"
 devices=(--device cpu)
 [ "$gpu_count" -ge 1 ] && devices+=(--device cuda:0)
 "$build/bin/tpevent" bench "${devices[@]}" >"$tool_bench_log" 2>&1
+
+# What a trace costs (issue 52): each op with tracing off and on in alternating rounds,
+# and the raw runtime's calls with a trace running and not, in one process
+# (bench/trace/trace_bench.c), on cuda:0 and cpu:0; then the tool's own view of the
+# same (tpevent bench --trace: untraced run, traced run, side by side).
+trace_bench_log="$out/gpu-check-trace-bench.log"
+step "trace benchmark ($trace_bench_log)"
+trace_devices=()
+[ "$gpu_count" -ge 1 ] && trace_devices+=(--device cuda:0)
+trace_devices+=(--device cpu:0)
+{
+  timeout 300 "$build/bin/tpevent_bench_trace" "${trace_devices[@]}"
+  echo "exit status $?"
+  if [ "$gpu_count" -ge 1 ]; then
+    timeout 300 "$build/bin/tpevent" bench --device cuda:0 --trace "$out/gpu-check-bench-trace.json" |
+      sed -n "/^tracing's cost/,\$p"
+    echo "tpevent bench --trace: exit status ${PIPESTATUS[0]}"
+  fi
+} >"$trace_bench_log" 2>&1
+
+# tpevent's ranges seen by Nsight Compute (issue 52, item 4): of 4 kernel launches, the
+# one inside the tpevent range "in" and only it is profiled under --nvtx-include "in/"
+# (ncu's "==PROF== Profiling" lines: exactly 1); then tp_measure under ncu, which
+# serializes launches, beside the same without it (docs/timeline.md says what to expect).
+ncu_log="$out/gpu-check-ncu.log"
+step "ncu sees tpevent's ranges ($ncu_log)"
+ncu_bin=$(command -v ncu || { [ -x /usr/local/cuda/bin/ncu ] && echo /usr/local/cuda/bin/ncu; } || true)
+ncu_summary=""
+if [ "$gpu_count" -lt 1 ]; then
+  ncu_summary="skipped: no GPU"
+elif [ -z "$ncu_bin" ]; then
+  ncu_summary="skipped: ncu not found (neither on PATH nor /usr/local/cuda/bin/ncu)"
+elif [ ! -x "$build/bin/tpevent_ncu_ranges" ]; then
+  ncu_summary="FAIL: tpevent_ncu_ranges was not built (see $build_log)"
+else
+  {
+    echo "\$ ncu --nvtx --nvtx-include in/ tpevent_ncu_ranges"
+    timeout 300 "$ncu_bin" --nvtx --nvtx-include "in/" "$build/bin/tpevent_ncu_ranges"
+    echo "exit status $?"
+  } >"$ncu_log" 2>&1
+  profiled=$(grep -c '==PROF== Profiling' "$ncu_log" || true)
+  if grep -q '^launched 4 kernels' "$ncu_log" && [ "$profiled" -eq 1 ]; then
+    ncu_summary="PASS: 1 of 4 kernels profiled (the one inside the tpevent range \"in\")"
+  else
+    ncu_summary="FAIL: $profiled kernel(s) profiled, want 1 of 4 (see $ncu_log)"
+  fi
+  {
+    echo "\$ tpevent_ncu_ranges --measure (no ncu)"
+    timeout 120 "$build/bin/tpevent_ncu_ranges" --measure
+    echo "exit status $?"
+    echo "\$ ncu --nvtx --nvtx-include in/ tpevent_ncu_ranges --measure"
+    timeout 300 "$ncu_bin" --nvtx --nvtx-include "in/" "$build/bin/tpevent_ncu_ranges" --measure
+    echo "exit status $?"
+  } >>"$ncu_log" 2>&1
+fi
 python_bench_log="$out/gpu-check-python-bench.log"
 site=$(ls -d "$build"/lib/python3*/site-packages 2>/dev/null | head -1)
 if [ -n "$site" ] && [ -f bench/python/bench_events.py ]; then
@@ -289,6 +344,12 @@ group_line() { # label, name pattern
   echo
   echo "tpevent bench:"
   cat "$tool_bench_log"
+  echo
+  echo "trace benchmark (issue 52: traced - untraced per op within its 'allowed +ns'; raw calls under a trace within 3 %):"
+  cat "$trace_bench_log"
+  echo
+  echo "ncu check (issue 52): $ncu_summary"
+  grep -E '^tp_measure:' "$ncu_log" 2>/dev/null | sed 's/^/  /'
   echo
   echo "python bench:"
   cat "$python_bench_log"
