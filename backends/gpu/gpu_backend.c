@@ -166,14 +166,15 @@ static tp_status captured_plain_event_synchronize(tp_event *event)
 
 static tp_status captured_ipc_stream_wait_event(tp_stream *stream, tp_event *event)
 {
-    if (TP_UNLIKELY(gpu_stream_capture_checked(stream)))
+    /* An event handed over a socket refuses captures itself (gpu_ipc_page.c). */
+    if (TP_UNLIKELY(gpu_stream_capture_checked(stream)) && !gpu_ipc_event_paged(event))
         return gpu_capture_ipc_wait_event(stream, event);
     return gpu_ipc_stream_wait_event(stream, event);
 }
 
 static tp_status captured_ipc_event_record(tp_event *event, tp_stream *stream)
 {
-    if (TP_UNLIKELY(gpu_stream_capture_checked(stream)))
+    if (TP_UNLIKELY(gpu_stream_capture_checked(stream)) && !gpu_ipc_event_paged(event))
         return gpu_capture_ipc_event_record(event, stream);
     return gpu_ipc_event_record(event, stream);
 }
@@ -203,7 +204,7 @@ static tp_status captured_ipc_event_record(tp_event *event, tp_stream *stream)
     .tool_stream_name = gpu_tool_stream_name, .stream_capture_host_fn = gpu_stream_capture_host_fn,                    \
     .stream_waits_for_itself = stream_waits_for_itself,                                                                \
     .event_waits_for_itself = NULL, /* an event does not know its record's stream (the README) */                      \
-        .event_elapsed = captured_event_elapsed
+        .event_elapsed = captured_event_elapsed, .event_ipc_receive = gpu_event_ipc_receive
 
 /* Not const: a child created by fork() puts gpu_forked.c's entries in their place
  * (use_forked_tables), so that no call tests for fork on its way. */
@@ -214,7 +215,8 @@ static tp_backend gpu_table = {
     .event_record = captured_plain_event_record,
     .event_query = captured_plain_event_query,
     .event_synchronize = captured_plain_event_synchronize,
-    .event_ipc_export = NULL, /* the core lets only interprocess events export */
+    .event_ipc_export = NULL,       /* the core lets only interprocess events export */
+    .event_ipc_send_prepare = NULL, /* and send */
 };
 
 static tp_backend gpu_ipc_table = {
@@ -225,6 +227,7 @@ static tp_backend gpu_ipc_table = {
     .event_query = gpu_ipc_event_query,
     .event_synchronize = gpu_ipc_event_synchronize,
     .event_ipc_export = gpu_event_ipc_export,
+    .event_ipc_send_prepare = gpu_event_ipc_send_prepare,
 };
 
 /* A wrapper's native event is set at creation and never replaced (gpu_event.c), so
@@ -238,6 +241,7 @@ static tp_backend gpu_wrapped_table = {
     .event_query = captured_plain_event_query,
     .event_synchronize = captured_plain_event_synchronize,
     .event_ipc_export = NULL,
+    .event_ipc_send_prepare = NULL,
 };
 
 /* pthread_atfork's child handler: the child has one thread, this one, so the

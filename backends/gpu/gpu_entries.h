@@ -45,6 +45,7 @@
     X(stream_native, LOCAL)            \
     X(event_create, GUARDED)           \
     X(event_ipc_import, GUARDED)       \
+    X(event_ipc_receive, GUARDED)      \
     X(native_sample, GUARDED)          \
     X(snapshot_take, CAPTURED)         \
     X(snapshot_release, LOCAL)         \
@@ -83,7 +84,8 @@
     X(event_record, CAPTURED)      \
     X(event_query, CAPTURED)       \
     X(event_synchronize, CAPTURED) \
-    X(event_ipc_export, NONE)
+    X(event_ipc_export, NONE)      \
+    X(event_ipc_send_prepare, NONE)
 
 #define GPU_IPC_EVENT_SLOTS_LIST(X) \
     X(stream_wait_event, CAPTURED) \
@@ -91,7 +93,8 @@
     X(event_record, CAPTURED)      \
     X(event_query, GUARDED)        \
     X(event_synchronize, GUARDED)  \
-    X(event_ipc_export, GUARDED)
+    X(event_ipc_export, GUARDED)   \
+    X(event_ipc_send_prepare, GUARDED)
 
 #define GPU_WRAPPED_EVENT_SLOTS_LIST(X) \
     X(stream_wait_event, CAPTURED) \
@@ -99,7 +102,8 @@
     X(event_record, GUARDED)       \
     X(event_query, CAPTURED)       \
     X(event_synchronize, CAPTURED) \
-    X(event_ipc_export, NONE)
+    X(event_ipc_export, NONE)      \
+    X(event_ipc_send_prepare, NONE)
 /* clang-format on */
 
 #endif /* TPEVENT_BACKENDS_GPU_ENTRIES_H */

@@ -7,6 +7,8 @@
  */
 #include "backends/gpu/gpu_internal.h"
 
+#include <unistd.h>
+
 static tp_status forked_device_synchronize(int device)
 {
     (void)device;
@@ -267,6 +269,26 @@ static tp_status forked_event_ipc_export(tp_event *event, unsigned char *payload
     return gpu_forked_fail("tp_event_ipc_handle");
 }
 
+static tp_status forked_event_ipc_send_prepare(tp_event *event, int *fd, unsigned char *payload, size_t *length)
+{
+    (void)event;
+    (void)fd;
+    (void)payload;
+    (void)length;
+    return gpu_forked_fail("tp_event_ipc_send");
+}
+
+static tp_status forked_event_ipc_receive(int device, int fd, const unsigned char *payload, size_t length,
+                                          tp_event **out)
+{
+    (void)device;
+    (void)payload;
+    (void)length;
+    (void)out;
+    close(fd); /* the entry takes it in every case */
+    return gpu_forked_fail("tp_event_ipc_recv");
+}
+
 void gpu_use_forked_entries(tp_backend *table)
 {
     table->device_synchronize = forked_device_synchronize;
@@ -306,4 +328,7 @@ void gpu_use_forked_entries(tp_backend *table)
     table->event_synchronize = forked_event_synchronize;
     if (table->event_ipc_export) /* interprocess events only */
         table->event_ipc_export = forked_event_ipc_export;
+    if (table->event_ipc_send_prepare)
+        table->event_ipc_send_prepare = forked_event_ipc_send_prepare;
+    table->event_ipc_receive = forked_event_ipc_receive;
 }

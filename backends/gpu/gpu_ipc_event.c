@@ -10,8 +10,12 @@
  *    query and synchronize look (gpu_import_exporter_alive) and fail then;
  *  - synchronize polls where the runtime would spin or wait for good;
  *  - a stream of another device waits through a relay (CUDA 13 crashes otherwise).
+ * An event handed over a Unix socket (tp_event_ipc_send, or received) records,
+ * waits, queries and synchronizes through its page instead (gpu_ipc_page.c) from
+ * its first send on; it is then shared that way only (no IPC handle).
  */
 #include "backends/gpu/gpu_ipc.h"
+#include "backends/gpu/gpu_ipc_page.h"
 #include "common/spin.h"
 
 #include <stdlib.h>
@@ -25,11 +29,23 @@ typedef struct gpu_ipc_event {
     /* Imported events only: the opened handle, which owns the native event. Set
      * before the event is handed out, never changed. */
     gpu_import *import;
+    /* Handed over a socket: the page its records go through; set once. */
+    _Atomic(gpu_page *) page;
 } gpu_ipc_event;
 
 static inline gpu_ipc_event *as_ipc_event(tp_event *event)
 {
     return (gpu_ipc_event *)event;
+}
+
+static inline gpu_page *page_of(gpu_ipc_event *event)
+{
+    return atomic_load_explicit(&event->page, memory_order_acquire);
+}
+
+bool gpu_ipc_event_paged(tp_event *event)
+{
+    return page_of(as_ipc_event(event)) != NULL;
 }
 
 static gpu_ipc_event *ipc_event_new(int index, unsigned flags)
@@ -43,6 +59,7 @@ static gpu_ipc_event *ipc_event_new(int index, unsigned flags)
     atomic_init(&event->base.capture, NULL);
     atomic_init(&event->shared, false);
     event->import = NULL;
+    atomic_init(&event->page, NULL);
     return event;
 }
 
@@ -60,6 +77,9 @@ tp_status gpu_ipc_event_destroy(tp_event *base)
     gpu_ipc_event *event = as_ipc_event(base);
     gpu_device *device = gpu_event_device(&event->base);
     rt_event native = atomic_load_explicit(&event->base.native, memory_order_relaxed);
+    gpu_page *page = page_of(event);
+    if (page)
+        gpu_page_release(page);
     if (event->import)
         gpu_import_release(device, event->import);
     else if (native && atomic_load_explicit(&event->shared, memory_order_acquire))
@@ -77,6 +97,9 @@ tp_status gpu_ipc_event_record(tp_event *base, tp_stream *stream_base)
 {
     gpu_ipc_event *event = as_ipc_event(base);
     gpu_stream *stream = gpu_as_stream(stream_base);
+    gpu_page *page = page_of(event);
+    if (page)
+        return gpu_page_record(page, stream);
     for (;;) {
         rt_event native = atomic_load_explicit(&event->base.native, memory_order_acquire);
         if (native) {
@@ -113,6 +136,9 @@ TP_COLD static tp_status import_query_pending(gpu_import *import, bool *done)
 tp_status gpu_ipc_event_query(tp_event *base, bool *done)
 {
     gpu_ipc_event *event = as_ipc_event(base);
+    gpu_page *page = page_of(event);
+    if (page)
+        return gpu_page_query(page, done);
     if (!gpu_event_recorded(&event->base)) {
         *done = true; /* rule 4 */
         return TP_OK;
@@ -196,6 +222,9 @@ static tp_status synchronize_polling(gpu_ipc_event *event)
 tp_status gpu_ipc_event_synchronize(tp_event *base)
 {
     gpu_ipc_event *event = as_ipc_event(base);
+    gpu_page *page = page_of(event);
+    if (page)
+        return gpu_page_synchronize(page, base->flags & TP_EVENT_BLOCKING);
     if (!gpu_event_recorded(&event->base))
         return TP_OK; /* rule 5 */
     if (event->import || (base->flags & TP_EVENT_BLOCKING))
@@ -252,6 +281,9 @@ static tp_status relay_wait(gpu_stream *stream, gpu_ipc_event *event)
 tp_status gpu_ipc_stream_wait_event(tp_stream *stream_base, tp_event *event_base)
 {
     gpu_ipc_event *event = as_ipc_event(event_base);
+    gpu_page *page = page_of(event);
+    if (page)
+        return gpu_page_wait(page, gpu_as_stream(stream_base));
     if (!gpu_event_recorded(&event->base))
         return TP_OK; /* rule 6: nothing to wait for */
     if (event_base->device.index != stream_base->device.index)
@@ -290,6 +322,10 @@ static tp_status share_native(gpu_ipc_event *event, rt_event *out)
 tp_status gpu_event_ipc_export(tp_event *base, unsigned char *payload, size_t *length)
 {
     gpu_ipc_event *event = as_ipc_event(base);
+    if (page_of(event))
+        return gpu.host->fail(TP_ERR_INVALID_ARGUMENT,
+                              "tp_event_ipc_handle: the event was handed over a socket (tp_event_ipc_send), where "
+                              "its records go; an importer of a handle would not see them: send it on instead");
     if (event->import) {
         /* Passed on as it came: a third process imports the first one's event. */
         memcpy(payload, event->import->payload, GPU_IPC_PAYLOAD_SIZE);
@@ -361,6 +397,80 @@ tp_status gpu_event_ipc_import(int index, const unsigned char *payload, size_t l
     atomic_init(&event->base.capture, NULL);
     atomic_init(&event->shared, true);
     event->import = import;
+    *out = &event->base.head;
+    return TP_OK;
+}
+
+/* ------------------------------------------------- over a Unix socket */
+
+/* The event's page, made at its first send; a native record pending then becomes
+ * the page's latest, reached when the native one is (a record made by another thread
+ * during this first send may be missed: send before recording from other threads). */
+static tp_status attach_page(gpu_ipc_event *event, gpu_page **out)
+{
+    static const char who[] = "tp_event_ipc_send";
+    gpu_page *page = page_of(event);
+    if (page) {
+        *out = page;
+        return TP_OK;
+    }
+    if (event->import || atomic_load_explicit(&event->shared, memory_order_acquire))
+        return gpu.host->fail(TP_ERR_INVALID_ARGUMENT,
+                              "%s: the event is shared through IPC handles already (%s), whose importers would not "
+                              "see records made through a socket: send an event never given a handle",
+                              who, event->import ? "imported" : "exported");
+    gpu_device *device = gpu_event_device(&event->base);
+    tp_status status = gpu_device_open(device);
+    if (status == TP_OK)
+        status = gpu_page_create(device, event->base.head.flags, &page);
+    if (status != TP_OK)
+        return status;
+    gpu_page *first = NULL;
+    if (!atomic_compare_exchange_strong_explicit(&event->page, &first, page, memory_order_acq_rel,
+                                                 memory_order_acquire)) {
+        gpu_page_release(page); /* another thread's send attached one first */
+        *out = first;
+        return TP_OK;
+    }
+    if (gpu_event_recorded(&event->base)) {
+        tp_snapshot snapshot = {.backend = event->base.head.backend};
+        status = gpu_snapshot_take(&event->base.head, &snapshot);
+        if (status == TP_OK && snapshot.state == TP_SNAPSHOT_PENDING)
+            status = gpu_page_adopt_record(page, &snapshot);
+        if (snapshot.state == TP_SNAPSHOT_PENDING)
+            gpu_snapshot_release(&snapshot);
+    }
+    *out = page;
+    return status;
+}
+
+tp_status gpu_event_ipc_send_prepare(tp_event *base, int *fd, unsigned char *payload, size_t *length)
+{
+    gpu_page *page = NULL;
+    tp_status status = attach_page(as_ipc_event(base), &page);
+    if (status == TP_OK)
+        gpu_page_describe(page, fd, payload, length);
+    return status;
+}
+
+tp_status gpu_event_ipc_receive(int index, int fd, const unsigned char *payload, size_t length, tp_event **out)
+{
+    gpu_device *device = &gpu.devices[index];
+    tp_status status = gpu_device_open(device);
+    if (status != TP_OK) {
+        close(fd);
+        return status;
+    }
+    gpu_page *page;
+    status = gpu_page_adopt(device, fd, payload, length, &page);
+    if (status != TP_OK)
+        return status;
+    gpu_ipc_event *event = ipc_event_new(index, TP_EVENT_INTERPROCESS | gpu_page_flags(page));
+    if (!event) {
+        gpu_page_release(page);
+        return gpu.host->fail(TP_ERR_OUT_OF_MEMORY, "tp_event_ipc_recv: out of memory");
+    }
+    atomic_store_explicit(&event->page, page, memory_order_release);
     *out = &event->base.head;
     return TP_OK;
 }

@@ -372,6 +372,19 @@ static inline rt_error rt_stream_wait_value64(rt_stream s, rt_device_ptr counter
     return hipStreamWaitValue64(s, counter, value, hipStreamWaitValueGte, UINT64_MAX);
 }
 
+/* Events handed over a Unix socket: as CUDA's (runtime_cuda.h). */
+#define RT_HOST_REGISTER_CALL "hipHostRegister"
+#define RT_WRITE_VALUE_CALL "hipStreamWriteValue64"
+static inline rt_error rt_host_register_mapped(void *host, size_t size)
+{
+    return hipHostRegister(host, size, hipHostRegisterMapped | hipHostRegisterPortable);
+}
+static inline rt_error rt_host_unregister(void *host) { return hipHostUnregister(host); }
+static inline rt_error rt_stream_write_value64(rt_stream s, rt_device_ptr target, uint64_t value)
+{
+    return hipStreamWriteValue64(s, target, value, 0);
+}
+
 /* As CUDA's (runtime_cuda.h). */
 static inline bool rt_stream_capturing(rt_stream s)
 {

@@ -125,6 +125,24 @@ bool namespace_child_start(namespace_child *child, const char *device, const cha
     return false;
 }
 
+bool socket_ipc_supported(const char *device)
+{
+    if (!ipc_supported(device, true))
+        return false;
+    tp_event *event = new_event(device, TP_EVENT_INTERPROCESS);
+    int pair[2];
+    CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) == 0);
+    tp_status status = tp_event_ipc_send(event, pair[0]);
+    if (status == TP_ERR_UNSUPPORTED)
+        printf("skipped: %s\n", tp_last_error());
+    else
+        CHECK_OK(status);
+    close(pair[0]);
+    close(pair[1]);
+    CHECK_OK(tp_event_destroy(event));
+    return status == TP_OK;
+}
+
 int namespace_child_socket(void)
 {
     const char *value = getenv(NAMESPACE_CHILD_SOCKET_ENV);

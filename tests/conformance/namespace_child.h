@@ -10,6 +10,14 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+/* Whether the device's events can be handed over a socket; false after printing
+ * "skipped: <the backend's reason>" where the backend answers TP_ERR_UNSUPPORTED. */
+bool socket_ipc_supported(const char *device);
+
+#define REQUIRE_SOCKET_IPC(device)       \
+    if (!socket_ipc_supported((device))) \
+    return TEST_SKIP
+
 /* The environment variable that carries the child's socket descriptor. */
 #define NAMESPACE_CHILD_SOCKET_ENV "TPEVENT_TEST_CHILD_SOCKET"
 

@@ -40,7 +40,7 @@ static tp_hold *hold(tp_stream *stream)
 
 TEST(rule08_socket_event_records_and_waits_both_ways)
 {
-    REQUIRE_IPC(env->device);
+    REQUIRE_SOCKET_IPC(env->device);
     tp_stream *first = new_stream(env->device), *second = new_stream(env->device);
     tp_stream *waiter = new_stream(env->device);
     tp_event *sender = new_event(env->device, TP_EVENT_INTERPROCESS);
@@ -90,7 +90,7 @@ TEST(rule08_socket_event_records_and_waits_both_ways)
  * received event still sees the record, and reached once the work is done. */
 TEST(rule08_socket_event_outlives_the_senders_handle)
 {
-    REQUIRE_IPC(env->device);
+    REQUIRE_SOCKET_IPC(env->device);
     tp_stream *stream = new_stream(env->device);
     tp_event *sender = new_event(env->device, TP_EVENT_INTERPROCESS);
     tp_event *receiver = sent_and_received(sender, env->device);
@@ -108,7 +108,7 @@ TEST(rule08_socket_event_outlives_the_senders_handle)
 
 TEST(rule08_socket_send_refuses_what_cannot_travel)
 {
-    REQUIRE_IPC(env->device);
+    REQUIRE_SOCKET_IPC(env->device);
     int pair[2], pipe_fds[2];
     CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) == 0);
     CHECK(pipe(pipe_fds) == 0);
@@ -183,7 +183,7 @@ static int namespaces_child(const test_env *env, int socket)
 
 TEST(rule08_socket_event_across_pid_ipc_and_mount_namespaces)
 {
-    REQUIRE_IPC(env->device);
+    REQUIRE_SOCKET_IPC(env->device);
     int child_socket = namespace_child_socket();
     if (child_socket >= 0)
         return namespaces_child(env, child_socket);
@@ -235,7 +235,7 @@ TEST(rule08_socket_event_across_pid_ipc_and_mount_namespaces)
  * the descriptor in flight keeps the event, and the received event works. */
 TEST(rule08_socket_event_received_after_the_sender_exited)
 {
-    REQUIRE_IPC(env->device);
+    REQUIRE_SOCKET_IPC(env->device);
     int child_socket = namespace_child_socket();
     if (child_socket >= 0) {
         tp_stream *stream = new_stream(env->device);

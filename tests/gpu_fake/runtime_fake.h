@@ -317,6 +317,23 @@ static inline rt_error rt_stream_wait_value64(rt_stream s, rt_device_ptr counter
 {
     return fake_stream_wait_value64(s, counter, value);
 }
+/* Events handed over a Unix socket (runtime_fake_memops.c): registration is a no-op
+ * (the fake device's memory is the host's), a write a store in stream order. */
+#define RT_HOST_REGISTER_CALL "fakeHostRegister"
+#define RT_WRITE_VALUE_CALL "fakeStreamWriteValue64"
+rt_error fake_host_register(void *host, size_t size);
+static inline rt_error rt_host_register_mapped(void *host, size_t size) { return fake_host_register(host, size); }
+static inline rt_error rt_host_unregister(void *host)
+{
+    (void)host;
+    return RT_SUCCESS;
+}
+rt_error fake_stream_write_value64(rt_stream s, uintptr_t target, uint64_t value);
+static inline rt_error rt_stream_write_value64(rt_stream s, rt_device_ptr target, uint64_t value)
+{
+    return fake_stream_write_value64(s, target, value);
+}
+
 /* Capture (tests/gpu_fake/runtime_fake_graph.c): as CUDA's, enough for rule 16's tests. A
  * stream captures its records (external ones become operations of the graph),
  * waits (an external wait too; a wait on a record inside the capture joins the

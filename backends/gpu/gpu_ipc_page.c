@@ -1,0 +1,517 @@
+/*
+ * The record state of a GPU event handed over a Unix socket (gpu_ipc_page.h): one
+ * page of a sealed memfd, mapped by every process that holds the event and
+ * registered by each as mapped host memory, so that its streams write and wait on it
+ * with stream memory operations and its host threads read it.
+ *
+ * Records. The page has a channel (a counter) per writer: a stream of a process
+ * handle. A record takes the channel's next value n, its ticket (channel, n) becomes
+ * the page's latest (rule 3), and the stream writes n into the channel once its
+ * earlier work is done (cuStreamWriteValue64, fenced). A stream reaches its records
+ * in order, so record n is reached exactly when the channel holds n or more: a wait
+ * (cuStreamWaitValue64, greater or equal) waits for that record and no other, whatever
+ * is recorded later anywhere (rule 6), which one shared counter could not give (a
+ * later record landing first would release it). A channel whose records are all
+ * reached may be taken over by another writer; its counter carries on, so tickets
+ * given out before stay true. Claims and tickets are made under the page's robust,
+ * process-shared mutex (a process killed holding it does not block the others; the
+ * owner's thread id it holds is its own namespace's, which is all the kernel and
+ * glibc compare it with).
+ *
+ * What is not here: a process that dies with a record pending leaves it pending for
+ * good, and nothing can tell a waiter across PID namespaces (the event's query and
+ * synchronize wait; tp_event_synchronize_for bounds it), as a stream waiting on a
+ * dead exporter's CUDA IPC event stays blocked. Values stay below 2^56.
+ */
+#define _GNU_SOURCE /* memfd_create */
+
+#include "backends/gpu/gpu_ipc_page.h"
+#include "common/bytes.h"
+#include "common/spin.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdalign.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define PAGE_MAGIC "tpevgpu" /* 8 bytes with its NUL */
+#define PAGE_LAYOUT_VERSION 1u
+#define PAGE_BYTES 4096u
+#define PAGE_CHANNELS 56u
+#define PAYLOAD_VERSION 1u
+#define TICKET_SHIFT 56
+#define COUNT_MASK ((UINT64_C(1) << TICKET_SHIFT) - 1)
+#define POLL_SPIN_NS 50000u
+
+typedef struct page_channel {
+    _Atomic uint64_t reached;  /* written by a stream (or, for a record adopted, the host) */
+    _Atomic uint64_t recorded; /* under the lock */
+    _Atomic uint64_t owner;    /* the writer (a handle's tag and a stream); 0: none yet */
+    uint64_t unused[5];        /* a line each: two writers never share one */
+} page_channel;
+
+typedef struct page_layout {
+    /* Written once by the creator, before anyone else can see the page. */
+    char magic[8];
+    uint32_t layout_version;
+    uint32_t size;
+    uint64_t token;
+    uint32_t flags; /* the creator's TP_EVENT_BLOCKING, which receivers take on */
+    uint32_t reserved;
+    pthread_mutex_t lock;
+    _Atomic uint64_t latest; /* the latest record's ticket; 0: never recorded */
+    alignas(512) page_channel channels[PAGE_CHANNELS];
+} page_layout;
+
+_Static_assert(sizeof(page_channel) == 64, "a channel a line");
+_Static_assert(sizeof(page_layout) <= PAGE_BYTES, "the layout must fit the page");
+
+struct gpu_page {
+    atomic_uint refs; /* the event's, and each adopted record's pending notify */
+    int fd;
+    page_layout *layout;
+    rt_device_ptr device_pointer; /* of layout, for stream memory operations */
+    gpu_device *device;
+    uint64_t tag;             /* random: this handle's writers are tag ^ stream */
+    _Atomic uint64_t claimed; /* bit i: this handle took channel i at some time */
+    struct gpu_page *next;    /* on the retired list */
+};
+
+/* Pages whose event is gone but whose writes may still be pending in this process:
+ * freed once they are done, looked at whenever a page is made or let go. Process-wide
+ * by nature (the device may hold them after their last handle). */
+static struct {
+    pthread_mutex_t lock;
+    gpu_page *first;
+} retired = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* ------------------------------------------------------------ helpers */
+
+static uint64_t random_tag(void)
+{
+    uint64_t tag = 0;
+    if (getrandom(&tag, sizeof tag, GRND_NONBLOCK) != (ssize_t)sizeof tag)
+        tag = tp_now_ns() * UINT64_C(0x9e3779b97f4a7c15) ^ (uint64_t)getpid() << 32 ^ (uintptr_t)&tag;
+    return tag ? tag : 1;
+}
+
+static bool page_lock(page_layout *layout)
+{
+    int err = pthread_mutex_lock(&layout->lock);
+    if (err == EOWNERDEAD) {
+        /* Every write made under the lock leaves the page consistent at each step. */
+        pthread_mutex_consistent(&layout->lock);
+        err = 0;
+    }
+    return err == 0;
+}
+
+static bool channel_reached(const page_channel *channel, uint64_t count)
+{
+    return atomic_load_explicit(&channel->reached, memory_order_acquire) >= count;
+}
+
+static page_channel *ticket_channel(page_layout *layout, uint64_t ticket)
+{
+    uint64_t index = ticket >> TICKET_SHIFT;
+    return index < PAGE_CHANNELS ? &layout->channels[index] : NULL;
+}
+
+/* Under the lock: the writer's channel, taking over one whose records are all
+ * reached if it has none; NULL if every channel has a record pending. */
+static page_channel *channel_claim(gpu_page *page, uint64_t owner, unsigned *index)
+{
+    page_channel *idle = NULL;
+    unsigned idle_index = 0;
+    for (unsigned i = 0; i < PAGE_CHANNELS; i++) {
+        page_channel *channel = &page->layout->channels[i];
+        if (atomic_load_explicit(&channel->owner, memory_order_relaxed) == owner) {
+            *index = i;
+            return channel;
+        }
+        if (!idle && channel_reached(channel, atomic_load_explicit(&channel->recorded, memory_order_relaxed))) {
+            idle = channel;
+            idle_index = i;
+        }
+    }
+    if (idle) {
+        atomic_store_explicit(&idle->owner, owner, memory_order_relaxed);
+        atomic_fetch_or_explicit(&page->claimed, UINT64_C(1) << idle_index, memory_order_relaxed);
+        *index = idle_index;
+    }
+    return idle;
+}
+
+static TP_COLD tp_status all_channels_busy(void)
+{
+    return gpu.host->fail(TP_ERR_BACKEND,
+                          "tp_event_record: records of this event are pending on %u streams already, the most it "
+                          "can follow",
+                          PAGE_CHANNELS);
+}
+
+static TP_COLD tp_status lock_failed(const char *operation)
+{
+    return gpu.host->fail(TP_ERR_BACKEND, "%s: the event's shared lock is unusable", operation);
+}
+
+static rt_device_ptr device_pointer_of(const gpu_page *page, _Atomic uint64_t *word)
+{
+    return rt_device_ptr_offset(page->device_pointer, (size_t)((char *)word - (char *)page->layout));
+}
+
+/* ------------------------------------------------------------ lifetime */
+
+/* Whether a write of this process into the page may still be pending. */
+static bool writes_pending(gpu_page *page)
+{
+    uint64_t claimed = atomic_load_explicit(&page->claimed, memory_order_relaxed);
+    for (unsigned i = 0; i < PAGE_CHANNELS; i++) {
+        page_channel *channel = &page->layout->channels[i];
+        if ((claimed >> i & 1) &&
+            !channel_reached(channel, atomic_load_explicit(&channel->recorded, memory_order_relaxed)))
+            return true;
+    }
+    return false;
+}
+
+static void page_free(gpu_page *page)
+{
+    rt_guard guard;
+    if (rt_guard_enter(&guard, page->device->context, RT_NEED_DEVICE) == RT_SUCCESS) {
+        (void)rt_host_unregister(page->layout);
+        rt_guard_leave(&guard);
+    }
+    /* The lock is not destroyed: other processes may be using it. */
+    munmap(page->layout, PAGE_BYTES);
+    close(page->fd);
+    free(page);
+}
+
+/* Frees the retired pages whose writes are done. */
+static void sweep_retired(void)
+{
+    pthread_mutex_lock(&retired.lock);
+    gpu_page **link = &retired.first, *done = NULL;
+    while (*link) {
+        gpu_page *page = *link;
+        if (writes_pending(page)) {
+            link = &page->next;
+            continue;
+        }
+        *link = page->next;
+        page->next = done;
+        done = page;
+    }
+    pthread_mutex_unlock(&retired.lock);
+    while (done) {
+        gpu_page *next = done->next;
+        page_free(done);
+        done = next;
+    }
+}
+
+static void page_unref(gpu_page *page)
+{
+    if (atomic_fetch_sub_explicit(&page->refs, 1, memory_order_acq_rel) != 1)
+        return;
+    pthread_mutex_lock(&retired.lock);
+    page->next = retired.first;
+    retired.first = page;
+    pthread_mutex_unlock(&retired.lock);
+}
+
+void gpu_page_release(gpu_page *page)
+{
+    page_unref(page);
+    sweep_retired();
+}
+
+/* Maps, registers and wraps a checked descriptor; closes it on failure. */
+static tp_status page_wrap(gpu_device *device, int fd, bool fresh, uint64_t token, unsigned flags, const char *who,
+                           gpu_page **out)
+{
+    page_layout *layout = mmap(NULL, PAGE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (layout == MAP_FAILED) {
+        int err = errno;
+        close(fd);
+        return gpu.host->fail(TP_ERR_BACKEND, "%s: mmap of the event's shared page: %s", who, strerror(err));
+    }
+    tp_status status = TP_OK;
+    if (fresh) {
+        memcpy(layout->magic, PAGE_MAGIC, sizeof layout->magic);
+        layout->layout_version = PAGE_LAYOUT_VERSION;
+        layout->size = PAGE_BYTES;
+        layout->token = token;
+        layout->flags = flags & TP_EVENT_BLOCKING;
+        pthread_mutexattr_t attr;
+        int err = pthread_mutexattr_init(&attr);
+        if (err == 0)
+            err = pthread_mutexattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
+        if (err == 0)
+            err = pthread_mutexattr_setrobust(&attr, PTHREAD_MUTEX_ROBUST);
+        if (err == 0)
+            err = pthread_mutex_init(&layout->lock, &attr);
+        pthread_mutexattr_destroy(&attr);
+        if (err != 0)
+            status = gpu.host->fail(TP_ERR_BACKEND, "%s: a process-shared robust mutex: %s", who, strerror(err));
+    } else if (memcmp(layout->magic, PAGE_MAGIC, sizeof layout->magic) != 0 ||
+               layout->layout_version != PAGE_LAYOUT_VERSION || layout->size != PAGE_BYTES || layout->token != token) {
+        status = gpu.host->fail(TP_ERR_INVALID_ARGUMENT,
+                                "%s: the descriptor received is not the sender's event page (magic, layout or token "
+                                "differs: another build of tpevent?)",
+                                who);
+    }
+    gpu_page *page = status == TP_OK ? calloc(1, sizeof *page) : NULL;
+    if (status == TP_OK && !page)
+        status = gpu.host->fail(TP_ERR_OUT_OF_MEMORY, "%s: out of memory", who);
+    rt_guard guard;
+    rt_error e = RT_SUCCESS;
+    const char *call = RT_CALL("SetDevice");
+    if (status == TP_OK && (e = rt_guard_enter(&guard, device->context, RT_NEED_DEVICE)) == RT_SUCCESS) {
+        call = RT_HOST_REGISTER_CALL;
+        e = rt_host_register_mapped(layout, PAGE_BYTES);
+        if (e == RT_SUCCESS) {
+            call = RT_CALL("HostGetDevicePointer");
+            e = rt_host_device_pointer(&page->device_pointer, layout);
+            if (e != RT_SUCCESS)
+                (void)rt_host_unregister(layout);
+        }
+        rt_guard_leave(&guard);
+    }
+    if (status == TP_OK && e != RT_SUCCESS)
+        status = gpu_fail_call(call, e);
+    if (status != TP_OK) {
+        free(page);
+        munmap(layout, PAGE_BYTES);
+        close(fd);
+        return status;
+    }
+    atomic_init(&page->refs, 1);
+    page->fd = fd;
+    page->layout = layout;
+    page->device = device;
+    page->tag = random_tag();
+    atomic_init(&page->claimed, 0);
+    *out = page;
+    return TP_OK;
+}
+
+/* Streams must write and wait on host memory: the device's stream memory operations. */
+static tp_status check_support(gpu_device *device, const char *who)
+{
+    const char *why = "";
+    if (rt_stream_wait_value_supported(device->index, &why))
+        return TP_OK;
+    return gpu.host->fail(TP_ERR_UNSUPPORTED,
+                          "%s: %s:%d cannot hand events over a socket: its streams would write and wait on host "
+                          "memory (%s, %s), and %s",
+                          who, RT_BACKEND_NAME, device->index, RT_WRITE_VALUE_CALL, RT_WAIT_VALUE_CALL, why);
+}
+
+tp_status gpu_page_create(gpu_device *device, unsigned flags, gpu_page **out)
+{
+    static const char who[] = "tp_event_ipc_send";
+    sweep_retired();
+    tp_status status = check_support(device, who);
+    if (status != TP_OK)
+        return status;
+    int fd = memfd_create("tpevent-gpu-event", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0)
+        return gpu.host->fail(TP_ERR_BACKEND, "%s: memfd_create: %s", who, strerror(errno));
+    /* Sealed at its size: no process can shrink it under another's mapping (SIGBUS). */
+    if (ftruncate(fd, PAGE_BYTES) != 0 || fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
+        int err = errno;
+        close(fd);
+        return gpu.host->fail(TP_ERR_BACKEND, "%s: sizing the event's shared page: %s", who, strerror(err));
+    }
+    return page_wrap(device, fd, true, random_tag(), flags, who, out);
+}
+
+tp_status gpu_page_adopt(gpu_device *device, int fd, const unsigned char *payload, size_t length, gpu_page **out)
+{
+    static const char who[] = "tp_event_ipc_recv";
+    sweep_retired();
+    uint32_t version = length == GPU_PAGE_PAYLOAD_SIZE ? tp_get_u32(payload) : 0;
+    uint32_t size = length == GPU_PAGE_PAYLOAD_SIZE ? tp_get_u32(payload + 4) : 0;
+    uint64_t token = length == GPU_PAGE_PAYLOAD_SIZE ? tp_get_u64(payload + 8) : 0;
+    struct stat st;
+    tp_status status = check_support(device, who);
+    if (status == TP_OK && (version != PAYLOAD_VERSION || size != PAGE_BYTES || token == 0))
+        status = gpu.host->fail(TP_ERR_INVALID_ARGUMENT,
+                                "%s: the %s payload (%zu bytes, version %u, page of %u bytes) is not one this library "
+                                "writes (%u bytes, version %u, %u bytes: another build of tpevent?)",
+                                who, RT_BACKEND_NAME, length, (unsigned)version, (unsigned)size, GPU_PAGE_PAYLOAD_SIZE,
+                                PAYLOAD_VERSION, PAGE_BYTES);
+    if (status == TP_OK && (fstat(fd, &st) != 0 || st.st_size != (off_t)PAGE_BYTES))
+        status = gpu.host->fail(TP_ERR_INVALID_ARGUMENT, "%s: the descriptor received is not of the page's size", who);
+    if (status != TP_OK) {
+        close(fd);
+        return status;
+    }
+    return page_wrap(device, fd, false, token, 0, who, out);
+}
+
+void gpu_page_describe(const gpu_page *page, int *fd, unsigned char *payload, size_t *length)
+{
+    tp_put_u32(payload, PAYLOAD_VERSION);
+    tp_put_u32(payload + 4, PAGE_BYTES);
+    tp_put_u64(payload + 8, page->layout->token);
+    *length = GPU_PAGE_PAYLOAD_SIZE;
+    *fd = page->fd;
+}
+
+unsigned gpu_page_flags(const gpu_page *page)
+{
+    return page->layout->flags & TP_EVENT_BLOCKING;
+}
+
+/* ------------------------------------------------------------- records */
+
+static TP_COLD tp_status refused_in_capture(const char *operation)
+{
+    return gpu.host->fail(TP_ERR_CAPTURING,
+                          "%s: an event handed over a socket cannot be recorded or waited on inside a capture: a "
+                          "graph would write and wait on the same counter value at every launch (rule 16)",
+                          operation);
+}
+
+tp_status gpu_page_record(gpu_page *page, gpu_stream *stream)
+{
+    if (rt_stream_capturing(stream->native))
+        return refused_in_capture("tp_event_record");
+    page_layout *layout = page->layout;
+    uint64_t owner = (page->tag ^ (uint64_t)(uintptr_t)stream * UINT64_C(0x9e3779b97f4a7c15)) | 1;
+    if (!page_lock(layout))
+        return lock_failed("tp_event_record");
+    unsigned index;
+    page_channel *channel = channel_claim(page, owner, &index);
+    if (!channel) {
+        pthread_mutex_unlock(&layout->lock);
+        return all_channels_busy();
+    }
+    /* Under the lock, so that two threads recording on one stream enqueue their
+     * writes in the order of their values. */
+    uint64_t count = atomic_load_explicit(&channel->recorded, memory_order_relaxed) + 1;
+    rt_guard guard;
+    rt_error e = gpu_stream_enter(stream, &guard);
+    if (e == RT_SUCCESS) {
+        e = rt_stream_write_value64(stream->native, device_pointer_of(page, &channel->reached), count & COUNT_MASK);
+        rt_guard_leave(&guard);
+    }
+    if (e == RT_SUCCESS) {
+        atomic_store_explicit(&channel->recorded, count, memory_order_relaxed);
+        atomic_store_explicit(&layout->latest, (uint64_t)index << TICKET_SHIFT | (count & COUNT_MASK),
+                              memory_order_release);
+    }
+    pthread_mutex_unlock(&layout->lock);
+    return e == RT_SUCCESS ? TP_OK : gpu_fail_call(RT_WRITE_VALUE_CALL, e);
+}
+
+typedef struct adopted_record {
+    gpu_page *page;
+    page_channel *channel;
+    uint64_t count;
+} adopted_record;
+
+static void adopted_record_reached(void *arg)
+{
+    adopted_record *record = arg;
+    atomic_store_explicit(&record->channel->reached, record->count, memory_order_release);
+    page_unref(record->page);
+    free(record);
+}
+
+tp_status gpu_page_adopt_record(gpu_page *page, const tp_snapshot *snapshot)
+{
+    adopted_record *record = malloc(sizeof *record);
+    if (!record)
+        return gpu.host->fail(TP_ERR_OUT_OF_MEMORY, "tp_event_ipc_send: out of memory");
+    page_layout *layout = page->layout;
+    if (!page_lock(layout)) {
+        free(record);
+        return lock_failed("tp_event_ipc_send");
+    }
+    unsigned index;
+    page_channel *channel = channel_claim(page, page->tag & ~(uint64_t)1, &index); /* the host's own writer */
+    if (!channel) {
+        pthread_mutex_unlock(&layout->lock);
+        free(record);
+        return all_channels_busy();
+    }
+    uint64_t count = atomic_load_explicit(&channel->recorded, memory_order_relaxed) + 1;
+    atomic_store_explicit(&channel->recorded, count, memory_order_relaxed);
+    atomic_store_explicit(&layout->latest, (uint64_t)index << TICKET_SHIFT | count, memory_order_release);
+    pthread_mutex_unlock(&layout->lock);
+    *record = (adopted_record){page, channel, count};
+    atomic_fetch_add_explicit(&page->refs, 1, memory_order_relaxed);
+    tp_status status = gpu_snapshot_notify(snapshot, adopted_record_reached, record);
+    if (status != TP_OK) {
+        /* Nothing will tell: reached now rather than never (the send fails anyway). */
+        adopted_record_reached(record);
+    }
+    return status;
+}
+
+/* ------------------------------------------------------------- waiting */
+
+/* The latest record's channel and value; false if never recorded. */
+static bool latest_record(gpu_page *page, page_channel **channel, uint64_t *count)
+{
+    uint64_t latest = atomic_load_explicit(&page->layout->latest, memory_order_acquire);
+    *channel = latest ? ticket_channel(page->layout, latest) : NULL;
+    *count = latest & COUNT_MASK;
+    return *channel != NULL;
+}
+
+tp_status gpu_page_query(gpu_page *page, bool *done)
+{
+    page_channel *channel;
+    uint64_t count;
+    *done = !latest_record(page, &channel, &count) || channel_reached(channel, count);
+    return TP_OK;
+}
+
+/* Polls the page: spins briefly (not with TP_EVENT_BLOCKING), then sleeps in pauses
+ * doubling up to TP_PAUSE_LONGEST_NS, so a record is seen at most 1 ms late. */
+tp_status gpu_page_synchronize(gpu_page *page, bool blocking)
+{
+    page_channel *channel;
+    uint64_t count;
+    if (!latest_record(page, &channel, &count))
+        return TP_OK;
+    uint64_t spin_until = blocking ? 0 : tp_now_ns() + POLL_SPIN_NS;
+    uint64_t pause = TP_PAUSE_FIRST_NS;
+    while (!channel_reached(channel, count)) {
+        if (tp_now_ns() < spin_until)
+            continue;
+        tp_sleep_ns(pause);
+        pause = tp_pause_next(pause);
+    }
+    return TP_OK;
+}
+
+tp_status gpu_page_wait(gpu_page *page, gpu_stream *stream)
+{
+    page_channel *channel;
+    uint64_t count;
+    if (!latest_record(page, &channel, &count) || channel_reached(channel, count))
+        return TP_OK; /* rule 6: nothing to wait for */
+    if (rt_stream_capturing(stream->native))
+        return refused_in_capture("tp_stream_wait_event");
+    tp_status status = check_support(stream->device, "tp_stream_wait_event");
+    if (status != TP_OK)
+        return status;
+    rt_guard guard;
+    rt_error e = gpu_stream_enter(stream, &guard);
+    if (e == RT_SUCCESS) {
+        e = rt_stream_wait_value64(stream->native, device_pointer_of(page, &channel->reached), count);
+        rt_guard_leave(&guard);
+    }
+    return e == RT_SUCCESS ? TP_OK : gpu_fail_call(RT_WAIT_VALUE_CALL, e);
+}

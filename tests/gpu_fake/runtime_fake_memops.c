@@ -1,0 +1,48 @@
+/*
+ * The simulated runtime's side of events handed over a Unix socket
+ * (backends/gpu/gpu_ipc_page.c): registering host memory, which the fake device
+ * sees as it is, and cuStreamWriteValue64, a store of the value once the stream has
+ * done its earlier work (release, as the real write's fence), made by the stream's
+ * own thread in order with its other work. Modelled where stream memory operations
+ * are (not with TPEVENT_FAKE_NO_WAIT_VALUE set).
+ */
+#include "tests/gpu_fake/runtime_fake_internal.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+
+rt_error fake_host_register(void *host, size_t size)
+{
+    FAKE_COUNT_CALL();
+    return host && size > 0 ? RT_SUCCESS : FAKE_ERROR_INVALID_VALUE;
+}
+
+typedef struct fake_write {
+    _Atomic uint64_t *target;
+    uint64_t value;
+} fake_write;
+
+static void write_now(void *arg)
+{
+    fake_write *write = arg;
+    atomic_store_explicit(write->target, write->value, memory_order_release);
+    free(write);
+}
+
+rt_error fake_stream_write_value64(rt_stream s, uintptr_t target, uint64_t value)
+{
+    FAKE_COUNT_CALL();
+    if (!fake_wait_value_supported())
+        return FAKE_ERROR_NOT_SUPPORTED;
+    if (target == 0 || target % sizeof(uint64_t) != 0)
+        return FAKE_ERROR_INVALID_VALUE;
+    fake_write *write = malloc(sizeof *write);
+    if (!write)
+        return FAKE_ERROR_OUT_OF_MEMORY;
+    write->target = (_Atomic uint64_t *)target;
+    write->value = value;
+    rt_error e = fake_launch_host_fn(s, write_now, write);
+    if (e != RT_SUCCESS)
+        free(write);
+    return e;
+}
