@@ -1,0 +1,300 @@
+/*
+ * Latency of a wait across processes (issue 57): from the moment one process's
+ * record of an interprocess event is reached to the moment the other process's
+ * stream, which waits on it, runs its next work. Three ways, alternating round by
+ * round in one run:
+ *   raw     the floor: no tpevent; the other process's thread waits on a word of
+ *           shared memory (spinning ~20 us, then a futex), and this one stores and
+ *           wakes it, as tpevent's CPU backend does underneath;
+ *   handle  the event shared by tp_event_ipc_handle (CPU: the region through
+ *           /proc/<pid>/fd; CUDA/HIP: the runtime's IPC event handle);
+ *   socket  the event handed over a Unix socket (tp_event_ipc_send), received in a
+ *           second child that is pid 1 of new PID, IPC and mount namespaces where
+ *           unshare is allowed (run as root), else a plain one, said in the output
+ *           (the handle's child shares this process's namespaces: a handle cannot
+ *           cross them).
+ * A sample: this process's stream is held; on it a host function notes the time t0,
+ * then the record. The child's stream waits on that record (made before the child's
+ * wait: rule 6) and then runs a host function that notes t1. Releasing the hold lets
+ * it all go; t1 - t0 (CLOCK_MONOTONIC, one clock for both processes) is the sample.
+ * The children are this program again, started with exec.
+ *
+ * Usage: tpevent_bench_ipc_wait [--device D] [--samples N]
+ * Prints medians and p90s in us, and each path's ratio to the raw floor; asserts
+ * nothing about time.
+ */
+#define _GNU_SOURCE /* unshare, memfd_create, program_invocation_name */
+
+#include <tpevent/tpevent.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { PATH_RAW, PATH_HANDLE, PATH_SOCKET, PATHS };
+static const char *const path_names[PATHS] = {"raw futex wake (floor)", "tp_event_ipc_handle", "tp_event_ipc_send"};
+
+/* Shared by the two processes (a memfd both map). */
+typedef struct shared {
+    _Atomic uint64_t t0, t1;
+    _Atomic uint32_t raw_word; /* the raw path's futex word: the round's number */
+    tp_ipc_handle handle;
+} shared;
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void check(tp_status status, const char *what)
+{
+    if (status != TP_OK) {
+        fprintf(stderr, "tpevent_bench_ipc_wait: %s: %s: %s\n", what, tp_status_name(status), tp_last_error());
+        exit(1);
+    }
+}
+
+static void say(int fd, char c)
+{
+    if (write(fd, &c, 1) != 1)
+        exit(2);
+}
+
+static char hear(int fd)
+{
+    char c = 0;
+    if (read(fd, &c, 1) != 1)
+        exit(2); /* the other side is gone */
+    return c;
+}
+
+static void note_t0(void *arg)
+{
+    atomic_store(&((shared *)arg)->t0, now_ns());
+}
+
+static void note_t1(void *arg)
+{
+    atomic_store(&((shared *)arg)->t1, now_ns());
+}
+
+static int compare(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* ------------------------------------------------------------- child */
+
+/* Commands: 'r' a raw round, 'h' / 's' arm a wait on the handle's / socket's event
+ * (answered 'a' once armed), 'q' quit. The socket's child gets its event over the
+ * control socket, the other one by the handle in shared memory. */
+static int child_main(const char *device, int control, shared *sh, bool socket_child)
+{
+    tp_event *events[PATHS] = {NULL};
+    if (socket_child)
+        check(tp_event_ipc_recv(&events[PATH_SOCKET], control, device), "tp_event_ipc_recv");
+    else
+        check(tp_event_from_ipc_handle(&events[PATH_HANDLE], device, &sh->handle), "tp_event_from_ipc_handle");
+    tp_stream *stream;
+    check(tp_stream_create(&stream, device, 0), "tp_stream_create");
+    uint32_t round = 0;
+    for (;;) {
+        char c = hear(control);
+        if (c == 'q')
+            break;
+        if (c == 'r') {
+            round++;
+            say(control, 'a');
+            uint64_t spin_until = now_ns() + 20000;
+            while (atomic_load(&sh->raw_word) != round) {
+                if (now_ns() > spin_until)
+                    syscall(SYS_futex, &sh->raw_word, FUTEX_WAIT, round - 1, NULL, NULL, 0);
+            }
+            atomic_store(&sh->t1, now_ns());
+            say(control, 'd');
+            continue;
+        }
+        tp_event *event = events[c == 'h' ? PATH_HANDLE : PATH_SOCKET];
+        check(tp_event_wait(event, stream), "tp_event_wait");
+        check(tp_stream_launch_host_fn(stream, note_t1, sh), "tp_stream_launch_host_fn");
+        say(control, 'a');
+        check(tp_stream_synchronize(stream), "tp_stream_synchronize");
+        say(control, 'd');
+    }
+    check(tp_stream_destroy(stream), "tp_stream_destroy");
+    check(tp_event_destroy(events[socket_child ? PATH_SOCKET : PATH_HANDLE]), "tp_event_destroy");
+    return 0;
+}
+
+/* ------------------------------------------------------------ parent */
+
+/* Starts a child through a go-between that, for the socket's child, tries new
+ * namespaces first. */
+static pid_t start_child(const char *device, int control, int memory, bool socket_child, bool *isolated)
+{
+    char control_text[16], memory_text[16];
+    snprintf(control_text, sizeof control_text, "%d", control);
+    snprintf(memory_text, sizeof memory_text, "%d", memory);
+    char *argv[] = {"tpevent_bench_ipc_wait",
+                    "--device",
+                    (char *)device,
+                    socket_child ? "--socket-child" : "--child",
+                    control_text,
+                    memory_text,
+                    NULL};
+    int report[2];
+    if (pipe2(report, O_CLOEXEC) != 0)
+        exit(2);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        char ok = socket_child && unshare(CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWNS) == 0 &&
+                          mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0 &&
+                          mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "size=1m") == 0
+                      ? 'y'
+                      : 'n';
+        pid_t child = fork();
+        if (child == 0) {
+            execv(program_invocation_name, argv);
+            _exit(127);
+        }
+        ssize_t ignored = write(report[1], &ok, 1);
+        (void)ignored;
+        int status = 0;
+        waitpid(child, &status, 0);
+        _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 1);
+    }
+    close(report[1]);
+    char ok = 'n';
+    if (read(report[0], &ok, 1) != 1)
+        exit(2);
+    close(report[0]);
+    *isolated = ok == 'y';
+    return pid;
+}
+
+int main(int argc, char **argv)
+{
+    const char *device = "cpu:0";
+    size_t samples = 2000;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--device") == 0 && i + 1 < argc)
+            device = argv[++i];
+        else if (strcmp(argv[i], "--samples") == 0 && i + 1 < argc)
+            samples = strtoul(argv[++i], NULL, 10);
+        else if ((strcmp(argv[i], "--child") == 0 || strcmp(argv[i], "--socket-child") == 0) && i + 2 < argc) {
+            int control = atoi(argv[i + 1]), memory = atoi(argv[i + 2]);
+            shared *sh = mmap(NULL, sizeof(shared), PROT_READ | PROT_WRITE, MAP_SHARED, memory, 0);
+            return sh == MAP_FAILED ? 2 : child_main(device, control, sh, strcmp(argv[i], "--socket-child") == 0);
+        } else {
+            fprintf(stderr, "usage: %s [--device D] [--samples N]\n", argv[0]);
+            return 2;
+        }
+    }
+    tp_device parsed;
+    const char *reason = NULL;
+    check(tp_device_parse(device, &parsed), "tp_device_parse");
+    if (tp_backend_status(tp_device_type_name(parsed.type), &reason) != TP_OK) {
+        printf("skipped: %s\n", reason ? reason : tp_last_error());
+        return 77;
+    }
+    int memory = memfd_create("tpevent-bench-ipc", 0);
+    shared *sh = NULL;
+    if (memory < 0 || ftruncate(memory, sizeof(shared)) != 0 ||
+        (sh = mmap(NULL, sizeof(shared), PROT_READ | PROT_WRITE, MAP_SHARED, memory, 0)) == MAP_FAILED) {
+        perror("shared memory");
+        return 2;
+    }
+    tp_event *events[PATHS] = {NULL};
+    for (int i = PATH_HANDLE; i < PATHS; i++)
+        check(tp_event_create(&events[i], device, TP_EVENT_INTERPROCESS), "tp_event_create");
+    check(tp_event_ipc_handle(events[PATH_HANDLE], &sh->handle), "tp_event_ipc_handle");
+    /* controls[p]: the socket to the child of path p (raw and handle share one). */
+    int pairs[2][2], controls[PATHS];
+    pid_t children[2];
+    bool isolated = false, ignored;
+    for (int c = 0; c < 2; c++) {
+        if (socketpair(AF_UNIX, SOCK_STREAM, 0, pairs[c]) != 0)
+            return 2;
+        children[c] = start_child(device, pairs[c][1], memory, c == 1, c == 1 ? &isolated : &ignored);
+        close(pairs[c][1]);
+    }
+    controls[PATH_RAW] = controls[PATH_HANDLE] = pairs[0][0];
+    controls[PATH_SOCKET] = pairs[1][0];
+    check(tp_event_ipc_send(events[PATH_SOCKET], controls[PATH_SOCKET]), "tp_event_ipc_send");
+    tp_stream *stream;
+    check(tp_stream_create(&stream, device, 0), "tp_stream_create");
+
+    double *values[PATHS];
+    for (int p = 0; p < PATHS; p++)
+        values[p] = calloc(samples, sizeof(double));
+    for (size_t s = 0; s < samples; s++) {
+        for (int p = 0; p < PATHS; p++) {
+            int control = controls[p];
+            if (p == PATH_RAW) {
+                say(control, 'r');
+                hear(control);
+                usleep(50); /* let the child reach its futex, as a stream's idle worker would */
+                uint64_t t0 = now_ns();
+                atomic_store(&sh->raw_word, (uint32_t)(s + 1));
+                syscall(SYS_futex, &sh->raw_word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+                hear(control);
+                values[p][s] = (double)(atomic_load(&sh->t1) - t0) / 1000.0;
+                continue;
+            }
+            tp_hold *hold;
+            check(tp_stream_hold(stream, INT64_MAX, &hold), "tp_stream_hold");
+            check(tp_stream_launch_host_fn(stream, note_t0, sh), "tp_stream_launch_host_fn");
+            check(tp_event_record(events[p], stream), "tp_event_record");
+            say(control, p == PATH_HANDLE ? 'h' : 's');
+            hear(control);
+            usleep(50); /* the child's stream is now waiting, as a server's would be */
+            check(tp_hold_release(hold), "tp_hold_release");
+            hear(control);
+            values[p][s] = (double)(atomic_load(&sh->t1) - atomic_load(&sh->t0)) / 1000.0;
+        }
+    }
+    int failed = 0;
+    for (int c = 0; c < 2; c++) {
+        int status = 0;
+        say(pairs[c][0], 'q');
+        waitpid(children[c], &status, 0);
+        failed |= !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+    }
+
+    printf("cross-process wait on %s: record reached in one process -> the other's stream runs its next work\n",
+           device);
+    printf("socket's child: %s; %zu samples each, rounds alternating\n",
+           isolated ? "pid 1 of new PID, IPC and mount namespaces, private /dev/shm"
+                    : "same namespaces (unshare refused here)",
+           samples);
+    double floor_median = 0;
+    for (int p = 0; p < PATHS; p++) {
+        qsort(values[p], samples, sizeof(double), compare);
+        double median = values[p][samples / 2], p90 = values[p][samples * 9 / 10];
+        if (p == PATH_RAW)
+            floor_median = median;
+        printf("  %-24s median %8.2f us  p90 %8.2f us  median / floor %6.2f\n", path_names[p], median, p90,
+               floor_median > 0 ? median / floor_median : 0.0);
+        free(values[p]);
+    }
+    check(tp_stream_destroy(stream), "tp_stream_destroy");
+    for (int i = PATH_HANDLE; i < PATHS; i++)
+        check(tp_event_destroy(events[i]), "tp_event_destroy");
+    return failed;
+}
