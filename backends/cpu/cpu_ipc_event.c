@@ -275,8 +275,10 @@ tp_status tp_cpu_event_ipc_import(int device, const unsigned char *payload, size
         uint64_t running_since = 0;
         bool reused = tp_process_look(pid, &running_since) == TP_PROCESS_RUNNING &&
                       running_since != name.holder.start_time;
-        return host->fail(TP_ERR_INVALID_ARGUMENT, "%s: the exporting process (pid %d) has exited%s", who, (int)pid,
-                          reused ? "; its pid now belongs to another process" : "");
+        return host->fail(TP_ERR_INVALID_ARGUMENT,
+                          "%s: the exporting process (pid %d) has exited%s, or is in another PID namespace (a "
+                          "container: hand the event over a Unix socket instead, tp_event_ipc_send)",
+                          who, (int)pid, reused ? "; its pid now belongs to another process" : "");
     }
 
     cpu_ipc *ipc;

@@ -369,8 +369,10 @@ tp_status gpu_event_ipc_import(int index, const unsigned char *payload, size_t l
     /* Checked before the runtime sees the handle: it opens a dead process's handle
      * as if nothing were wrong, and fails on one of this process's own. */
     if (!tp_process_is(&p.exporter))
-        return gpu.host->fail(TP_ERR_INVALID_ARGUMENT, "%s: the exporting process (pid %d) is gone", who,
-                              (int)p.exporter.pid);
+        return gpu.host->fail(TP_ERR_INVALID_ARGUMENT,
+                              "%s: the exporting process (pid %d) is gone, or is in another PID namespace (a "
+                              "container: hand the event over a Unix socket instead, tp_event_ipc_send)",
+                              who, (int)p.exporter.pid);
     if (p.exporter.pid == (int32_t)getpid())
         return gpu.host->fail(TP_ERR_INVALID_ARGUMENT,
                               "%s: the handle was exported by this process (pid %d), and %s cannot open an event's "

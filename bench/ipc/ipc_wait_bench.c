@@ -19,9 +19,12 @@
  * it all go; t1 - t0 (CLOCK_MONOTONIC, one clock for both processes) is the sample.
  * The children are this program again, started with exec.
  *
- * Usage: tpevent_bench_ipc_wait [--device D] [--samples N]
+ * Usage: tpevent_bench_ipc_wait [--device D] [--samples N] [--handle-across-namespaces]
  * Prints medians and p90s in us, and each path's ratio to the raw floor; asserts
- * nothing about time.
+ * nothing about time. --handle-across-namespaces instead reports (never fails on)
+ * whether the runtime's own path, tp_event_ipc_handle, works for a child in new PID,
+ * IPC and mount namespaces with a private /dev/shm: imported, and its wait released
+ * by this process's record.
  */
 #define _GNU_SOURCE /* unshare, memfd_create, program_invocation_name */
 
@@ -145,18 +148,14 @@ static int child_main(const char *device, int control, shared *sh, bool socket_c
 
 /* Starts a child through a go-between that, for the socket's child, tries new
  * namespaces first. */
-static pid_t start_child(const char *device, int control, int memory, bool socket_child, bool *isolated)
+static pid_t start_child(const char *device, int control, int memory, const char *mode, bool *isolated)
 {
+    bool socket_child = strcmp(mode, "--child") != 0; /* in new namespaces */
     char control_text[16], memory_text[16];
     snprintf(control_text, sizeof control_text, "%d", control);
     snprintf(memory_text, sizeof memory_text, "%d", memory);
-    char *argv[] = {"tpevent_bench_ipc_wait",
-                    "--device",
-                    (char *)device,
-                    socket_child ? "--socket-child" : "--child",
-                    control_text,
-                    memory_text,
-                    NULL};
+    char *argv[] = {
+        "tpevent_bench_ipc_wait", "--device", (char *)device, (char *)mode, control_text, memory_text, NULL};
     int report[2];
     if (pipe2(report, O_CLOEXEC) != 0)
         exit(2);
@@ -188,8 +187,73 @@ static pid_t start_child(const char *device, int control, int memory, bool socke
     return pid;
 }
 
+/* The child of --handle-across-namespaces: says what the runtime's handle does here. */
+static int handle_child_main(const char *device, int control, shared *sh)
+{
+    tp_event *event = NULL;
+    tp_status status = tp_event_from_ipc_handle(&event, device, &sh->handle);
+    if (status != TP_OK) {
+        printf("  import: refused: %s: %s\n", tp_status_name(status), tp_last_error());
+        say(control, 'x');
+        return 0;
+    }
+    bool done = true;
+    status = tp_event_query(event, &done);
+    printf("  import: ok; the sender's held record is %s\n", status != TP_OK ? tp_last_error()
+                                                             : done          ? "reached (wrong: it is held)"
+                                                                             : "pending (right)");
+    tp_stream *stream;
+    check(tp_stream_create(&stream, device, 0), "tp_stream_create");
+    check(tp_event_wait(event, stream), "tp_event_wait");
+    say(control, 'a');
+    hear(control); /* released */
+    status = tp_stream_synchronize_for(stream, 10000000000);
+    printf("  a stream's wait on it after the sender's record was reached: %s%s\n",
+           status == TP_OK ? "released" : tp_status_name(status), status == TP_OK ? "" : " within 10 s");
+    status = tp_event_synchronize_for(event, 10000000000);
+    printf("  synchronize: %s\n", status == TP_OK ? "returned" : tp_last_error());
+    fflush(stdout);
+    say(control, 'd');
+    return 0;
+}
+
+static int report_handle_across_namespaces(const char *device, int memory, shared *sh)
+{
+    tp_event *event;
+    tp_stream *stream;
+    tp_hold *hold;
+    check(tp_event_create(&event, device, TP_EVENT_INTERPROCESS), "tp_event_create");
+    check(tp_stream_create(&stream, device, 0), "tp_stream_create");
+    check(tp_stream_hold(stream, INT64_MAX, &hold), "tp_stream_hold");
+    check(tp_event_record(event, stream), "tp_event_record");
+    check(tp_event_ipc_handle(event, &sh->handle), "tp_event_ipc_handle");
+    int pair[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, pair) != 0)
+        return 2;
+    bool isolated = false;
+    printf("the runtime's own path (tp_event_ipc_handle) on %s, to a child in new namespaces:\n", device);
+    fflush(stdout);
+    pid_t child = start_child(device, pair[1], memory, "--handle-child", &isolated);
+    close(pair[1]);
+    if (!isolated)
+        printf("  (unshare refused here: the child shares this process's namespaces)\n");
+    char c = hear(pair[0]);
+    check(tp_hold_release(hold), "tp_hold_release");
+    if (c == 'a') {
+        say(pair[0], 'g');
+        hear(pair[0]);
+    }
+    int status = 0;
+    waitpid(child, &status, 0);
+    check(tp_stream_synchronize(stream), "tp_stream_synchronize");
+    check(tp_event_destroy(event), "tp_event_destroy");
+    check(tp_stream_destroy(stream), "tp_stream_destroy");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    bool report_handle = false;
     const char *device = "cpu:0";
     size_t samples = 2000;
     for (int i = 1; i < argc; i++) {
@@ -197,10 +261,18 @@ int main(int argc, char **argv)
             device = argv[++i];
         else if (strcmp(argv[i], "--samples") == 0 && i + 1 < argc)
             samples = strtoul(argv[++i], NULL, 10);
-        else if ((strcmp(argv[i], "--child") == 0 || strcmp(argv[i], "--socket-child") == 0) && i + 2 < argc) {
+        else if (strcmp(argv[i], "--handle-across-namespaces") == 0)
+            report_handle = true;
+        else if ((strcmp(argv[i], "--child") == 0 || strcmp(argv[i], "--socket-child") == 0 ||
+                  strcmp(argv[i], "--handle-child") == 0) &&
+                 i + 2 < argc) {
             int control = atoi(argv[i + 1]), memory = atoi(argv[i + 2]);
             shared *sh = mmap(NULL, sizeof(shared), PROT_READ | PROT_WRITE, MAP_SHARED, memory, 0);
-            return sh == MAP_FAILED ? 2 : child_main(device, control, sh, strcmp(argv[i], "--socket-child") == 0);
+            if (sh == MAP_FAILED)
+                return 2;
+            if (strcmp(argv[i], "--handle-child") == 0)
+                return handle_child_main(device, control, sh);
+            return child_main(device, control, sh, strcmp(argv[i], "--socket-child") == 0);
         } else {
             fprintf(stderr, "usage: %s [--device D] [--samples N]\n", argv[0]);
             return 2;
@@ -220,6 +292,8 @@ int main(int argc, char **argv)
         perror("shared memory");
         return 2;
     }
+    if (report_handle)
+        return report_handle_across_namespaces(device, memory, sh);
     tp_event *events[PATHS] = {NULL};
     for (int i = PATH_HANDLE; i < PATHS; i++)
         check(tp_event_create(&events[i], device, TP_EVENT_INTERPROCESS), "tp_event_create");
@@ -231,7 +305,8 @@ int main(int argc, char **argv)
     for (int c = 0; c < 2; c++) {
         if (socketpair(AF_UNIX, SOCK_STREAM, 0, pairs[c]) != 0)
             return 2;
-        children[c] = start_child(device, pairs[c][1], memory, c == 1, c == 1 ? &isolated : &ignored);
+        children[c] = start_child(device, pairs[c][1], memory, c == 1 ? "--socket-child" : "--child",
+                                  c == 1 ? &isolated : &ignored);
         close(pairs[c][1]);
     }
     controls[PATH_RAW] = controls[PATH_HANDLE] = pairs[0][0];
