@@ -17,7 +17,8 @@ typedef struct probe_calls {
      * record being a node of the capture's graph, never run. */
     unsigned long (*captured_record_queries)(void);
     /* Every call of the runtime's event and stream calls (create, destroy, record,
-     * query, synchronize, wait, elapsed time; stream query and synchronize) by any
+     * query, synchronize, wait, elapsed time; stream query, synchronize and
+     * is-capturing) by any
      * thread: what a traced op costs in runtime calls, and proof that nothing of
      * tpevent's asks the runtime while nothing is to be done (issue 52). */
     unsigned long (*runtime_calls)(void);

@@ -331,6 +331,7 @@ bool fake_capture_forbids_event(rt_event event, rt_error *e)
 
 bool fake_stream_is_capturing(rt_stream s)
 {
+    FAKE_COUNT_CALL(); /* cudaStreamIsCapturing: tpevent asks it of wrapped streams */
     return capture_of(fake_resolve(s)) != NULL;
 }
 
