@@ -27,10 +27,12 @@
  *                    structs; wrapped native events (interop)
  *   gpu_ipc.c        what interprocess events rest on (gpu_ipc.h): payloads, opened handles,
  *                    retirement of shared native events, exporters' liveness
- *   gpu_ipc_event.c  the entries of interprocess and imported events
  *   gpu_notify.c     the device's notifier (gpu_notify.h): a poller thread that
  *                    calls snapshot_notify's functions once their markers are reached
  *   gpu_snapshot.c   snapshots of records of events of both kinds (markers)
+ *   gpu_ipc_page.c   events handed over a Unix socket (gpu_ipc_page.h): the sealed
+ *                    memfd page their records go through, a counter per writer
+ *   gpu_ipc_event.c  the entries of interprocess and imported events
  *   gpu_sample.c     the runtime's own calls timed, for the benchmark baseline
  *   gpu_flush.c, gpu_empty.c  tp_measure's device work (rule 18): the cold
  *                    calls' cache flush, the floor's empty kernel
@@ -47,9 +49,10 @@
  * and beside them:
  *   gpu_backend.h    the entries of each runtime's build (core/builtin_backends.h)
  *   gpu_internal.h   this file: what the files share
- *   gpu_entries.h, gpu_event_direct.h, gpu_graph.h, gpu_ipc.h, gpu_notify.h,
- *   gpu_tool.h       the headers of the files named above
- *   runtime_cuda.h, runtime_hip.h  the mappings of the two runtimes (rt_* names)
+ *   gpu_entries.h, gpu_event_direct.h, gpu_graph.h, gpu_ipc.h, gpu_ipc_page.h,
+ *   gpu_notify.h, gpu_tool.h  the headers of the files named above
+ *   runtime_cuda.h, runtime_hip.h  the mappings of the two runtimes (rt_* names);
+ *   runtime_cuda_page.h  CUDA's calls of gpu_ipc_page.c (runtime_cuda.h is full)
  *   gpu_module.cmake the build: the sources once per runtime, one object each
  *
  * How the pieces fit:

@@ -26,6 +26,9 @@
 #define _GNU_SOURCE /* memfd_create */
 
 #include "backends/gpu/gpu_ipc_page.h"
+#if defined(TPEVENT_GPU_CUDA)
+#include "backends/gpu/runtime_cuda_page.h" /* HIP's and the fake's are in their mappings */
+#endif
 #include "common/bytes.h"
 #include "common/spin.h"
 

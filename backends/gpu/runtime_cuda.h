@@ -213,7 +213,6 @@ typedef struct rt_driver_api {
      * cudaLaunchHostFunc (see "host functions" below). */
     CUresult (*device_get_attribute)(int *, CUdevice_attribute, CUdevice);
     CUresult (*stream_wait_value64)(CUstream, CUdeviceptr, cuuint64_t, unsigned);
-    CUresult (*stream_write_value64)(CUstream, CUdeviceptr, cuuint64_t, unsigned); /* events over a socket */
     /* Two hot calls straight to the driver (RT_*_CALL name them), at cudart's own
      * version: through cudart they read 1.033 and 1.041 of the raw call (H200, 150
      * and 70 ns), the driver's 0.79 and 0.88-0.94. Never NULL: cudart's call where
@@ -276,7 +275,6 @@ static inline rt_error rt_runtime_start(const char **what)
     } optional[] = {
         {"cuDeviceGetAttribute", offsetof(rt_driver_api, device_get_attribute)},
         {"cuStreamWaitValue64", offsetof(rt_driver_api, stream_wait_value64)},
-        {"cuStreamWriteValue64", offsetof(rt_driver_api, stream_write_value64)},
     };
     for (size_t i = 0; i < sizeof symbols / sizeof symbols[0]; i++) {
         rt_error e = rt_driver_symbol(symbols[i].name, (void **)((char *)&rt_driver + symbols[i].offset), 12000);
@@ -515,24 +513,6 @@ static inline bool rt_stream_wait_value_supported(int device, const char **why)
 static inline rt_error rt_stream_wait_value64(rt_stream s, rt_device_ptr counter, uint64_t value)
 {
     return rt_from_driver(rt_driver.stream_wait_value64((CUstream)s, counter, value, CU_STREAM_WAIT_VALUE_GEQ));
-}
-
-/* Events handed over a Unix socket (gpu_ipc_page.c): a page of a memfd that other
- * processes map too, registered as mapped host memory (portable: every context sees
- * it); a record is a write of a 64-bit value after the stream's earlier work (the
- * default flags fence it, as __threadfence_system would, scoped to the stream). */
-#define RT_HOST_REGISTER_CALL "cudaHostRegister"
-#define RT_WRITE_VALUE_CALL "cuStreamWriteValue64"
-static inline rt_error rt_host_register_mapped(void *host, size_t size)
-{
-    return cudaHostRegister(host, size, cudaHostRegisterMapped | cudaHostRegisterPortable);
-}
-static inline rt_error rt_host_unregister(void *host) { return cudaHostUnregister(host); }
-static inline rt_error rt_stream_write_value64(rt_stream s, rt_device_ptr target, uint64_t value)
-{
-    if (!rt_driver.stream_write_value64)
-        return cudaErrorNotSupported;
-    return rt_from_driver(rt_driver.stream_write_value64((CUstream)s, target, value, CU_STREAM_WRITE_VALUE_DEFAULT));
 }
 
 /* Capture. Whether someone (torch.cuda.graph on a wrapped stream) captures the
