@@ -52,6 +52,8 @@ static void put_u32(unsigned char *p, uint32_t v)
 static void reseal(raw_message *m)
 {
     uint32_t length = get_u32(m->bytes + 20);
+    if (length > MESSAGE_SIZE - PAYLOAD_AT)
+        length = MESSAGE_SIZE - PAYLOAD_AT; /* a claimed length too long: the core refuses it first */
     put_u32(m->bytes + 24, fnv1a(fnv1a(2166136261u, m->bytes, 24), m->bytes + PAYLOAD_AT, length));
 }
 
