@@ -158,6 +158,36 @@ typedef struct tp_snapshot {
     uint64_t word[2];
 } tp_snapshot;
 
+/* ------------------------------------------------------------ SM clock */
+
+/*
+ * Rule 18's SM clock (the table's sm_clock; docs/measure.md): what clock the device's
+ * SMs ran at while a stretch of tp_measure ran, read as nvbench reads it. A reader is
+ * two marks the device writes, each the SM clock counter and the device's global
+ * timer at the moment the stream reached it; the clock between them is their cycles
+ * over their ns. The core opens one per measurement, once the stream's first work is
+ * done (opening may load a kernel), marks before and after each stretch, and reads
+ * the pair once the stream has passed both.
+ */
+typedef struct tp_sm_clock tp_sm_clock; /* the backend's */
+typedef struct tp_sm_clock_ops {
+    /* A reader for the stream's device. *max_mhz: the SM's maximum clock (CUDA: NVML's),
+     * 0 when it cannot be known, `note` then saying why; else where it came from.
+     * TP_ERR_UNSUPPORTED, with no message set and `note` saying why, where the device's
+     * clock cannot be read (HIP). */
+    tp_status (*open)(tp_stream *stream, tp_sm_clock **out, double *max_mhz, char *note, size_t note_size);
+    /* Queues on the stream the read into mark `which` (0: before a stretch, 1: after). */
+    tp_status (*mark)(tp_sm_clock *clock, tp_stream *stream, int which);
+    /* Once the stream has passed both marks: the clock between them in MHz, 0 when a
+     * mark was not written; the marks are then cleared for the next pair. */
+    double (*read)(tp_sm_clock *clock);
+    /* Why the clock may be low now, in words (CUDA: NVML's throttle reasons), "" when
+     * unknown. */
+    void (*explain)(tp_sm_clock *clock, char *note, size_t note_size);
+    /* Gives the reader back; its marks may be reused by a later reader. */
+    void (*close)(tp_sm_clock *clock);
+} tp_sm_clock_ops;
+
 /* --------------------------------------------------------------- table */
 
 struct tp_backend {
@@ -490,6 +520,10 @@ struct tp_backend {
      */
     tp_status (*event_ipc_send_prepare)(tp_event *event, int *fd, unsigned char *payload, size_t *length);
     tp_status (*event_ipc_receive)(int device, int fd, const unsigned char *payload, size_t length, tp_event **out);
+
+    /* Rule 18's SM clock (appended; optional, NULL: a measurement's clock is unknown,
+     * its sm_clock_note saying so): the reader's entries, tp_sm_clock_ops above. */
+    const tp_sm_clock_ops *sm_clock;
 };
 
 /*

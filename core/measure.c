@@ -63,6 +63,8 @@ static const double no_work_host_ratio = 1000.0;
  * of them, since a host that stalls between a sample's two records (a loaded CI)
  * makes one read as work; none of work does read as nothing. */
 static const int64_t no_work_stretches = 3;
+/* The SM clock's warm-up lasts at most this (and a quarter of max_time). */
+static const int64_t clock_warm_up_max_ns = 1000 * 1000 * 1000;
 
 /* ----------------------------------------------------------- the batch */
 
@@ -258,11 +260,47 @@ static tp_status measure_calibration(measure_run *run, double *work_ns, double *
     return status;
 }
 
+/*
+ * The SM clock's warm-up (measure_clock.c): an idle GPU's clock ramps up under work (the
+ * H100 here idles at 345 MHz), so the first stretches of fn whose clock is below the
+ * threshold of a known maximum are not kept, for at most a quarter of max_time and a
+ * second: the first kept sample runs at the clock the rest will. True when the
+ * stretch just read is such a warm-up stretch; the clock's note says how many there
+ * were. Without a known maximum there is nothing to wait for.
+ */
+static bool measure_clock_warming(measure_run *run)
+{
+    if (!run->clock || run->clock_warm)
+        return false;
+    double mhz = run->stretch_clock_mhz;
+    int64_t budget = run->options.max_time_ns / 4 < clock_warm_up_max_ns ? run->options.max_time_ns / 4
+                                                                         : clock_warm_up_max_ns;
+    bool low = measure_clock_low(run, mhz), waited = measure_now() - run->clock_on_ns >= budget;
+    if (low && !waited) {
+        if (run->clock_warm_ups++ == 0)
+            run->clock_warm_from_mhz = mhz;
+        return true;
+    }
+    run->clock_warm = true;
+    if (run->clock_warm_ups == 0)
+        return false;
+    size_t used = strlen(run->clock_note);
+    int written = snprintf(run->clock_note + used, sizeof run->clock_note - used,
+                           "%swarm-up: the SM clock went from %.0f to %.0f MHz after %" PRId64
+                           " stretches not kept (%.3g ms)%s",
+                           used ? "; " : "", run->clock_warm_from_mhz, mhz, run->clock_warm_ups,
+                           (double)(measure_now() - run->clock_on_ns) / 1e6, low ? ", still low" : "");
+    (void)written; /* a long note is cut */
+    return false;
+}
+
 tp_status measure_run_calibrate(measure_run *run)
 {
     double flush_ns = 0, work_ns = 0, whole_ns = 0, host_ns = 0;
     tp_status status = measure_warm_up(run, &flush_ns);
     run->flush_ns = flush_ns;
+    if (status == TP_OK) /* the stream's first work done: a reader may load a kernel */
+        measure_clock_open(run);
     if (status == TP_OK && !run->floor_given)
         status = measure_floor(run);
     if (status == TP_OK)
@@ -273,7 +311,10 @@ tp_status measure_run_calibrate(measure_run *run)
                                         : measure_batch_choose(run, work_ns + flush_ns, host_ns);
     /* A chosen batch's events are all made here, outside any hold; a larger one's
      * beyond batch_max as its calls reach them. */
-    return measure_events_reserve(run, run->cold ? (run->batch < batch_max ? run->batch : batch_max) : 1);
+    status = measure_events_reserve(run, run->cold ? (run->batch < batch_max ? run->batch : batch_max) : 1);
+    run->clock_on = run->clock != NULL; /* the stretches of fn from here on */
+    run->clock_on_ns = measure_now();
+    return status;
 }
 
 tp_status measure_run_step(measure_run *run, int64_t *kept)
@@ -287,6 +328,12 @@ tp_status measure_run_step(measure_run *run, int64_t *kept)
                                        &stretch_kept);
     if (status != TP_OK || !stretch_kept)
         return status;
+    /* The SM clock's warm-up, not kept; a stretch at a low clock, dropped when asked; at
+     * least one sample is kept. */
+    if (measure_clock_warming(run))
+        return TP_OK;
+    if (measure_clock_keep(run) && !(run->samples.count == 0 && measure_past_max_time(run)))
+        return TP_OK;
     if ((status = measure_keep(run, run->stretch_ns, queued, cpu_ns)) != TP_OK)
         return status;
     *kept = run->cold ? queued : 1;
@@ -353,14 +400,49 @@ static void measure_note_samples(measure_run *run, double median, bool converged
                      run->ran_out_ns / 1000000);
 }
 
+/* A reader whose stretches all went unread (no mark written): "clock unknown" before
+ * what the clock's note said, cut to fit. */
+static void measure_note_clock_unread(measure_run *run)
+{
+    static const char unknown[] = "clock unknown: no stretch's clock was read";
+    char *note = run->clock_note;
+    size_t length = strlen(note), head = sizeof unknown - 1 + (length ? 2 : 0);
+    if (head + length >= sizeof run->clock_note)
+        length = sizeof run->clock_note - 1 - head;
+    memmove(note + head, note, length);
+    memcpy(note, unknown, sizeof unknown - 1);
+    if (length)
+        memcpy(note + sizeof unknown - 1, "; ", 2);
+    note[head + length] = '\0';
+}
+
+/* The stretches flagged for their SM clock, in the note; why the clock was low, in the clock's. */
+static void measure_note_clock(measure_run *run)
+{
+    if (run->clock_low == 0)
+        return;
+    bool drop = run->options.flags & TP_MEASURE_DROP_LOW_CLOCK;
+    measure_note(run,
+                 "%" PRId64
+                 " of %zu stretches ran below %.0f %% of the %.0f MHz maximum SM clock (the lowest at "
+                 "%.0f MHz): %s",
+                 run->clock_low, run->clock_mhz.count, run->options.sm_clock_threshold * 100, run->clock_max_mhz,
+                 run->clock_low_min_mhz,
+                 drop ? "dropped"
+                      : "flagged, kept (TP_MEASURE_DROP_LOW_CLOCK, Python drop_low_clock=True, drops them)");
+    measure_clock_explain(run);
+}
+
 tp_status measure_run_answer(measure_run *run, tp_measurement *out)
 {
-    measure_stats stats;
+    measure_stats stats, clock;
     double median = 0, low = 0, high = 0;
-    if (!measure_samples_stats(&run->samples, &stats) || !measure_interval(run, &median, &low, &high))
+    if (!measure_samples_stats(&run->samples, &stats) || !measure_interval(run, &median, &low, &high) ||
+        !measure_samples_stats(&run->clock_mhz, &clock))
         return tp_fail(TP_ERR_OUT_OF_MEMORY, "tp_measure: out of memory");
     bool converged = run->samples.count > 0 && !run->no_work && measure_converged(run);
     measure_note_samples(run, median, converged);
+    measure_note_clock(run);
     if (run->samples.count > 0 && !converged && !run->no_work)
         measure_note_max_time(run, median, low, high);
     double mean = measure_answered(run, stats.mean);
@@ -384,8 +466,15 @@ tp_status measure_run_answer(measure_run *run, tp_measurement *out)
         .raw_median_ns = stats.median,
         .median_low_ns = low,
         .median_high_ns = high,
+        .sm_clock_mhz = clock.median,
+        .sm_clock_max_mhz = run->clock_max_mhz,
+        .sm_clock_stretches = (int64_t)run->clock_mhz.count,
+        .sm_clock_low = run->clock_low,
     };
     memcpy(full.note, run->note, sizeof full.note);
+    if (clock.median <= 0 && strncmp(run->clock_note, "clock unknown", 13) != 0)
+        measure_note_clock_unread(run);
+    memcpy(full.sm_clock_note, run->clock_note, sizeof full.sm_clock_note);
     memcpy(out, &full, out->size < sizeof full ? out->size : sizeof full);
     return TP_OK;
 }
@@ -440,6 +529,7 @@ tp_status measure_run_open(measure_run *run, tp_stream *stream, tp_work_fn fn, v
 
 void measure_run_close(measure_run *run)
 {
+    measure_clock_close(run);
     measure_host_close(run);
     measure_events_free(run);
     measure_samples_free(&run->samples);

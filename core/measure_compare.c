@@ -15,6 +15,7 @@
  * 1 - confidence), so the verdict, whenever it comes, keeps the confidence asked for,
  * at the price of wider intervals at each look.
  */
+#include "core/measure_options.h"
 #include "core/measure_run.h"
 
 #include <stdint.h>
@@ -171,16 +172,27 @@ static tp_status compare_calibrate_b(compare_state *state)
     return status;
 }
 
+/* The caller's options, `measure` last (measure.h): its size is what the caller's
+ * `size` leaves, read as tp_measure reads options of that size. */
 static tp_status compare_options_read(const tp_compare_options *given, tp_compare_options *out)
 {
     tp_compare_options_init(out);
     if (!given)
         return TP_OK;
-    if (given->size < sizeof given->size)
+    size_t measure_at = offsetof(tp_compare_options, measure);
+    if (given->size < measure_at + sizeof given->measure.size)
         return tp_fail(TP_ERR_INVALID_ARGUMENT,
                        "tp_measure_compare: options->size is %zu: set it with tp_compare_options_init", given->size);
-    memcpy(out, given, given->size < sizeof *out ? given->size : sizeof *out);
-    out->size = sizeof *out;
+    if (given->measure.size > given->size - measure_at)
+        return tp_fail(TP_ERR_INVALID_ARGUMENT,
+                       "tp_measure_compare: options->measure.size is %zu, past options->size %zu: set both with "
+                       "tp_compare_options_init",
+                       given->measure.size, given->size);
+    out->confidence = given->confidence;
+    out->min_effect = given->min_effect;
+    tp_status status = measure_options_read(&given->measure, &out->measure);
+    if (status != TP_OK)
+        return status;
     if (!(out->confidence > 0.0 && out->confidence < 1.0))
         return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_measure_compare: confidence is %g: it must be in (0, 1)",
                        out->confidence);
@@ -192,6 +204,13 @@ static tp_status compare_options_read(const tp_compare_options *given, tp_compar
     return TP_OK;
 }
 
+/* The least of a caller's tp_comparison: its fields before the measurements, and two
+ * measurements of the least size tp_measure takes. */
+#define COMPARISON_SIDES_AT offsetof(tp_comparison, a)
+#define MEASUREMENT_LEAST (offsetof(tp_measurement, calls) + sizeof(int64_t))
+
+/* Into the caller's struct: the fields before the measurements, then each side as
+ * tp_measure answers one of half the size left (measure.h: the sides are last). */
 static tp_status compare_answer(compare_state *state, tp_comparison *out)
 {
     tp_comparison full = {
@@ -203,11 +222,14 @@ static tp_status compare_answer(compare_state *state, tp_comparison *out)
         .pairs = state->pairs,
         .verdict = state->verdict,
     };
-    full.a.size = full.b.size = sizeof(tp_measurement);
-    tp_status status = measure_run_answer(&state->a, &full.a);
+    memcpy(out, &full, COMPARISON_SIDES_AT);
+    size_t side_size = (out->size - COMPARISON_SIDES_AT) / 2;
+    tp_measurement *a = (tp_measurement *)((char *)out + COMPARISON_SIDES_AT);
+    tp_measurement *b = (tp_measurement *)((char *)a + side_size);
+    a->size = b->size = side_size;
+    tp_status status = measure_run_answer(&state->a, a);
     if (status == TP_OK)
-        status = measure_run_answer(&state->b, &full.b);
-    memcpy(out, &full, out->size < sizeof full ? out->size : sizeof full);
+        status = measure_run_answer(&state->b, b);
     return status;
 }
 
@@ -216,7 +238,7 @@ tp_status tp_measure_compare(tp_stream *stream, tp_work_fn fn_a, void *arg_a, tp
 {
     if (!out)
         return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_measure_compare: out is NULL");
-    if (out->size < offsetof(tp_comparison, verdict) + sizeof out->verdict)
+    if (out->size < COMPARISON_SIDES_AT + 2 * MEASUREMENT_LEAST)
         return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_measure_compare: out->size is %zu: set it to sizeof(tp_comparison)",
                        out->size);
     compare_state state = {.verdict = TP_UNDECIDED};

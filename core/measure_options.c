@@ -33,6 +33,9 @@ tp_status measure_options_read(const tp_measure_options *given, tp_measure_optio
     if (out->flags & ~(unsigned)TP_MEASURE_FLAGS_ALL)
         return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_measure: unknown flag bits 0x%x",
                        out->flags & ~(unsigned)TP_MEASURE_FLAGS_ALL);
+    if (!(out->sm_clock_threshold >= 0.0 && out->sm_clock_threshold <= 1.0)) /* NaN too */
+        return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_measure: sm_clock_threshold is %g: it must be in [0, 1]",
+                       out->sm_clock_threshold);
     if (!out->samples_ns && out->samples_capacity > 0)
         return tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_measure: samples_ns is NULL with samples_capacity %zu",
                        out->samples_capacity);
@@ -49,6 +52,7 @@ tp_status tp_measure_options_init(tp_measure_options *options)
         .max_time_ns = 15LL * 1000 * 1000 * 1000,
         .max_noise = 0.005,
         .min_samples = 10,
+        .sm_clock_threshold = 0.75, /* nvbench's: a stretch below 75 % of the maximum clock */
     };
     return TP_OK;
 }

@@ -4,6 +4,7 @@
  *   measure_options.c  the options: defaults, the caller's checked
  *   measure_samples.c  the samples and their statistics
  *   measure_host.c     host work: a sample's calls in one host function
+ *   measure_clock.c    the SM clock around each stretch (the backend's sm_clock)
  *   measure_stretch.c  a stretch: the hold, its records and calls, its samples
  *   measure_floor.c    the floor: what a sample's own records cost, on the least work
  *   measure.c          the call: warm-up, calibration, loop, answer
@@ -73,6 +74,21 @@ typedef struct measure_run {
     int64_t calls, timed_ns;
     double cpu_ns; /* in fn, over the timed calls */
     char note[TP_MEASURE_NOTE_MAX];
+    /* The SM clock (measure_clock.c): the backend's reader (NULL: unknown, clock_note
+     * says why), read around each stretch of fn once `clock_on`. */
+    const tp_sm_clock_ops *clock_ops;
+    tp_sm_clock *clock;
+    bool clock_on;          /* from the calibration's end */
+    bool clock_warm;        /* the warm-up is over (measure.c) */
+    int64_t clock_on_ns;    /* when clock_on was set */
+    int64_t clock_warm_ups; /* stretches not kept for a low clock, before the first kept */
+    double clock_warm_from_mhz;
+    double clock_max_mhz;      /* 0: unknown */
+    double stretch_clock_mhz;  /* the last clocked stretch's; 0: not read */
+    double clock_low_min_mhz;  /* the lowest flagged stretch's */
+    int64_t clock_low;         /* stretches flagged */
+    measure_samples clock_mhz; /* each clocked stretch's, the warm-up's aside */
+    char clock_note[TP_MEASURE_NOTE_MAX];
 } measure_run;
 
 /* ---------------------------------------------------------- measure_host.c */
@@ -87,6 +103,24 @@ tp_status measure_host_status(const measure_run *run);
 /* At tp_measure's return: host_work is never called again; waits only for a call in
  * progress. The state is freed now or by the last host function still queued. */
 void measure_host_close(measure_run *run);
+
+/* -------------------------------------------------------- measure_clock.c */
+
+/* The stream's SM clock reader, once the stream's first work is done: run->clock, its
+ * maximum, or clock_note saying why the clock is unknown. Never fails a measurement. */
+void measure_clock_open(measure_run *run);
+/* Queues mark `which` (0 before a stretch, 1 after) when the run reads its clock. */
+tp_status measure_clock_mark(measure_run *run, int which);
+/* Once the stream has passed a stretch's marks: run->stretch_clock_mhz (0: not read). */
+void measure_clock_read(measure_run *run);
+/* The stretch's clock is below the threshold of a known maximum. */
+bool measure_clock_low(const measure_run *run, double mhz);
+/* Keeps the last stretch's clock; true when it is to be dropped (low, and the
+ * options ask so). */
+bool measure_clock_keep(measure_run *run);
+/* Writes why the clock was low now (the backend's words) into clock_note. */
+void measure_clock_explain(measure_run *run);
+void measure_clock_close(measure_run *run);
 
 /* ------------------------------------------------------- measure_stretch.c */
 

@@ -236,11 +236,17 @@ static tp_status measure_per_call_queue(measure_run *run, measure_work work, int
     return status;
 }
 
-/* The stretch's samples, once its last record is reached, as the device timed them. */
-static tp_status measure_stretch_read(measure_run *run, measure_shape shape, int64_t queued, double *samples_ns)
+/* The stretch's samples, once its last record is reached, as the device timed them;
+ * clocked, once the clock's mark after it is passed too (the stream's work), and the
+ * stretch's clock. */
+static tp_status measure_stretch_read(measure_run *run, measure_shape shape, int64_t queued, double *samples_ns,
+                                      bool clocked)
 {
     int64_t pairs = shape == MEASURE_SHAPE_PER_CALL ? queued : 1;
-    tp_status status = measure_wait(run, run->events[2 * pairs - 1]);
+    tp_status status = measure_wait(run, clocked ? NULL : run->events[2 * pairs - 1]);
+    run->stretch_clock_mhz = 0;
+    if (status == TP_OK && clocked)
+        measure_clock_read(run);
     for (int64_t i = 0; i < pairs && status == TP_OK; i++) {
         float ms = 0;
         status = tp_event_elapsed_time(run->events[2 * i], run->events[2 * i + 1], &ms);
@@ -268,8 +274,14 @@ tp_status measure_stretch(measure_run *run, measure_work work, measure_shape sha
     if (status != TP_OK)
         return status;
     bool pushed = tp_range_push(run->stream, work == MEASURE_WORK_EMPTY ? "tp_measure floor" : "tp_measure") == TP_OK;
-    status = shape == MEASURE_SHAPE_PER_CALL ? measure_per_call_queue(run, work, batch, queued, cpu_ns)
-                                             : measure_batch_queue(run, work, batch, queued, cpu_ns);
+    /* The SM clock's marks outside the timed interval, the stretch between them. */
+    bool clocked = work == MEASURE_WORK_FN && run->clock && run->clock_on;
+    status = clocked ? measure_clock_mark(run, 0) : TP_OK;
+    if (status == TP_OK)
+        status = shape == MEASURE_SHAPE_PER_CALL ? measure_per_call_queue(run, work, batch, queued, cpu_ns)
+                                                 : measure_batch_queue(run, work, batch, queued, cpu_ns);
+    if (status == TP_OK && clocked)
+        status = measure_clock_mark(run, 1);
     char message[512] = "";
     if (status != TP_OK)
         snprintf(message, sizeof message, "%s", tp_last_error());
@@ -286,5 +298,5 @@ tp_status measure_stretch(measure_run *run, measure_work work, measure_shape sha
     if (ran_out)
         return TP_OK;
     *kept = true;
-    return measure_stretch_read(run, shape, *queued, samples_ns);
+    return measure_stretch_read(run, shape, *queued, samples_ns, clocked);
 }

@@ -202,7 +202,7 @@ static tp_status captured_ipc_event_record(tp_event *event, tp_stream *stream)
     .stream_flush_cache = gpu_stream_flush_cache, .stream_launch_empty = gpu_stream_launch_empty,                      \
     .tool_attached = gpu_tool_attached, .tool_range_push = gpu_tool_range_push, .tool_range_pop = gpu_tool_range_pop,  \
     .tool_stream_name = gpu_tool_stream_name, .stream_capture_host_fn = gpu_stream_capture_host_fn,                    \
-    .stream_waits_for_itself = stream_waits_for_itself,                                                                \
+    .stream_waits_for_itself = stream_waits_for_itself, .sm_clock = &gpu_sm_clock_ops,                                 \
     .event_waits_for_itself = NULL, /* an event does not know its record's stream (the README) */                      \
         .event_elapsed = captured_event_elapsed, .event_ipc_receive = gpu_event_ipc_receive
 

@@ -76,7 +76,8 @@
     X(stream_capture_host_fn, GUARDED) \
     X(stream_waits_for_itself, LOCAL)  \
     X(event_waits_for_itself, NONE)    \
-    X(event_elapsed, CAPTURED)
+    X(event_elapsed, CAPTURED)         \
+    X(sm_clock, GUARDED)
 
 #define GPU_PLAIN_EVENT_SLOTS_LIST(X) \
     X(stream_wait_event, CAPTURED) \

@@ -319,6 +319,7 @@ void gpu_use_forked_entries(tp_backend *table)
     table->graph_destroy = forked_graph_destroy;
     table->stream_flush_cache = forked_stream_flush_cache;
     table->stream_launch_empty = forked_stream_launch_empty;
+    table->sm_clock = &gpu_sm_clock_forked_ops;
     table->stream_capture_host_fn = forked_stream_capture_host_fn;
     table->event_elapsed = forked_event_elapsed;
     table->stream_wait_event = forked_stream_wait_event;

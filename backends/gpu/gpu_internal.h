@@ -36,6 +36,7 @@
  *   gpu_sample.c     the runtime's own calls timed, for the benchmark baseline
  *   gpu_flush.c, gpu_empty.c  tp_measure's device work (rule 18): the cold
  *                    calls' cache flush, the floor's empty kernel
+ *   gpu_sm_clock.c   tp_measure's SM clock around each stretch (rule 18)
  *   gpu_tool.c       the tool entries (gpu_tool.h): ranges and stream names for
  *                    the runtime's profiling tools (NVTX)
  *   gpu_graph.c      rule 16 (gpu_graph.h): records, waits and the rest inside a
@@ -53,6 +54,7 @@
  *   gpu_notify.h, gpu_tool.h  the headers of the files named above
  *   runtime_cuda.h, runtime_hip.h  the mappings of the two runtimes (rt_* names);
  *   runtime_cuda_page.h  CUDA's calls of gpu_ipc_page.c (runtime_cuda.h is full)
+ *   runtime_cuda_sm_clock.h  the CUDA mapping's SM clock part (gpu_sm_clock.c's)
  *   gpu_module.cmake the build: the sources once per runtime, one object each
  *
  * How the pieces fit:
@@ -257,6 +259,8 @@ typedef struct gpu_device {
     _Atomic(struct gpu_flush_buffer *) flush_buffer;
     /* tp_measure's floor launches it (gpu_empty.c); made at the first, then kept. */
     _Atomic(struct gpu_empty_work *) empty_work;
+    /* tp_measure's SM clock reads it (gpu_sm_clock.c); made at the first, then kept. */
+    _Atomic(struct gpu_sm_clock_kernel *) sm_clock;
 } gpu_device;
 
 /* The backend's state: set by init, read-only afterwards (the devices' own fields
@@ -411,6 +415,8 @@ tp_status gpu_wait_mechanism(int device, char *buf, size_t size);
 tp_status gpu_stream_flush_cache(tp_stream *stream);
 /* gpu_empty.c: stream_launch_empty (core/backend.h). */
 tp_status gpu_stream_launch_empty(tp_stream *stream);
+/* gpu_sm_clock.c: sm_clock (core/backend.h), and its entries in a child of fork(). */
+extern const tp_sm_clock_ops gpu_sm_clock_ops, gpu_sm_clock_forked_ops;
 
 /* ================================================================ gpu_stream.c */
 static inline gpu_stream *gpu_as_stream(tp_stream *stream)

@@ -596,4 +596,5 @@ static inline void rt_tool_range_pop(void) { (void)nvtxRangePop(); }
 static inline void rt_tool_name_stream(rt_stream s, const char *name) { nvtxNameCudaStreamA(s, name); }
 #endif
 
+#include "backends/gpu/runtime_cuda_sm_clock.h" /* tp_measure's SM clock: gpu_sm_clock.c's alone */
 #endif /* TPEVENT_BACKENDS_GPU_RUNTIME_CUDA_H */

@@ -475,4 +475,14 @@ static inline void rt_tool_name_stream(rt_stream s, const char *name)
 }
 #endif
 
+/* gpu_sm_clock.c's alone: HIP's SM clock is not read. CUDA's reader is a PTX kernel
+ * (%clock64, %globaltimer), and the HIP build loads no PTX: an AMD device's would be
+ * s_memtime and s_memrealtime in a code object, not written. A measurement there says
+ * "clock unknown" with this reason. */
+#ifdef GPU_SM_CLOCK_MAPPING
+#define RT_SM_CLOCK_SUPPORTED 0
+#define RT_SM_CLOCK_UNSUPPORTED "the HIP build loads no PTX to read %clock64 and %globaltimer (an AMD reader, " \
+                                "s_memtime and s_memrealtime in a code object, is not written)"
+#endif
+
 #endif /* TPEVENT_BACKENDS_GPU_RUNTIME_HIP_H */

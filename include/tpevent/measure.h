@@ -38,8 +38,12 @@ enum tp_measure_flag {
     /* No hold: the interval also times the host's submission (what events around
      * work commonly measure); for work that must synchronize, or for comparison. */
     TP_MEASURE_NO_HOLD = 1u << 1,
+    /* A stretch whose SM clock ran below sm_clock_threshold of the maximum is dropped,
+     * not only flagged (tp_measurement.sm_clock_low counts it either way). */
+    TP_MEASURE_DROP_LOW_CLOCK = 1u << 2,
 };
-#define TP_MEASURE_FLAGS_ALL (TP_MEASURE_COLD | TP_MEASURE_NO_HOLD) /* every flag this header knows */
+#define TP_MEASURE_FLAGS_ALL \
+    (TP_MEASURE_COLD | TP_MEASURE_NO_HOLD | TP_MEASURE_DROP_LOW_CLOCK) /* every flag this header knows */
 
 /*
  * Options; `size` first, set by tp_measure_options_init to sizeof the struct this
@@ -67,6 +71,10 @@ typedef struct tp_measure_options {
      * that one launch is shared by the batch; a status other than TP_OK stops the
      * measurement with it. The floor is then a host function's (a CPU device's work). */
     tp_status (*host_work)(void *arg, int64_t calls);
+    /* (Appended.) A stretch whose SM clock ran below this fraction of the device's
+     * maximum SM clock is flagged (TP_MEASURE_DROP_LOW_CLOCK: dropped); in [0, 1],
+     * default 0.75 (nvbench's); 0: none is. */
+    double sm_clock_threshold;
 } tp_measure_options;
 
 /* Sets `size` and the defaults. */
@@ -100,6 +108,18 @@ typedef struct tp_measurement {
     /* The median's confidence interval (95 %, order statistics): converged means its
      * half-width is within max_noise of the median. */
     double median_low_ns, median_high_ns; /* its bounds */
+    /* (Appended: a caller's smaller size gets the fields above.) The device's SM clock
+     * while the stretches ran, read as nvbench reads it: on CUDA a kernel records
+     * %clock64 and %globaltimer before and after each stretch, and a stretch's clock is
+     * their cycles over their ns. 0: unknown, sm_clock_note says why (the CPU, OpenCL
+     * and HIP have none to read); never guessed. */
+    double sm_clock_mhz;        /* the kept stretches' median, in MHz */
+    double sm_clock_max_mhz;    /* the SM's maximum clock (NVML), 0: unknown (no stretch is then flagged) */
+    int64_t sm_clock_stretches; /* stretches whose clock was read, the warm-up's aside */
+    int64_t sm_clock_low;       /* of them, below sm_clock_threshold of the maximum: flagged (and counted in
+                                   `note`), dropped with TP_MEASURE_DROP_LOW_CLOCK */
+    char sm_clock_note[TP_MEASURE_NOTE_MAX]; /* "clock unknown: <why>" with sm_clock_mhz 0; else where the
+                                                maximum came from, and the throttle reasons of a low clock */
 } tp_measurement;
 
 /*
@@ -129,6 +149,10 @@ typedef struct tp_measurement {
  * hold. Both are said in `note`; so is device time far below the host's time in fn
  * (work run inside fn rather than put on the stream). While a trace runs, each sample is
  * a range "tp_measure" on the stream whose marks lie outside the timed interval.
+ * Where the device's SM clock can be read (CUDA), it is read before and after each
+ * stretch of fn, outside the timed interval (sm_clock_*): stretches below
+ * sm_clock_threshold of the maximum are flagged in `note` (dropped with
+ * TP_MEASURE_DROP_LOW_CLOCK), and the first such stretches are a warm-up, not kept.
  * Errors: fn or out NULL, bad options (a field out of its range, unknown flag bits):
  * TP_ERR_INVALID_ARGUMENT; a capturing stream: TP_ERR_CAPTURING, before fn is called;
  * cold on a backend that cannot flush its cache: TP_ERR_UNSUPPORTED. fn failing: the
@@ -146,26 +170,31 @@ typedef enum tp_verdict {
     TP_SLOWER = 3,    /* wholly above 1 + min_effect */
 } tp_verdict;
 
-/* Options of a comparison; `size` first, set by tp_compare_options_init. */
+/* Options of a comparison; `size` first, set by tp_compare_options_init. `measure` is
+ * last, so that it may grow (tp_measure_options' fields are appended): a caller's
+ * smaller `size` has a smaller `measure`, read as tp_measure reads one. */
 typedef struct tp_compare_options {
     size_t size;                /* sizeof(tp_compare_options) as the caller's header has it */
-    tp_measure_options measure; /* both sides' (samples_ns unused; host_work gets arg_a, arg_b); max_time: the whole */
     double confidence;          /* of the ratio's interval, in (0, 1); default 0.95 */
     double min_effect;          /* the least relative difference that is not `same`, > 0; default 0.005 */
+    tp_measure_options measure; /* both sides' (samples_ns unused; host_work gets arg_a, arg_b); max_time: the whole */
 } tp_compare_options;
 
 /* Sets `size` and the defaults (measure's with min_time 0: the verdict decides). */
 TP_API tp_status tp_compare_options_init(tp_compare_options *options);
 
-/* tp_measure_compare's answer; `size` first, set by the caller. */
+/* tp_measure_compare's answer; `size` first, set by the caller. The two measurements
+ * are last, so that they may grow (tp_measurement's fields are appended): each is
+ * half of what a caller's `size` leaves after `verdict`, written as tp_measure writes
+ * one of that size. */
 typedef struct tp_comparison {
     size_t size;                  /* the caller's sizeof(tp_comparison) */
-    tp_measurement a, b;          /* each side's measurement (their `size` is set by tpevent) */
     double ratio;                 /* b / a per call: the median over interleaved pairs of stretches */
     double ratio_low, ratio_high; /* its interval at `confidence`, valid under the repeated looks */
     double confidence;            /* the options' */
     int64_t pairs;                /* pairs of stretches (one of A's, then one of B's) */
     int verdict;                  /* a tp_verdict */
+    tp_measurement a, b;          /* each side's measurement (their `size` is set by tpevent) */
 } tp_comparison;
 
 /*

@@ -1,7 +1,7 @@
 /*
  * tp_measure (rule 18) for tpevent.measure (python/tpevent/_measure.py, which is the
  * API): its private half, _measure(stream, fn, min_time, max_time, max_noise,
- * min_samples, batch, cold, hold, host), answering the C measurement as a dict. With
+ * min_samples, batch, cold, hold, host, clock_threshold, drop_low_clock), answering the C measurement as a dict. With
  * host, fn(n) runs n calls of the work in a host function on the stream (tp_measure's
  * host_work).
  *
@@ -117,30 +117,50 @@ static PyObject *samples_list(const double *samples_ns, int64_t samples)
     return list;
 }
 
+/* The SM clock's fields, added to a measurement's dict (the build's Py_BuildValue
+ * takes so many at once). */
+static PyObject *measurement_clock(PyObject *dict, const tp_measurement *m)
+{
+    PyObject *clock = dict
+                          ? Py_BuildValue("{s:d,s:d,s:L,s:L,s:s}", "sm_clock_mhz", m->sm_clock_mhz, "sm_clock_max_mhz",
+                                          m->sm_clock_max_mhz, "sm_clock_stretches", (long long)m->sm_clock_stretches,
+                                          "sm_clock_low", (long long)m->sm_clock_low, "sm_clock_note", m->sm_clock_note)
+                          : NULL;
+    if (!clock || PyDict_Update(dict, clock) < 0) {
+        Py_XDECREF(clock);
+        Py_XDECREF(dict);
+        return NULL;
+    }
+    Py_DECREF(clock);
+    return dict;
+}
+
 static PyObject *measurement_dict(const tp_measurement *m, const double *samples_ns)
 {
     PyObject *times = samples_list(samples_ns, m->samples);
     if (!times)
         return NULL;
-    return Py_BuildValue("{s:L,s:L,s:L,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:O,s:O,s:O,s:s,s:N,s:d,s:d,s:d,s:d,s:d}", "calls",
-                         (long long)m->calls, "samples", (long long)m->samples, "batch", (long long)m->batch,
-                         "median_ns", m->median_ns, "mean_ns", m->mean_ns, "min_ns", m->min_ns, "max_ns", m->max_ns,
-                         "stdev_ns", m->stdev_ns, "noise", m->noise, "cpu_ns", m->cpu_ns, "held",
-                         m->held ? Py_True : Py_False, "converged", m->converged ? Py_True : Py_False, "cold",
-                         m->cold ? Py_True : Py_False, "note", m->note, "times_ns", times, "floor_ns", m->floor_ns,
-                         "floor_stdev_ns", m->floor_stdev_ns, "raw_median_ns", m->raw_median_ns, "median_low_ns",
-                         m->median_low_ns, "median_high_ns", m->median_high_ns);
+    return measurement_clock(
+        Py_BuildValue("{s:L,s:L,s:L,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:O,s:O,s:O,s:s,s:N,s:d,s:d,s:d,s:d,s:d}", "calls",
+                      (long long)m->calls, "samples", (long long)m->samples, "batch", (long long)m->batch, "median_ns",
+                      m->median_ns, "mean_ns", m->mean_ns, "min_ns", m->min_ns, "max_ns", m->max_ns, "stdev_ns",
+                      m->stdev_ns, "noise", m->noise, "cpu_ns", m->cpu_ns, "held", m->held ? Py_True : Py_False,
+                      "converged", m->converged ? Py_True : Py_False, "cold", m->cold ? Py_True : Py_False, "note",
+                      m->note, "times_ns", times, "floor_ns", m->floor_ns, "floor_stdev_ns", m->floor_stdev_ns,
+                      "raw_median_ns", m->raw_median_ns, "median_low_ns", m->median_low_ns, "median_high_ns",
+                      m->median_high_ns),
+        m);
 }
 
 static PyObject *measure(PyObject *module, PyObject *args)
 {
     (void)module;
     PyObject *stream_arg, *fn;
-    double min_time, max_time, max_noise;
+    double min_time, max_time, max_noise, clock_threshold;
     long long min_samples, batch;
-    int cold, hold, host;
-    if (!PyArg_ParseTuple(args, "OOdddLLppp:_measure", &stream_arg, &fn, &min_time, &max_time, &max_noise, &min_samples,
-                          &batch, &cold, &hold, &host))
+    int cold, hold, host, drop_low_clock;
+    if (!PyArg_ParseTuple(args, "OOdddLLpppdp:_measure", &stream_arg, &fn, &min_time, &max_time, &max_noise,
+                          &min_samples, &batch, &cold, &hold, &host, &clock_threshold, &drop_low_clock))
         return NULL;
     if (!PyCallable_Check(fn)) {
         PyErr_Format(PyExc_TypeError, "measure() expects a callable, not %.100s", Py_TYPE(fn)->tp_name);
@@ -162,7 +182,9 @@ static PyObject *measure(PyObject *module, PyObject *args)
     options.max_noise = max_noise;
     options.min_samples = min_samples;
     options.batch = batch;
-    options.flags = (cold ? TP_MEASURE_COLD : 0u) | (hold ? 0u : TP_MEASURE_NO_HOLD);
+    options.flags = (cold ? TP_MEASURE_COLD : 0u) | (hold ? 0u : TP_MEASURE_NO_HOLD) |
+                    (drop_low_clock ? TP_MEASURE_DROP_LOW_CLOCK : 0u);
+    options.sm_clock_threshold = clock_threshold;
     options.samples_ns = samples_ns;
     options.samples_capacity = SAMPLES_CAPACITY;
     options.wait_check = measure_call_check;
@@ -186,11 +208,11 @@ static PyObject *compare(PyObject *module, PyObject *args)
 {
     (void)module;
     PyObject *stream_arg, *fn_a, *fn_b;
-    double min_time, max_time, confidence, min_effect;
+    double min_time, max_time, confidence, min_effect, clock_threshold;
     long long min_samples;
-    int cold, hold, host;
-    if (!PyArg_ParseTuple(args, "OOOddLddppp:_compare", &stream_arg, &fn_a, &fn_b, &min_time, &max_time, &min_samples,
-                          &confidence, &min_effect, &cold, &hold, &host))
+    int cold, hold, host, drop_low_clock;
+    if (!PyArg_ParseTuple(args, "OOOddLddpppdp:_compare", &stream_arg, &fn_a, &fn_b, &min_time, &max_time, &min_samples,
+                          &confidence, &min_effect, &cold, &hold, &host, &clock_threshold, &drop_low_clock))
         return NULL;
     if (!PyCallable_Check(fn_a) || !PyCallable_Check(fn_b)) {
         PyErr_SetString(PyExc_TypeError, "compare() expects two callables");
@@ -205,7 +227,9 @@ static PyObject *compare(PyObject *module, PyObject *args)
     options.measure.min_time_ns = seconds_to_ns(min_time);
     options.measure.max_time_ns = seconds_to_ns(max_time);
     options.measure.min_samples = min_samples;
-    options.measure.flags = (cold ? TP_MEASURE_COLD : 0u) | (hold ? 0u : TP_MEASURE_NO_HOLD);
+    options.measure.flags = (cold ? TP_MEASURE_COLD : 0u) | (hold ? 0u : TP_MEASURE_NO_HOLD) |
+                            (drop_low_clock ? TP_MEASURE_DROP_LOW_CLOCK : 0u);
+    options.measure.sm_clock_threshold = clock_threshold;
     options.measure.wait_check = measure_call_check;
     options.measure.host_work = host ? measure_call_host : NULL;
     options.confidence = confidence;
@@ -249,11 +273,11 @@ static PyObject *device_name(PyObject *module, PyObject *arg)
 static PyMethodDef measure_functions[] = {
     {"_device_name", device_name, METH_O, "_device_name(device): the device's name (tp_device_name)"},
     {"_measure", measure, METH_VARARGS,
-     "_measure(stream, fn, min_time, max_time, max_noise, min_samples, batch, cold, hold, host) (see tpevent.measure; "
-     "with host, fn(n) runs n calls in a host function)"},
+     "_measure(stream, fn, min_time, max_time, max_noise, min_samples, batch, cold, hold, host, clock_threshold, "
+     "drop_low_clock) (see tpevent.measure; with host, fn(n) runs n calls in a host function)"},
     {"_compare", compare, METH_VARARGS,
-     "_compare(stream, fn_a, fn_b, min_time, max_time, min_samples, confidence, min_effect, cold, hold, host) "
-     "(see tpevent.compare)"},
+     "_compare(stream, fn_a, fn_b, min_time, max_time, min_samples, confidence, min_effect, cold, hold, host, "
+     "clock_threshold, drop_low_clock) (see tpevent.compare)"},
     {NULL, NULL, 0, NULL},
 };
 

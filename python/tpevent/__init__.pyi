@@ -83,6 +83,11 @@ class Measurement:
     raw_median: float
     median_low: float
     median_high: float
+    sm_clock_mhz: Optional[float]
+    sm_clock_max_mhz: Optional[float]
+    sm_clock_stretches: int
+    sm_clock_low: int
+    sm_clock_note: str
     def __init__(self, **fields: Any) -> None: ...
     @property
     def iqr(self) -> float: ...
@@ -91,7 +96,8 @@ class Measurement:
 
 def measure(fn: Callable[[], Any], stream: Optional[_StreamLike] = None, *, min_time: float = 0.5,
             max_time: float = 15.0, max_noise: float = 0.005, min_samples: int = 10, batch: Optional[int] = None,
-            cold: bool = False, hold: bool = True, host: bool = False) -> Measurement: ...
+            cold: bool = False, hold: bool = True, host: bool = False, clock_threshold: float = 0.75,
+            drop_low_clock: bool = False) -> Measurement: ...
 class Comparison:
     ratio: float
     low: float
@@ -108,7 +114,8 @@ class Comparison:
 
 def compare(a: Callable[[], Any], b: Callable[[], Any], stream: Optional[_StreamLike] = None, *,
             min_time: float = 0.0, max_time: float = 15.0, min_samples: int = 10, confidence: float = 0.95,
-            min_effect: float = 0.005, cold: bool = False, hold: bool = True, host: bool = False) -> Comparison: ...
+            min_effect: float = 0.005, cold: bool = False, hold: bool = True, host: bool = False,
+            clock_threshold: float = 0.75, drop_low_clock: bool = False) -> Comparison: ...
 def do_bench(fn: Callable[[], Any], warmup: float = 25, rep: float = 100, grad_to_none: Optional[Iterable[Any]] = None,
              quantiles: Optional[Sequence[float]] = None, return_mode: str = "mean", *,
              stream: Optional[_StreamLike] = None, cold: Optional[bool] = None) -> Union[float, List[float]]: ...

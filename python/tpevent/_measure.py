@@ -37,6 +37,14 @@ class Measurement:
     least work (an empty kernel, a marker, a host function that does nothing);
     ``floor / batch`` (cold: ``floor``) was taken off every sample, so that the
     times are the device's per-call cadence. ``raw_median`` is the median before.
+
+    The device's SM clock while the stretches ran (CUDA: read by a kernel before and
+    after each stretch, as nvbench reads it): ``sm_clock_mhz``, their median, None
+    when the clock is unknown (the CPU, OpenCL, HIP: ``sm_clock_note`` says why);
+    ``sm_clock_max_mhz`` the SM's maximum (NVML; None: unknown); of
+    ``sm_clock_stretches`` read, ``sm_clock_low`` ran below ``clock_threshold`` of the
+    maximum: flagged (the repr and the note count them), dropped with
+    ``drop_low_clock=True``.
     """
 
     __slots__ = (
@@ -61,6 +69,11 @@ class Measurement:
         "raw_median",
         "median_low",
         "median_high",
+        "sm_clock_mhz",
+        "sm_clock_max_mhz",
+        "sm_clock_stretches",
+        "sm_clock_low",
+        "sm_clock_note",
     )
 
     def __init__(self, **fields):
@@ -94,6 +107,10 @@ class Measurement:
         if self.samples == 0:
             return f"no sample ({', '.join(facts)})"
         facts.append(f"floor {_format_seconds(self.floor)}")
+        if self.sm_clock_mhz is not None:
+            facts.append(f"SM {self.sm_clock_mhz:.0f} MHz")
+        if self.sm_clock_low:
+            facts.append(f"{self.sm_clock_low} of {self.sm_clock_stretches} stretches at a low clock")
         interval = f"[{_format_seconds(self.median_low)}, {_format_seconds(self.median_high)}]"
         return f"{_format_seconds(self.median)} {interval} ± {self.noise * 100:.2g} % ({', '.join(facts)})"
 
@@ -193,6 +210,8 @@ def measure(
     cold=False,
     hold=True,
     host=False,
+    clock_threshold=0.75,
+    drop_low_clock=False,
 ):
     """Times the work ``fn()`` puts on ``stream`` as the device runs it, and
     answers a ``Measurement``.
@@ -222,6 +241,11 @@ def measure(
     runs itself is otherwise not on the stream, and a measurement of it ends at
     once with a note saying so).
 
+    The SM clock is read around each stretch where the device can (CUDA): a
+    stretch below ``clock_threshold`` (a fraction, default 0.75 as nvbench's) of the
+    maximum clock is flagged, and dropped with ``drop_low_clock=True``; the first
+    ones, while an idle clock ramps up, are the warm-up's, not kept.
+
     A ``fn`` that synchronizes the stream or blocks is not a hang: the hold runs
     out and that stretch is dropped; after two such in a row the rest is measured
     without a hold (``held`` False, said in ``note``). An exception from ``fn``, Ctrl-C
@@ -241,8 +265,11 @@ def measure(
             batch=batch,
             cold=cold,
             hold=hold,
+            clock_threshold=clock_threshold,
+            drop_low_clock=drop_low_clock,
         )
-    return _measured(fn, stream, min_time, max_time, max_noise, min_samples, batch, cold, hold, False)
+    return _measured(fn, stream, min_time, max_time, max_noise, min_samples, batch, cold, hold, False,
+                     clock_threshold, drop_low_clock)
 
 
 def _calls_of(fn):
@@ -266,6 +293,8 @@ def measure_calls(
     batch=None,
     cold=False,
     hold=True,
+    clock_threshold=0.75,
+    drop_low_clock=False,
 ):
     """``measure(..., host=True)`` for work that runs its own loop:
     ``run_calls(n)`` runs ``n`` calls (``timeit.Timer(...).timeit``, say), once
@@ -273,10 +302,21 @@ def measure_calls(
     floor). An exception from it propagates once the stream is released."""
     if not callable(run_calls):
         raise TypeError(f"measure_calls() expects a callable, not {type(run_calls).__name__}")
-    return _measured(run_calls, stream, min_time, max_time, max_noise, min_samples, batch, cold, hold, True)
+    return _measured(run_calls, stream, min_time, max_time, max_noise, min_samples, batch, cold, hold, True,
+                     clock_threshold, drop_low_clock)
 
 
-def _measured(fn, stream, min_time, max_time, max_noise, min_samples, batch, cold, hold, host):
+def _threshold(value):
+    """clock_threshold: a fraction in [0, 1]."""
+    threshold = float(value)
+    if not 0 <= threshold <= 1:
+        raise ValueError(f"clock_threshold is {value!r}: it must be a fraction in [0, 1]")
+    return threshold
+
+
+def _measured(fn, stream, min_time, max_time, max_noise, min_samples, batch, cold, hold, host, clock_threshold,
+              drop_low_clock):
+    clock_threshold = _threshold(clock_threshold)
     min_time = _seconds("min_time", min_time, zero_ok=True)
     max_time = _seconds("max_time", max_time, zero_ok=False)
     max_noise = _noise(max_noise)
@@ -285,7 +325,8 @@ def _measured(fn, stream, min_time, max_time, max_noise, min_samples, batch, col
     stream = _stream_arg(stream)
     with _current(stream):
         answer = _tpevent._measure(
-            stream, fn, min_time, max_time, max_noise, min_samples, batch, bool(cold), bool(hold), bool(host)
+            stream, fn, min_time, max_time, max_noise, min_samples, batch, bool(cold), bool(hold), bool(host),
+            clock_threshold, bool(drop_low_clock),
         )
     return _measurement(answer, stream.device)
 
@@ -314,6 +355,11 @@ def _measurement(answer, device):
         raw_median=answer["raw_median_ns"] / 1e9,
         median_low=answer["median_low_ns"] / 1e9,
         median_high=answer["median_high_ns"] / 1e9,
+        sm_clock_mhz=answer["sm_clock_mhz"] or None,
+        sm_clock_max_mhz=answer["sm_clock_max_mhz"] or None,
+        sm_clock_stretches=answer["sm_clock_stretches"],
+        sm_clock_low=answer["sm_clock_low"],
+        sm_clock_note=answer["sm_clock_note"],
     )
 
 
@@ -374,6 +420,8 @@ def compare(
     cold=False,
     hold=True,
     host=False,
+    clock_threshold=0.75,
+    drop_low_clock=False,
     _loops=False,
 ):
     """Is ``b`` faster than ``a``: both timed as ``measure`` does, in alternating
@@ -383,12 +431,14 @@ def compare(
     ``min_effect`` (see Comparison). The interval is looked at after 8, 16, 32 ...
     pairs, each look spending a share of the error, so that the verdict keeps its
     confidence however early it comes. ``host=True``: a and b are host work, a
-    sample's calls run in one host function, as ``measure(host=True)``."""
+    sample's calls run in one host function, as ``measure(host=True)``;
+    ``clock_threshold`` and ``drop_low_clock`` as measure's."""
     if not callable(a) or not callable(b):
         raise TypeError("compare() expects two callables")
     min_time = _seconds("min_time", min_time, zero_ok=True)
     max_time = _seconds("max_time", max_time, zero_ok=False)
     min_samples = operator.index(min_samples)
+    clock_threshold = _threshold(clock_threshold)
     confidence, min_effect = float(confidence), float(min_effect)
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), not {confidence!r}")
@@ -400,7 +450,7 @@ def compare(
             a, b = _calls_of(a), _calls_of(b)
         answer = _tpevent._compare(
             stream, a, b, min_time, max_time, min_samples, confidence, min_effect, bool(cold), bool(hold),
-            bool(host or _loops),
+            bool(host or _loops), clock_threshold, bool(drop_low_clock),
         )
     return Comparison(
         ratio=answer["ratio"],

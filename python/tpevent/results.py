@@ -110,7 +110,7 @@ def measurement_entry(name, measured, *, setup=None, samples=False):
 def _sm_clock_fields(measured):
     """The SM clock's fields where the Measurement has them (docs/measure.md)."""
     fields = {}
-    for field in ("sm_clock_mhz", "sm_clock_max_mhz", "sm_clock_low", "sm_clock_stretches"):
+    for field in ("sm_clock_mhz", "sm_clock_max_mhz", "sm_clock_stretches", "sm_clock_low", "sm_clock_note"):
         if hasattr(measured, field):
             fields[field] = getattr(measured, field)
     return fields

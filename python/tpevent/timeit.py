@@ -321,6 +321,9 @@ def _tpevent_line(measured, unit, precision):
         "cold" if measured.cold else "hot",
         "converged" if measured.converged else "not converged",
     ]
+    if measured.sm_clock_mhz:  # where the device's SM clock was read (CUDA)
+        facts.insert(3, f"SM {measured.sm_clock_mhz:.0f} MHz" +
+                     (f" ({measured.sm_clock_low} stretches low)" if measured.sm_clock_low else ""))
     return f"tpevent: median {median} per loop{interval}, {', '.join(facts)}"
 
 

@@ -418,4 +418,47 @@ static inline void rt_tool_name_stream(rt_stream s, const char *name)
 }
 #endif
 
+/* gpu_sm_clock.c's alone: the fake device's SM clock (runtime_fake_sm_clock.c), a
+ * counter of cycles that runs at TPEVENT_FAKE_SM_CLOCK_MHZ (default 1980, an H100's
+ * maximum), lowered to TPEVENT_FAKE_SM_CLOCK_LOW_MHZ (default 345, its idle clock)
+ * between the two marks of every TPEVENT_FAKE_SM_CLOCK_LOW_EVERY-th pair (0: none)
+ * and of the first TPEVENT_FAKE_SM_CLOCK_RAMP pairs (a clock ramping up); the
+ * maximum NVML would give is TPEVENT_FAKE_SM_CLOCK_MAX_MHZ (default the clock; 0:
+ * unknown, as without NVML). A mark is written in stream order by a runtime host
+ * function (no device code here). */
+rt_error fake_sm_clock_launch(rt_stream s, uint64_t *mark);
+double fake_sm_clock_max_mhz(void);
+#ifdef GPU_SM_CLOCK_MAPPING
+#define RT_SM_CLOCK_SUPPORTED 1
+#define RT_SM_CLOCK_MAKE_CALLS "fakeSmClockLoad"
+#define RT_SM_CLOCK_LAUNCH_CALL "fakeLaunchKernel"
+typedef int rt_sm_clock_kernel;
+static inline rt_error rt_sm_clock_kernel_make(int device, rt_sm_clock_kernel *k)
+{
+    (void)device;
+    *k = 1;
+    return RT_SUCCESS;
+}
+static inline rt_error rt_sm_clock_launch(const rt_sm_clock_kernel *k, rt_stream s, rt_device_ptr mark)
+{
+    (void)k;
+    return fake_sm_clock_launch(s, (uint64_t *)mark);
+}
+static inline double rt_sm_clock_max_mhz(int device, char *note, size_t size)
+{
+    (void)device;
+    double mhz = fake_sm_clock_max_mhz();
+    if (mhz <= 0)
+        snprintf(note, size, "maximum SM clock unknown (TPEVENT_FAKE_SM_CLOCK_MAX_MHZ=0): no stretch can be flagged");
+    else
+        snprintf(note, size, "maximum SM clock %.0f MHz (the fake GPU's)", mhz);
+    return mhz;
+}
+static inline void rt_sm_clock_reasons(int device, char *out, size_t size)
+{
+    (void)device;
+    snprintf(out, size, "the fake GPU's clock is lowered by TPEVENT_FAKE_SM_CLOCK_LOW_EVERY or _RAMP");
+}
+#endif
+
 #endif /* TPEVENT_BACKENDS_GPU_RUNTIME_FAKE_H */

@@ -249,6 +249,61 @@ class MeasureTests(unittest.TestCase):
         self.assertEqual(len(fields["times"]), m.samples)
 
 
+class SmClockTests(unittest.TestCase):
+    """The device's SM clock in each measurement (issue 51, item 4): read on CUDA (the
+    fake GPU models one), "clock unknown" and why elsewhere; stretches at a lowered
+    clock flagged, dropped when asked (python.measure.fake_low_clock lowers the fake's)."""
+
+    def setUp(self):
+        self.stream = tpevent.Stream(DEVICE_TYPE)
+
+    def measure(self, **options):
+        return tpevent.measure(lambda: self.stream.launch_host_func(busy_wait, 200), self.stream,
+                               **quick(min_samples=12, **options))
+
+    def test_clock_read_or_said_unknown(self):
+        m = self.measure()
+        fields = json.loads(json.dumps(m.to_dict()))
+        if DEVICE_TYPE == "cuda":
+            self.assertGreater(m.sm_clock_mhz, 0)
+            self.assertGreaterEqual(m.sm_clock_stretches, 1)
+            self.assertIn(f"SM {m.sm_clock_mhz:.0f} MHz", repr(m))
+            self.assertEqual(fields["sm_clock_mhz"], m.sm_clock_mhz)
+        else:
+            self.assertIsNone(m.sm_clock_mhz)
+            self.assertIsNone(fields["sm_clock_mhz"])
+            self.assertTrue(m.sm_clock_note.startswith("clock unknown: "), m.sm_clock_note)
+            self.assertEqual((m.sm_clock_stretches, m.sm_clock_low), (0, 0))
+            self.assertNotIn(" MHz", repr(m))
+
+    def test_repr_counts_the_stretches_at_a_low_clock(self):
+        m = self.measure()
+        fields = {name: getattr(m, name) for name in m.__slots__}
+        fields.update(sm_clock_mhz=1980.0, sm_clock_max_mhz=1980.0, sm_clock_stretches=12, sm_clock_low=4)
+        self.assertIn("SM 1980 MHz, 4 of 12 stretches at a low clock", repr(tpevent.Measurement(**fields)))
+
+    def test_threshold_out_of_range_is_a_value_error(self):
+        for bad in (-0.5, 1.5, float("nan")):
+            with self.subTest(bad=bad):
+                with self.assertRaises(ValueError):
+                    self.measure(clock_threshold=bad)
+
+    @unittest.skipUnless(os.environ.get("TPEVENT_FAKE_SM_CLOCK_LOW_EVERY"),
+                         "the fake GPU's clock is not lowered here (python.measure.fake_low_clock lowers it)")
+    def test_stretches_at_a_low_clock_flagged_or_dropped(self):
+        m = self.measure()
+        self.assertGreater(m.sm_clock_low, 0)
+        self.assertIn(f"{m.sm_clock_low} of {m.sm_clock_stretches} stretches at a low clock", repr(m))
+        self.assertIn("flagged, kept", m.note)
+        self.assertEqual(m.samples, m.sm_clock_stretches)
+        dropped = self.measure(drop_low_clock=True)
+        self.assertGreater(dropped.sm_clock_low, 0)
+        self.assertIn("dropped", dropped.note)
+        self.assertEqual(dropped.samples, dropped.sm_clock_stretches - dropped.sm_clock_low)
+        # A threshold of 0 flags nothing.
+        self.assertEqual(self.measure(clock_threshold=0).sm_clock_low, 0)
+
+
 class HostWorkTests(unittest.TestCase):
     """host=True and measure_calls: a sample's calls in one host function."""
 

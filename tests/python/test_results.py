@@ -151,14 +151,14 @@ class VerdictTests(Files):
 
     def test_matching_by_name_device_and_hotness(self):
         old = self.write("old.json", {"schema": results.SCHEMA, "results": [
-            entry("k", 100, 0.5), entry("k", 100, 0.5, device="cuda:0"), entry("k", 100, 0.5, cold=True),
+            entry("k", 100, 0.5), entry("k", 100, 0.5, device="cpu:1"), entry("k", 100, 0.5, cold=True),
             entry("gone", 5, 0.1)]})
         new = self.write("new.json", {"schema": results.SCHEMA, "results": [
-            entry("k", 200, 1, device="cuda:0"), entry("k", 100, 0.5), entry("k", 50, 1, cold=True),
+            entry("k", 200, 1, device="cpu:1"), entry("k", 100, 0.5), entry("k", 50, 1, cold=True),
             entry("added", 5, 0.1)]})
         status, rows = self.compare(old, new, "--fail-on-slower")
         verdicts = {(r["name"], r["device"], r["cold"]): r["verdict"] for r in rows}
-        self.assertEqual(verdicts, {("k", "cpu:0", False): "same", ("k", "cuda:0", False): "slower",
+        self.assertEqual(verdicts, {("k", "cpu:0", False): "same", ("k", "cpu:1", False): "slower",
                                     ("k", "cpu:0", True): "faster", ("gone", "cpu:0", False): "only in old",
                                     ("added", "cpu:0", False): "only in new"})
         self.assertEqual(status, 1)
