@@ -267,3 +267,29 @@ TEST(rule08_socket_event_received_after_the_sender_exited)
     CHECK_OK(tp_stream_destroy(stream));
     return 0;
 }
+
+/* Rule 1 across the socket: a stream of another device (the peer) waits on the
+ * received event, for the record latest at its wait (rule 6). */
+TEST(rule08_socket_event_waited_on_by_another_device)
+{
+    REQUIRE_SOCKET_IPC(env->device);
+    REQUIRE_PEER(env);
+    tp_stream *stream = new_stream(env->device);
+    tp_stream *other = new_stream(env->peer);
+    tp_event *sender = new_event(env->device, TP_EVENT_INTERPROCESS);
+    tp_event *receiver = sent_and_received(sender, NULL);
+    tp_event *after_wait = new_event(env->peer, TP_EVENT_DEFAULT);
+    tp_hold *held = hold(stream);
+    CHECK_OK(tp_event_record(sender, stream));
+    CHECK_OK(tp_event_wait(receiver, other));
+    CHECK_OK(tp_event_record(after_wait, other));
+    CHECK(event_pending_for(after_wait, 50));
+    CHECK_OK(tp_hold_release(held));
+    CHECK(event_done_within(after_wait, EVENTUALLY_SECONDS));
+    CHECK_OK(tp_event_destroy(after_wait));
+    CHECK_OK(tp_event_destroy(receiver));
+    CHECK_OK(tp_event_destroy(sender));
+    CHECK_OK(tp_stream_destroy(other));
+    CHECK_OK(tp_stream_destroy(stream));
+    return 0;
+}
