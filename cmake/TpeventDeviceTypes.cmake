@@ -19,11 +19,12 @@ set(TPEVENT_DEVICE_TYPE_LIST
   "hip       2  MODULE"
   "cpu       0  BUILT_IN"
   "opencl    3  MODULE"
-  "skeleton  4  TEST")
+  "vulkan    4  MODULE"
+  "skeleton  5  TEST")
 
 # Derived, by value:
-#   TPEVENT_DEVICE_TYPES          the public types: cpu cuda hip opencl
-#   TPEVENT_MODULE_DEVICE_TYPES   those built as modules: cuda hip opencl
+#   TPEVENT_DEVICE_TYPES          the public types: cpu cuda hip opencl vulkan
+#   TPEVENT_MODULE_DEVICE_TYPES   those built as modules: cuda hip opencl vulkan
 #   TPEVENT_TEST_DEVICE_TYPES     skeleton
 #   TPEVENT_DEVICE_TYPES_BY_PREFERENCE  the public ones in the list's order
 set(TPEVENT_DEVICE_TYPES "")

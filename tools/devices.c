@@ -25,7 +25,7 @@ static const char devices_usage[] = "Usage: tpevent devices [--json]\n";
 
 static const char devices_help[] =
     "\n"
-    "Lists the backends (cpu, cuda, hip, opencl), one row each:\n"
+    "Lists the backends (cpu, cuda, hip, opencl, vulkan), one row each:\n"
     "  backend  the backend's name, as in a device string\n"
     "  built    whether it is built in or its module file was found\n"
     "  loaded   whether it is built in or its module was loaded\n"

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <tpevent/tpevent.h>
 
@@ -19,11 +20,11 @@ static const char main_usage[] =
 
 static const char main_help[] =
     "\n"
-    "Device events and streams over CUDA, HIP, OpenCL and the CPU: which backends work on\n"
-    "this machine, and what each event operation costs there.\n"
+    "Device events and streams over CUDA, HIP, OpenCL, Vulkan and the CPU: which backends\n"
+    "work on this machine, and what each event operation costs there.\n"
     "\n"
     "Commands:\n"
-    "  devices   list the backends (cpu, cuda, hip, opencl): built, loaded, available or why\n"
+    "  devices   list the backends (cpu, cuda, hip, opencl, vulkan): built, loaded, available or why\n"
     "            not, their devices, each device's name and measured timer resolution\n"
     "  bench     per-op latency (median, p99) of tpevent's event calls next to the\n"
     "            raw call underneath, measured in the same run\n"
@@ -75,6 +76,12 @@ static int run(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    /* Output in one buffer to the end where it fits, so that a failed write is seen
+     * at the fclose below with its errno: a write failed earlier (stdio's 4 kB
+     * buffer filled: `bench` over five backends) leaves only ferror, not why. */
+    static char output[1 << 16];
+    if (!isatty(STDOUT_FILENO)) /* a terminal sees each row as it comes */
+        (void)setvbuf(stdout, output, _IOFBF, sizeof output);
     int exit_code = run(argc, argv);
     /* Whatever was written must have reached stdout: a full disk, a closed pipe's
      * EIO, /dev/full make the run fail, not look like a success. */

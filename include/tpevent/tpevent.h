@@ -1,5 +1,5 @@
 /*
- * tpevent: device events and streams over CUDA, HIP, OpenCL and a CPU reference backend.
+ * tpevent: device events and streams over CUDA, HIP, OpenCL, Vulkan and a CPU reference backend.
  *
  * One API for marking points in streams of device work, waiting for them, ordering
  * streams against each other and timing the work between two points. The backend is
@@ -79,7 +79,7 @@ TP_API const char *tp_status_description(tp_status status);
 
 /*
  * The calling thread's message for its most recent failed call: what was wrong and
- * with what, e.g. `unknown device type 'cdua' in "cdua:0" (known: cpu, cuda, hip, opencl)`.
+ * with what, e.g. `unknown device type 'cdua' in "cdua:0" (known: cpu, cuda, hip, opencl, vulkan)`.
  * Successful calls leave it as it was. Never NULL; "" before any failure. The string
  * stays valid until the thread's next failing call.
  */
@@ -92,9 +92,10 @@ typedef enum tp_device_type {
     TP_DEVICE_CUDA = 1,
     TP_DEVICE_HIP = 2,
     TP_DEVICE_OPENCL = 3,
+    TP_DEVICE_VULKAN = 4,
 } tp_device_type;
 
-#define TP_DEVICE_TYPE_COUNT 4 /* the number of device types */
+#define TP_DEVICE_TYPE_COUNT 5 /* the number of device types */
 
 /* Device indices are below this, on every backend. */
 #define TP_MAX_DEVICES 64
@@ -108,11 +109,11 @@ typedef struct tp_device {
     int index;           /* 0.., or TP_DEVICE_INDEX_CURRENT after parsing a string without one */
 } tp_device;
 
-/* "cpu", "cuda", "hip", "opencl"; NULL for a value outside the enum. */
+/* "cpu", "cuda", "hip", "opencl", "vulkan"; NULL for a value outside the enum. */
 TP_API const char *tp_device_type_name(tp_device_type type);
 
 /*
- * Strict parse of "<type>" or "<type>:<index>", type one of cpu, cuda, hip, opencl, index a
+ * Strict parse of "<type>" or "<type>:<index>", type one of cpu, cuda, hip, opencl, vulkan, index a
  * plain decimal below TP_MAX_DEVICES. Anything else (empty, unknown type, missing or
  * signed or non-decimal index, spaces, trailing characters, overflow) is
  * TP_ERR_INVALID_DEVICE. Parsing never loads a backend and never checks that the

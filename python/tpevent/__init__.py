@@ -1,4 +1,4 @@
-"""tpevent: device events and streams over CUDA, HIP, OpenCL and a CPU reference backend.
+"""tpevent: device events and streams over CUDA, HIP, OpenCL, Vulkan and a CPU reference backend.
 
 One API for marking points in streams of device work, waiting for them, ordering
 streams against each other and timing the work between two points. The device

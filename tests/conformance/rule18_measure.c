@@ -296,8 +296,14 @@ TEST(rule18_measure_notes_work_run_inside_fn)
     printf("%lld calls in %lld samples, cpu_ns %.1f us, note: %s\n", (long long)m.calls, (long long)m.samples,
            m.cpu_ns / 1e3, m.note);
     CHECK(m.cpu_ns >= 0.95 * 200e3);
-    CHECK_CONTAINS(m.note, "put no work on the");
-    CHECK(!m.converged);
+    /* Said early ("put no work on the stream"), or from the samples at the end: on
+     * lavapipe (vulkan) a stretch's first command buffer after the host's 10 ms in fn
+     * runs with cold caches, 20-60 us against the floor's hot 6-8 us, which reads as
+     * work to the early test; the samples still show fn's time is not the device's. */
+    if (strstr(m.note, "put no work on the"))
+        CHECK(!m.converged); /* ended there, on a time of nothing */
+    else
+        CHECK_CONTAINS(m.note, "work run inside fn is not on the stream");
     CHECK_OK(tp_stream_destroy(stream));
     return 0;
 }

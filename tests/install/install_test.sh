@@ -81,6 +81,7 @@ if [ "$mode" = static ]; then
     -DTPEVENT_CUDA="$( [ "$HAVE_CUDA" = 1 ] && echo ON || echo OFF )" \
     -DTPEVENT_HIP="$( [ "$HAVE_HIP" = 1 ] && echo ON || echo OFF )" \
     -DTPEVENT_OPENCL="$( [ "$HAVE_OPENCL" = 1 ] && echo ON || echo OFF )" \
+    -DTPEVENT_VULKAN="$( [ "$HAVE_VULKAN" = 1 ] && echo ON || echo OFF )" \
     -DTPEVENT_SANITIZE="$SANITIZE" -DTPEVENT_WERROR="$WERROR"
   grep 'tpevent: backends' "$work/static-configure.log" || true
   run_logged "$work/static-build.log" "$CMAKE" --build "$build_dir" --parallel 2
@@ -109,18 +110,21 @@ how() {
 cuda_how=$(how "$HAVE_CUDA")
 hip_how=$(how "$HAVE_HIP")
 opencl_how=$(how "$HAVE_OPENCL")
+vulkan_how=$(how "$HAVE_VULKAN")
 backend_how() {
   case $1 in
     cuda) echo "$cuda_how" ;;
     hip) echo "$hip_how" ;;
     opencl) echo "$opencl_how" ;;
+    vulkan) echo "$vulkan_how" ;;
   esac
 }
 expected_backends=cpu
 [ "$HAVE_CUDA" = 1 ] && expected_backends="$expected_backends;cuda"
 [ "$HAVE_HIP" = 1 ] && expected_backends="$expected_backends;hip"
 [ "$opencl_how" != absent ] && expected_backends="$expected_backends;opencl"
-note "expected backends: $expected_backends (cuda: $cuda_how, hip: $hip_how, opencl: $opencl_how)"
+[ "$vulkan_how" != absent ] && expected_backends="$expected_backends;vulkan"
+note "expected backends: $expected_backends (cuda: $cuda_how, hip: $hip_how, opencl: $opencl_how, vulkan: $vulkan_how)"
 
 # ----------------------------------------------------------------- the files
 
@@ -133,7 +137,7 @@ step "installed files"
 if [ "$static" = 1 ]; then
   [ -f "$libdir/libtpevent.a" ] || fail "static build: no libtpevent.a"
   [ ! -e "$libdir/libtpevent.so" ] || fail "static build: libtpevent.so installed too"
-  for backend in cuda hip opencl; do
+  for backend in cuda hip opencl vulkan; do
     [ ! -e "$libdir/libtpevent-$backend.so" ] || fail "static build: module libtpevent-$backend.so installed"
   done
 else
@@ -148,7 +152,7 @@ else
   else
     note "readelf not found: SONAME not checked"
   fi
-  for backend in cuda hip opencl; do
+  for backend in cuda hip opencl vulkan; do
     if [ "$(backend_how $backend)" = module ]; then
       [ -f "$libdir/libtpevent-$backend.so" ] || fail "module libtpevent-$backend.so not installed next to libtpevent.so"
       note "module libtpevent-$backend.so installed"
@@ -169,7 +173,7 @@ run_logged "$work/components.log" "$CMAKE" -S "$work/components" -B "$work/compo
   "-DEXPECT_BACKENDS=$expected_backends" -DEXPECT_VERSION="$VERSION" -DEXPECT_STATIC="$static"
 grep 'components check passed' "$work/components.log"
 
-for backend in cpu cuda hip opencl; do
+for backend in cpu cuda hip opencl vulkan; do
   out=$work/required-$backend
   if "$CMAKE" -S "$work/components" -B "$out" "${cmake_consumer_args[@]}" \
       -DCMAKE_PREFIX_PATH="$prefix" -DMODE=required -DWANT=$backend >"$out.log" 2>&1; then
@@ -253,7 +257,7 @@ else
   # Exit 1 is a backend error (a device that fails its timer check), not a missing
   # module; the rows below are what this test is about.
   [ "$status" -le 1 ] || fail "tpevent devices exited with $status"
-  for backend in cuda hip opencl; do
+  for backend in cuda hip opencl vulkan; do
     row=$(grep -E "^$backend " <<<"$output" | head -n 1) || true
     [ -n "$row" ] || fail "tpevent devices has no $backend row"
     if [ "$(backend_how $backend)" = absent ]; then
@@ -347,7 +351,7 @@ for info in tpevent.backends():
   if [ "$static" != 1 ]; then
     [ -n "$loaded" ] && [ "$(realpath "$loaded")" = "$(realpath "$python_libdir/libtpevent.so.$VERSION")" ] ||
       fail "the python component's package loaded '$loaded', not $python_libdir/libtpevent.so.$VERSION"
-    for backend in cuda hip opencl; do
+    for backend in cuda hip opencl vulkan; do
       [ "$(backend_how $backend)" = module ] || continue
       grep -qx "module folder: $backend $python_libdir" <<<"$output" ||
         fail "the python component's core does not find the $backend module in $python_libdir"

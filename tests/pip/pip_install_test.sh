@@ -149,6 +149,7 @@ if command -v readelf >/dev/null 2>&1; then
         libc.so.* | ld-linux*.so.* | libpthread.so.* | libdl.so.* | libm.so.* | librt.so.*) ;;
         libamdhip64.so.*) [[ $library == */libtpevent-hip.so ]] || fail "$library needs $dependency" ;;
         libOpenCL.so.*) [[ $library == */libtpevent-opencl.so ]] || fail "$library needs $dependency" ;;
+        libvulkan.so.*) [[ $library == */libtpevent-vulkan.so ]] || fail "$library needs $dependency" ;;
         *) fail "$(basename "$library") needs $dependency, which the package does not bundle" ;;
       esac
     done

@@ -79,7 +79,7 @@ class BadDeviceTests(unittest.TestCase):
 
     def test_unknown_type(self):
         self.check_invalid_device(
-            lambda: tpevent.Event(device="cdua:0"), "unknown device type 'cdua'", "(known: cpu, cuda, hip, opencl)"
+            lambda: tpevent.Event(device="cdua:0"), "unknown device type 'cdua'", "(known: cpu, cuda, hip, opencl, vulkan)"
         )
 
     def test_malformed_strings(self):

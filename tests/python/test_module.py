@@ -14,7 +14,7 @@ from tpevent_testing import DEVICE_TYPE, Gate, device, need_devices, run
 class BackendTests(unittest.TestCase):
     def test_backends_lists_each_backend(self):
         infos = tpevent.backends()
-        self.assertEqual([info.name for info in infos], ["cpu", "cuda", "hip", "opencl"])
+        self.assertEqual([info.name for info in infos], ["cpu", "cuda", "hip", "opencl", "vulkan"])
         for info in infos:
             with self.subTest(backend=info.name):
                 self.assertIsInstance(info, tpevent.BackendInfo)
@@ -109,7 +109,7 @@ class PackageTests(unittest.TestCase):
         self.assertEqual(tpevent.__version__.count("."), 2)
 
     def test_namespaces_import_as_submodules(self):
-        for name in ("cpu", "cuda", "hip", "opencl"):
+        for name in ("cpu", "cuda", "hip", "opencl", "vulkan"):
             module = importlib.import_module(f"tpevent.{name}")
             self.assertIs(module, getattr(tpevent, name))
             for attribute in ("Event", "Stream", "Error", "current_stream", "default_stream", "set_stream",

@@ -27,7 +27,7 @@ def table_rows(tool):
     check(result.returncode == 0, f"devices exited with {result.returncode}")
     rows = {}
     for line in result.stdout.splitlines():
-        match = re.fullmatch(r"(cpu|cuda|hip|opencl) +(yes|no) +(yes|no) +([0-9]+) +(available \((.*)\)|"
+        match = re.fullmatch(r"(cpu|cuda|hip|opencl|vulkan) +(yes|no) +(yes|no) +([0-9]+) +(available \((.*)\)|"
                              r"unavailable: (.*))", line)
         if match:
             rows[match.group(1)] = (match.group(5).startswith("available"),
@@ -103,10 +103,11 @@ def check_device(index, device, backends):
     check(device["error"] is None, f"{where}: error {device['error']!r}")
     check(isinstance(device["cross_backend_wait"], str) and device["cross_backend_wait"],
           f"{where}: cross_backend_wait {device['cross_backend_wait']!r}")
-    # tp_stream_hold_window (rule 17): unbounded (null) on the CPU and PoCL (its queues
-    # have no bound), a positive count on a GPU and other OpenCL platforms.
+    # tp_stream_hold_window (rule 17): unbounded (null) on the CPU, Vulkan (holds wait in
+    # the stream's worker) and PoCL (its queues have no bound), a positive count on a GPU
+    # and other OpenCL platforms.
     window = device["hold_window"]
-    unbounded = device["backend"] == "cpu" or "Portable Computing Language" in device["name"]
+    unbounded = device["backend"] in ("cpu", "vulkan") or "Portable Computing Language" in device["name"]
     check(window is None if unbounded else isinstance(window, int) and window > 0,
           f"{where}: hold_window {window!r}")
     # tp_device_clock (rule 13): a positive step and a bound of at least 0 (the CPU's is 0).

@@ -5,9 +5,9 @@ import json
 import re
 import subprocess
 
-BACKENDS = ["cpu", "cuda", "hip", "opencl"]
+BACKENDS = ["cpu", "cuda", "hip", "opencl", "vulkan"]
 HOST_FIELDS = {"system", "release", "machine", "libc", "cpu", "clock_resolution_ns"}
-DEVICE_STRING = re.compile(r"(cpu|cuda|hip|opencl):(0|[1-9][0-9]*)")
+DEVICE_STRING = re.compile(r"(cpu|cuda|hip|opencl|vulkan):(0|[1-9][0-9]*)")
 
 failures = []
 

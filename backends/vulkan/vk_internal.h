@@ -1,0 +1,265 @@
+/*
+ * The Vulkan backend's objects and the functions its files share. What it promises
+ * is in vk_backend.h. Layers, each calling only those above it in this list:
+ *
+ *   vk_device.c    module state: the core's tp_host, the instance, the usable
+ *                  physical devices, a VkDevice and its queue per device, the
+ *                  timelines' pool, submission, the error names
+ *   vk_clock.c     a device's timestamps on CLOCK_MONOTONIC (calibrated
+ *                  timestamps, rule 13)
+ *   vk_notify.c    fn(arg) once a timeline reaches a value, from one thread
+ *   vk_record.c    records: a value of a stream's timeline, and for timing a
+ *                  query with its command buffer, pooled
+ *   vk_worker.c    a stream's submissions, and its worker thread for what must
+ *                  wait on the host (host functions, holds, waits)
+ *   vk_stream.c    the stream entries, device_synchronize
+ *   vk_flush.c     tp_measure's device work (rule 18): the cache flush, the
+ *                  floor's empty work
+ *   vk_event.c     the event entries
+ *   vk_snapshot.c  snapshots of records
+ *   vk_backend.c   the table and the entry
+ */
+#ifndef TPEVENT_BACKENDS_VULKAN_VK_INTERNAL_H
+#define TPEVENT_BACKENDS_VULKAN_VK_INTERNAL_H
+
+#include <vulkan/vulkan.h>
+
+#include "core/builtin_backends.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct vk_device vk_device;
+typedef struct vk_stream vk_stream;
+
+/*
+ * A timeline semaphore and the values given out on it. A stream signals a new
+ * value with each submission; a record is (timeline, value), reached once the
+ * semaphore's counter is at the value. Timelines are never destroyed while the
+ * module lives: a destroyed stream's goes back to its device's pool once its work
+ * is done, and the next stream counts on from there. So a record needs no
+ * reference on its timeline, and a reached record stays reached.
+ */
+typedef struct vk_timeline {
+    struct vk_timeline *next_free; /* first: the pool's link */
+    VkSemaphore semaphore;
+    vk_device *device;
+    uint64_t issued;            /* the last value a submission signals; the owner's lock */
+    _Atomic uint64_t submitted; /* the last value handed to the queue */
+} vk_timeline;
+
+/* The measure's device work of one device (vk_flush.c): made at first use. */
+typedef struct vk_flush_work {
+    VkBuffer buffer;
+    VkDeviceMemory memory;
+    VkDeviceSize bytes;
+    VkCommandBuffer fill; /* a vkCmdFillBuffer over it, simultaneous use */
+} vk_flush_work;
+
+struct vk_device {
+    int index;
+    VkPhysicalDevice physical;
+    VkDevice device;
+    uint32_t family; /* a queue family with compute */
+    VkQueue queue;
+    char name[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE + 64];
+    double tick_ns;      /* timestampPeriod */
+    uint32_t valid_bits; /* of the family's timestamps */
+    bool calibrated;     /* VK_EXT_calibrated_timestamps with CLOCK_MONOTONIC */
+    PFN_vkGetCalibratedTimestampsEXT get_calibrated;
+    VkDeviceSize cache_bytes; /* what a flush writes */
+
+    pthread_mutex_t queue_lock; /* vkQueueSubmit: the queue is externally synchronized */
+    pthread_mutex_t lock;       /* the members below */
+    VkCommandPool commands;     /* of the records' timestamps and the flush */
+    vk_timeline *free_timelines;
+    struct vk_record *free_records[2]; /* [timing]: records given back (vk_record.c) */
+    vk_stream *default_stream;
+    vk_stream *streams; /* every stream not yet freed, for device_synchronize */
+    vk_flush_work flush;
+
+    pthread_mutex_t clock_lock; /* the calibration below (vk_clock.c) */
+    int64_t anchor_host_ns;
+    uint64_t anchor_ticks;
+    uint64_t anchor_made_ns;
+    int64_t deviation_ns; /* the widest maxDeviation seen */
+};
+
+/* ------------------------------------------------------------- vk_device.c */
+
+tp_status tp_vk_module_init(const tp_host *host, const tp_backend *table, char *reason, size_t reason_size);
+const tp_host *tp_vk_host(void);
+const tp_backend *tp_vk_table(void);
+int tp_vk_device_count(void);
+vk_device *tp_vk_device(int index);
+const char *tp_vk_error_name(VkResult result);
+/* host->fail(TP_ERR_BACKEND, "<call>: <runtime call>: <error name>"). */
+tp_status tp_vk_fail(const char *call, const char *runtime_call, VkResult result);
+/* A timeline of the device's pool (one whose last work is done), or a new one. */
+tp_status tp_vk_timeline_take(vk_device *device, const char *call, vk_timeline **out);
+/* Back to the pool; taken again only once its counter reached `issued`. */
+void tp_vk_timeline_give(vk_timeline *timeline);
+/* The counter: every value at or below it was reached. */
+uint64_t tp_vk_timeline_counter(const vk_timeline *timeline);
+/* Blocks until the counter reaches `value`: a spin, then asleep in vkWaitSemaphores
+ * when `sleep`, else between yields. */
+tp_status tp_vk_timeline_wait(const vk_timeline *timeline, uint64_t value, bool sleep, const char *call);
+
+/* One batch for the queue: optional commands (`command_count` of `commands`, or
+ * the one `command`), an optional wait for a value of a timeline of the same
+ * device, and the signal of `signal_value` on `signal`. */
+typedef struct vk_batch {
+    VkCommandBuffer command;
+    const VkCommandBuffer *commands;
+    uint32_t command_count;
+    const vk_timeline *wait;
+    uint64_t wait_value;
+    vk_timeline *signal;
+    uint64_t signal_value;
+} vk_batch;
+
+/* vkQueueSubmit of the batches, in order, under the device's queue lock; sets each
+ * signal's `submitted`. */
+tp_status tp_vk_submit(vk_device *device, const vk_batch *batches, uint32_t count, const char *call);
+
+/* ------------------------------------------------------------- vk_clock.c */
+
+/* The CLOCK_MONOTONIC ns of the device's timestamp `ticks`. */
+tp_status tp_vk_clock_convert(vk_device *device, uint64_t ticks, int64_t *host_ns);
+tp_status tp_vk_device_clock(int device, tp_clock_info *info);
+
+/* ------------------------------------------------------------ vk_notify.c */
+
+/* fn(arg) once, once the timeline reaches `value`: at once on the calling thread if
+ * it has, else on the module's notifier thread, which waits on every pending
+ * notice's semaphore (at most 1 ms late). fn must be short and must not block. */
+tp_status tp_vk_notify(const vk_timeline *timeline, uint64_t value, void (*fn)(void *), void *arg, const char *call);
+
+/* ------------------------------------------------------------ vk_record.c */
+
+/* One record: a value of a stream's timeline; with timing, a query that the
+ * record's batch writes the device's time into. Shared by the event whose latest
+ * it is and by snapshots and notices (refs); pooled with its query. */
+typedef struct vk_record {
+    struct vk_record *next_free; /* first: tp_free_item's layout */
+    atomic_int refs;
+    vk_device *device;
+    const vk_timeline *timeline;
+    uint64_t value;
+    const void *stream;      /* identity only, never read: rule 15's self-wait */
+    VkQueryPool query;       /* one timestamp; VK_NULL_HANDLE: no timing */
+    VkCommandBuffer stamp;   /* resets the query and writes the timestamp */
+    _Atomic int64_t host_ns; /* the converted time once given (INT64_MIN: not yet) */
+    _Atomic uint64_t ticks;  /* the query's result once read (0: not yet) */
+} vk_record;
+
+/* A record of one reference, with a query when `timing`, of no value yet. */
+tp_status tp_vk_record_take(vk_device *device, bool timing, const char *call, vk_record **out);
+void tp_vk_record_ref(vk_record *record);
+/* The last reference gives it back to its pool, once reached where it has a query
+ * (the device may still write it). */
+void tp_vk_record_unref(vk_record *record);
+bool tp_vk_record_reached(const vk_record *record);
+/* The device's timestamp of a reached timing record; TP_ERR_NOT_READY with no
+ * message while it is not reached. */
+tp_status tp_vk_record_ticks(vk_record *record, const char *call, uint64_t *ticks);
+/* A reached timing record's CLOCK_MONOTONIC time, the same every time it is asked. */
+tp_status tp_vk_record_time(vk_record *record, const char *call, int64_t *host_ns);
+
+/* ------------------------------------------------------------ vk_worker.c */
+
+typedef struct vk_task vk_task;
+
+struct vk_stream {
+    tp_stream head;
+    vk_device *device;
+    vk_timeline *timeline;
+    atomic_int refs;       /* the handle's, the worker's while it runs, each hold's */
+    pthread_mutex_t lock;  /* submissions, the tasks, `timeline->issued` */
+    pthread_cond_t wake;   /* the worker: a task, a hold let go, the close */
+    pthread_cond_t done;   /* waiters: `pending` went to 0 */
+    vk_task *first, *last; /* what waits for the worker, in order */
+    uint64_t pending;      /* tasks queued or running: submissions go to the worker too */
+    bool worker_started;
+    bool closed;            /* destroyed: the worker ends once its tasks are done */
+    vk_stream *next, *prev; /* the device's list */
+};
+
+/* The stream's `value` after all its work so far: the last issued value, or a new
+ * one signalled by `commands` (when not VK_NULL_HANDLE) or by an empty batch when
+ * `fresh`. On the queue at once when nothing waits on the worker, else after. */
+tp_status tp_vk_stream_mark(vk_stream *stream, VkCommandBuffer commands, bool fresh, const char *call, uint64_t *value);
+/* Later work of the stream waits for the timeline's `value`: natively where the value
+ * is on the same device's queue already, else in the worker. */
+tp_status tp_vk_stream_wait_value(vk_stream *stream, const vk_timeline *timeline, uint64_t value, const char *call);
+/* fn(arg) on the stream's worker after the stream's earlier work; later work waits. */
+tp_status tp_vk_stream_host_fn(vk_stream *stream, void (*fn)(void *), void *arg);
+/* Later work waits until *release(*arg) (rule 17's hold, the worker's gate). */
+tp_status tp_vk_stream_gate(vk_stream *stream, void (**release)(void *), void **arg);
+/* Blocks until the stream's tasks are done and its last value reached. */
+tp_status tp_vk_stream_drain(vk_stream *stream, const char *call);
+/* Idle: no task and the last value reached. */
+bool tp_vk_stream_idle(vk_stream *stream);
+/* Marks the stream closed: its worker ends after its tasks. Then drops the handle's
+ * reference. */
+void tp_vk_stream_close(vk_stream *stream);
+void tp_vk_stream_ref(vk_stream *stream);
+/* The last reference frees the stream; its timeline goes back to the pool. */
+void tp_vk_stream_unref(vk_stream *stream);
+/* The stream whose host function the calling thread runs (NULL: none), and the
+ * stream's value that function came after. */
+vk_stream *tp_vk_running_stream(uint64_t *after);
+
+/* ------------------------------------------------------------ vk_stream.c */
+
+tp_status tp_vk_stream_create(int device, int priority, tp_stream **out);
+tp_status tp_vk_stream_default(int device, tp_stream **out);
+tp_status tp_vk_stream_destroy(tp_stream *stream);
+tp_status tp_vk_stream_query(tp_stream *stream, bool *idle);
+tp_status tp_vk_stream_synchronize(tp_stream *stream);
+tp_status tp_vk_stream_launch_host_fn(tp_stream *stream, void (*fn)(void *), void *arg);
+void *tp_vk_stream_native(tp_stream *stream);
+tp_status tp_vk_stream_hold(tp_stream *stream, void (**release)(void *), void **arg);
+tp_status tp_vk_device_synchronize(int device);
+bool tp_vk_stream_waits_for_itself(tp_stream *stream);
+
+/* ------------------------------------------------------------- vk_flush.c */
+
+tp_status tp_vk_stream_flush_cache(tp_stream *stream);
+tp_status tp_vk_stream_launch_empty(tp_stream *stream);
+
+/* ------------------------------------------------------------- vk_event.c */
+
+typedef struct vk_event {
+    tp_event head;
+    pthread_mutex_t lock; /* `latest`: a record replaces it while others read it */
+    vk_record *latest;    /* NULL: never recorded */
+} vk_event;
+
+tp_status tp_vk_event_create(int device, unsigned flags, tp_event **out);
+tp_status tp_vk_event_destroy(tp_event *event);
+tp_status tp_vk_event_record(tp_event *event, tp_stream *stream);
+tp_status tp_vk_event_query(tp_event *event, bool *done);
+tp_status tp_vk_event_synchronize(tp_event *event);
+tp_status tp_vk_event_elapsed(tp_event *start, tp_event *end, float *ms);
+tp_status tp_vk_event_timestamp(tp_event *event, int64_t *ns);
+tp_status tp_vk_event_native(tp_event *event, void **native);
+tp_status tp_vk_stream_wait_event(tp_stream *stream, tp_event *event);
+bool tp_vk_event_waits_for_itself(tp_event *event);
+/* The event's latest record with a reference, or NULL: never recorded. */
+vk_record *tp_vk_event_latest(vk_event *event);
+/* Rule 15: the calling thread runs a host function that the record comes after. */
+bool tp_vk_record_waits_for_caller(const vk_record *record);
+
+/* ---------------------------------------------------------- vk_snapshot.c */
+
+tp_status tp_vk_snapshot_take(tp_event *event, tp_snapshot *out);
+void tp_vk_snapshot_release(tp_snapshot *snapshot);
+tp_status tp_vk_snapshot_query(const tp_snapshot *snapshot, bool *reached);
+tp_status tp_vk_snapshot_synchronize(const tp_snapshot *snapshot);
+tp_status tp_vk_snapshot_time(const tp_snapshot *snapshot, int64_t *ns);
+tp_status tp_vk_snapshot_notify(const tp_snapshot *snapshot, void (*fn)(void *), void *arg);
+
+#endif /* TPEVENT_BACKENDS_VULKAN_VK_INTERNAL_H */
