@@ -21,7 +21,7 @@
  * slowdown of the runtime under a trace shows where it comes from. Reported:
  * trace-on over trace-off at each place.
  *
- * Budgets (issue 52; docs/trace.md says what each traced op records): a traced call
+ * Budgets (issue 52; docs/timeline.md says what each traced op records): a traced call
  * costs at most one raw timing record + 100 ns more than untraced where there is a
  * runtime (CUDA, HIP; OpenCL: a record, all its queues time), 100 ns on the CPU;
  * query and synchronize record nothing: 100 ns; the raw calls within 3 % under a

@@ -4,7 +4,7 @@
  * GPU and without timing anything:
  *
  *   - a traced record, wait, range push and range pop each make at most one runtime
- *     call more than untraced (the trace's one timing record: docs/trace.md);
+ *     call more than untraced (the trace's one timing record: docs/timeline.md);
  *   - a traced query or synchronize makes none more;
  *   - on a stream wrapped with tp_stream_from_native, a traced record makes at
  *     most three more (its mark, and two questions whether the stream captures);
