@@ -29,14 +29,17 @@
  * process killed while holding it does not block the others; every write made
  * under it leaves the region consistent at each step.
  *
+ * A recorder in another PID namespace (an event handed over a Unix socket to another
+ * container) cannot be looked up by pid: there, the lock its handle holds on a byte
+ * past the region (cpu_ipc_region.c) tells, free once its process is gone.
+ *
  * Limits: a handle's importer must share the exporter's PID namespace (the pid in
  * the handle is looked up in /proc; an event handed over a Unix socket,
- * tp_event_ipc_send, needs none); a recorder in another PID namespace is not looked
- * at (its pid means nothing here), so a wait on a record it never reaches because it
- * died waits on (tp_event_synchronize_for bounds it). Processes must not be forked
- * from a process holding the event without exec (the child's channels would still
- * name its parent); CPU_IPC_CHANNELS streams at
- * most may have records of one event pending at once. Recorders other than the
+ * tp_event_ipc_send, needs none); a recorder without /proc/self/fd has no lock, and
+ * is never taken for gone by processes of other namespaces. Processes must not be
+ * forked from a process holding the event without exec (the child's channels would
+ * still name its parent); CPU_IPC_CHANNELS streams at most may have records of one
+ * event pending at once. Recorders other than the
  * exporter are known by (pid, start time) only, which a pid reused within one
  * clock tick can fool (process.h); the exporter, through its pidfd, cannot be.
  */
@@ -178,6 +181,8 @@ tp_status tp_cpu_ipc_record_reached(cpu_ipc *ipc, cpu_queue *queue, bool *record
         region_unlock(region);
         return all_channels_busy("tp_event_record");
     }
+    /* This handle vouches for the record: its lock says whether it lives. */
+    atomic_store_explicit(&channel->owner_lock, ipc->lock_offset, memory_order_relaxed);
     uint64_t count = atomic_load_explicit(&channel->recorded, memory_order_relaxed);
     /* Another thread's record on this stream still pending: the stream was idle
      * when the caller looked, but is not now. */
@@ -203,6 +208,8 @@ tp_status tp_cpu_ipc_record_pending(cpu_ipc *ipc, cpu_queue *queue, uint64_t *ti
         region_unlock(region);
         return all_channels_busy("tp_event_record");
     }
+    /* This handle vouches for the record: its lock says whether it lives. */
+    atomic_store_explicit(&channel->owner_lock, ipc->lock_offset, memory_order_relaxed);
     uint64_t count = atomic_load_explicit(&channel->recorded, memory_order_relaxed) + 1;
     atomic_store_explicit(&channel->recorded, count, memory_order_relaxed);
     *ticket = make_ticket(channel_index(ipc, channel), count);
@@ -255,8 +262,13 @@ static int32_t dead_recorder(cpu_ipc *ipc, uint64_t ticket)
         .start_time = atomic_load_explicit(&channel->start_time, memory_order_relaxed),
     };
     uint64_t pid_ns = atomic_load_explicit(&channel->pid_ns, memory_order_relaxed);
-    if (pid_ns != ipc->self_pid_ns || pid_ns == 0)
-        return 0; /* a pid of another PID namespace names nothing here: no look */
+    if (pid_ns != ipc->self_pid_ns || pid_ns == 0) {
+        /* A pid of another PID namespace names nothing here: the lock of the
+         * recorder's handle says whether it lives (cpu_ipc_region.c). */
+        if (!tp_cpu_ipc_owner_gone(ipc, atomic_load_explicit(&channel->owner_lock, memory_order_relaxed)))
+            return 0;
+        return ticket_reached(ipc->region, ticket) ? 0 : (recorder.pid > 0 ? recorder.pid : -1);
+    }
     if (recorder.pid == ipc->self.pid && recorder.start_time == ipc->self.start_time)
         return 0;
     /* The exporter is watched through its pidfd where there is one (a reused pid

@@ -11,7 +11,7 @@
 #include "backends/cpu/cpu_internal.h"
 
 #define CPU_IPC_MAGIC "tpevcpu" /* 8 bytes with its NUL */
-#define CPU_IPC_LAYOUT_VERSION 2u
+#define CPU_IPC_LAYOUT_VERSION 3u
 #define CPU_IPC_CHANNELS 64u
 
 _Static_assert(ATOMIC_INT_LOCK_FREE == 2 && ATOMIC_LONG_LOCK_FREE == 2 && ATOMIC_LLONG_LOCK_FREE == 2,
@@ -27,6 +27,10 @@ typedef struct cpu_ipc_channel {
      * pids (an event handed over a socket, cpu_ipc_region.c). */
     _Atomic uint64_t pid_ns;
     _Atomic uint64_t stream; /* the owner's cpu_queue, as a number */
+    /* The byte past the region that the owner's handle holds a lock on while it lives
+     * (cpu_ipc_region.c), which tells a waiter of another PID namespace whether it is
+     * gone; 0: none. Set at each record, under the region's lock. */
+    _Atomic uint64_t owner_lock;
     /* `recorded` under the region's lock; `reached` by the owner's stream (or under
      * the lock when nothing is pending). reached <= recorded. */
     _Atomic uint64_t recorded;
@@ -54,7 +58,12 @@ _Static_assert(sizeof(cpu_ipc_region) <= CPU_IPC_REGION_SIZE, "the shared state 
 /* One process's hold on a region: the event's handle and its wait tasks share it. */
 struct cpu_ipc {
     atomic_uint refs;
-    int fd; /* kept open so that this process can export the event too */
+    /* Kept open so that this process can export and send the event too: an open
+     * file description of this handle's own, on which it holds an OFD lock on the
+     * byte at lock_offset (cpu_ipc_region.c); lock_offset 0 where it has none (the
+     * description received over a socket, where /proc/self/fd could not reopen it). */
+    int fd;
+    uint64_t lock_offset;
     cpu_ipc_region *region;
     tp_process_id self;
     uint64_t self_pid_ns; /* as cpu_ipc_channel.pid_ns */
@@ -66,5 +75,10 @@ struct cpu_ipc {
     _Atomic uint64_t next_liveness_check_ns;
     _Atomic uint64_t dead_ticket; /* a pending record whose process is known gone */
 };
+
+/* cpu_ipc_region.c: whether the handle holding the lock at `offset` is gone (its
+ * process exited, or the handle was destroyed with nothing pending); false where it
+ * cannot tell (offset 0, the look failed). */
+bool tp_cpu_ipc_owner_gone(const cpu_ipc *ipc, uint64_t offset);
 
 #endif /* TPEVENT_BACKENDS_CPU_IPC_H */

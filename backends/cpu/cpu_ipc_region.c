@@ -53,7 +53,45 @@ static uint64_t pid_namespace(void)
     return stat("/proc/self/ns/pid", &st) == 0 ? (uint64_t)st.st_ino : 0;
 }
 
-static tp_status ipc_wrap(int fd, cpu_ipc_region *region, const tp_process_id *self, const char *operation,
+/* Where the handles' locks are: past the region, a byte each, picked at random. */
+#define LOCK_BASE (UINT64_C(1) << 20)
+#define LOCK_SPAN (UINT64_C(1) << 40)
+
+/*
+ * Liveness that needs no pid: each handle holds an OFD lock on a byte of its own past
+ * the region, on an open file description of its own (memfd_create's, an open of
+ * /proc/<pid>/fd, or a received one reopened: tp_cpu_ipc_adopt). Any process, whatever
+ * its PID namespace, sees the byte locked while the handle lives and free once its
+ * process is gone: the kernel drops the lock with the description's last descriptor.
+ * A receiver holds the sender's description only until it has reopened its own; one
+ * that could not (no /proc) keeps it, takes no lock and never judges (it would see
+ * the sender's lock as its own), and the sender is then never taken for gone.
+ */
+static void take_liveness_lock(cpu_ipc *ipc)
+{
+    for (int attempt = 0; attempt < 4; attempt++) {
+        uint64_t offset = LOCK_BASE + random_token() % LOCK_SPAN;
+        struct flock lock = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = (off_t)offset, .l_len = 1};
+        if (fcntl(ipc->fd, F_OFD_SETLK, &lock) == 0) {
+            ipc->lock_offset = offset;
+            return;
+        }
+    }
+}
+
+bool tp_cpu_ipc_owner_gone(const cpu_ipc *ipc, uint64_t offset)
+{
+    if (offset < LOCK_BASE || ipc->lock_offset == 0)
+        return false;
+    /* Another description's lock shows as a conflict; a lock of this one would not. */
+    struct flock lock = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = (off_t)offset, .l_len = 1};
+    if (fcntl(ipc->fd, F_OFD_GETLK, &lock) != 0)
+        return false; /* failing to look is never "gone" */
+    return lock.l_type == F_UNLCK;
+}
+
+/* `own`: fd is an open file description of this handle's alone, fit to lock. */
+static tp_status ipc_wrap(int fd, cpu_ipc_region *region, const tp_process_id *self, bool own, const char *operation,
                           cpu_ipc **out)
 {
     cpu_ipc *ipc = calloc(1, sizeof *ipc);
@@ -70,6 +108,9 @@ static tp_status ipc_wrap(int fd, cpu_ipc_region *region, const tp_process_id *s
     ipc->exporter = (tp_process_watch){.id = {0, 0}, .pidfd = -1};
     atomic_init(&ipc->next_liveness_check_ns, 0);
     atomic_init(&ipc->dead_ticket, 0);
+    ipc->lock_offset = 0;
+    if (own)
+        take_liveness_lock(ipc);
     *out = ipc;
     return TP_OK;
 }
@@ -127,7 +168,7 @@ tp_status tp_cpu_ipc_create(unsigned flags, const char *operation, cpu_ipc **out
         close(fd);
         return host->fail(TP_ERR_BACKEND, "%s: a process-shared robust mutex: %s", operation, strerror(err));
     }
-    return ipc_wrap(fd, region, &self, operation, out);
+    return ipc_wrap(fd, region, &self, true, operation, out);
 }
 
 void tp_cpu_ipc_ref(cpu_ipc *ipc)
@@ -141,7 +182,7 @@ void tp_cpu_ipc_unref(cpu_ipc *ipc)
         return;
     /* The lock is not destroyed: other processes may be using it. */
     munmap(ipc->region, CPU_IPC_REGION_SIZE);
-    close(ipc->fd);
+    close(ipc->fd); /* and with it the lock: this handle is gone */
     tp_process_watch_close(&ipc->exporter);
     free(ipc);
 }
@@ -249,7 +290,7 @@ tp_status tp_cpu_ipc_open(const cpu_ipc_name *name, const char *operation, cpu_i
     tp_status status = region_open(operation, name->holder.pid, name->fd, name->token, &fd, &region);
     if (status != TP_OK)
         return status;
-    status = ipc_wrap(fd, region, &self, operation, out);
+    status = ipc_wrap(fd, region, &self, true, operation, out);
     if (status == TP_OK && name->holder.pid != self.pid)
         (void)tp_process_watch_open(&(*out)->exporter, &name->holder);
     return status;
@@ -279,7 +320,16 @@ tp_status tp_cpu_ipc_adopt(int fd, uint64_t token, const char *operation, cpu_ip
         close(fd);
         return status;
     }
-    return ipc_wrap(fd, region, &self, operation, out);
+    /* The sender's description: reopened as this handle's own, to lock, so that
+     * the sender's lock goes with the sender (and a receiver's with the receiver). */
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    int own = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY);
+    if (own >= 0) {
+        close(fd);
+        fd = own;
+    }
+    return ipc_wrap(fd, region, &self, own >= 0, operation, out);
 }
 
 int tp_cpu_ipc_descriptor(const cpu_ipc *ipc)
