@@ -4,24 +4,24 @@
  * registered by each as mapped host memory, so that its streams write and wait on it
  * with stream memory operations and its host threads read it.
  *
- * Records. The page has a channel (a counter) per writer: a stream of a process
+ * Records. The page has a channel (a counter) per writer, a stream of a process
  * handle. A record takes the channel's next value n, its ticket (channel, n) becomes
- * the page's latest (rule 3), and the stream writes n into the channel once its
- * earlier work is done (cuStreamWriteValue64, fenced). A stream reaches its records
- * in order, so record n is reached exactly when the channel holds n or more: a wait
- * (cuStreamWaitValue64, greater or equal) waits for that record and no other, whatever
- * is recorded later anywhere (rule 6), which one shared counter could not give (a
- * later record landing first would release it). A channel whose records are all
- * reached may be taken over by another writer; its counter carries on, so tickets
- * given out before stay true. Claims and tickets are made under the page's robust,
- * process-shared mutex (a process killed holding it does not block the others; the
- * owner's thread id it holds is its own namespace's, which is all the kernel and
- * glibc compare it with).
+ * the page's latest (rule 3), and the stream writes n once its earlier work is done
+ * (cuStreamWriteValue64, fenced). A stream reaches its records in order, so record n
+ * is reached exactly when the channel holds n or more: a wait (cuStreamWaitValue64,
+ * greater or equal) waits for that record and no other (rule 6; with one shared
+ * counter a later record landing first would release it). A channel whose records
+ * are all reached may be taken over by another writer, its counter carrying on.
+ * Claims and tickets are made under the page's robust, process-shared mutex (the
+ * owner's thread id it holds is its own namespace's, all the kernel compares).
  *
- * What is not here: a process that dies with a record pending leaves it pending for
- * good, and nothing can tell a waiter across PID namespaces (the event's query and
- * synchronize wait; tp_event_synchronize_for bounds it), as a stream waiting on a
- * dead exporter's CUDA IPC event stays blocked. Values stay below 2^56.
+ * Death. Each handle holds an OFD lock on a byte of its own past the page, on an
+ * open file description of its own (memfd_create's, or a received one reopened
+ * through /proc/self/fd), and each record names its handle's byte in its channel:
+ * while a record is pending, query and synchronize look (F_OFD_GETLK) once a
+ * TP_LIVENESS_PERIOD_NS and fail once the byte is free, in any PID namespace. A
+ * stream waiting on such a record stays held, as on a dead exporter's CUDA IPC event
+ * (a stream memory operation cannot be called off). Values stay below 2^56.
  */
 #define _GNU_SOURCE /* memfd_create */
 
@@ -35,6 +35,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdalign.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -52,10 +53,11 @@
 #define POLL_SPIN_NS 50000u
 
 typedef struct page_channel {
-    _Atomic uint64_t reached;  /* written by a stream (or, for a record adopted, the host) */
-    _Atomic uint64_t recorded; /* under the lock */
-    _Atomic uint64_t owner;    /* the writer (a handle's tag and a stream); 0: none yet */
-    uint64_t unused[5];        /* a line each: two writers never share one */
+    _Atomic uint64_t reached;    /* written by a stream (or, for a record adopted, the host) */
+    _Atomic uint64_t recorded;   /* under the lock */
+    _Atomic uint64_t owner;      /* the writer (a handle's tag and a stream); 0: none yet */
+    _Atomic uint64_t owner_lock; /* the byte its handle's lock is on; 0: none (see above) */
+    uint64_t unused[4];          /* a line each: two writers never share one */
 } page_channel;
 
 typedef struct page_layout {
@@ -80,9 +82,12 @@ struct gpu_page {
     page_layout *layout;
     rt_device_ptr device_pointer; /* of layout, for stream memory operations */
     gpu_device *device;
-    uint64_t tag;             /* random: this handle's writers are tag ^ stream */
-    _Atomic uint64_t claimed; /* bit i: this handle took channel i at some time */
-    struct gpu_page *next;    /* on the retired list */
+    uint64_t tag;                            /* random: this handle's writers are tag ^ stream */
+    _Atomic uint64_t claimed;                /* bit i: this handle took channel i at some time */
+    uint64_t lock_offset;                    /* the byte this handle holds its lock on; 0: none */
+    _Atomic uint64_t next_liveness_check_ns; /* query looks at most once a period */
+    _Atomic uint64_t dead_ticket;            /* a pending record whose handle is known gone */
+    struct gpu_page *next;                   /* on the retired list */
 };
 
 /* Pages whose event is gone but whose writes may still be pending in this process:
@@ -152,9 +157,7 @@ static page_channel *channel_claim(gpu_page *page, uint64_t owner, unsigned *ind
 
 static TP_COLD tp_status all_channels_busy(void)
 {
-    return gpu.host->fail(TP_ERR_BACKEND,
-                          "tp_event_record: records of this event are pending on %u streams already, the most it "
-                          "can follow",
+    return gpu.host->fail(TP_ERR_BACKEND, "tp_event_record: records of this event are pending on %u streams, the most",
                           PAGE_CHANNELS);
 }
 
@@ -166,6 +169,45 @@ static TP_COLD tp_status lock_failed(const char *operation)
 static rt_device_ptr device_pointer_of(const gpu_page *page, _Atomic uint64_t *word)
 {
     return rt_device_ptr_offset(page->device_pointer, (size_t)((char *)word - (char *)page->layout));
+}
+
+/* ------------------------------------------------------------ liveness */
+
+/* Where the handles' locks are: past the page, a byte each, picked at random. */
+#define LOCK_BASE (UINT64_C(1) << 20)
+#define LOCK_SPAN (UINT64_C(1) << 40)
+
+static void take_liveness_lock(gpu_page *page)
+{
+    for (int attempt = 0; attempt < 4; attempt++) {
+        uint64_t offset = LOCK_BASE + random_tag() % LOCK_SPAN;
+        struct flock lock = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = (off_t)offset, .l_len = 1};
+        if (fcntl(page->fd, F_OFD_SETLK, &lock) == 0) {
+            page->lock_offset = offset;
+            return;
+        }
+    }
+}
+
+/* Whether the handle that made the pending record `count` of `channel` is gone and
+ * the record not reached after all; false where it cannot tell. */
+static bool recorder_gone(gpu_page *page, page_channel *channel, uint64_t count)
+{
+    uint64_t offset = atomic_load_explicit(&channel->owner_lock, memory_order_relaxed);
+    if (offset < LOCK_BASE || offset == page->lock_offset || page->lock_offset == 0)
+        return false; /* no lock to look at, or this handle's own */
+    struct flock lock = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = (off_t)offset, .l_len = 1};
+    if (fcntl(page->fd, F_OFD_GETLK, &lock) != 0 || lock.l_type != F_UNLCK)
+        return false; /* failing to look is never "gone" */
+    return !channel_reached(channel, count);
+}
+
+static TP_COLD tp_status recorder_died(const char *operation)
+{
+    return gpu.host->fail(TP_ERR_BACKEND,
+                          "%s: the process that recorded the event exited before reaching it (its handle's lock on "
+                          "the event's page is gone)",
+                          operation);
 }
 
 /* ------------------------------------------------------------ lifetime */
@@ -236,8 +278,8 @@ void gpu_page_release(gpu_page *page)
 }
 
 /* Maps, registers and wraps a checked descriptor; closes it on failure. */
-static tp_status page_wrap(gpu_device *device, int fd, bool fresh, uint64_t token, unsigned flags, const char *who,
-                           gpu_page **out)
+static tp_status page_wrap(gpu_device *device, int fd, bool fresh, bool own, uint64_t token, unsigned flags,
+                           const char *who, gpu_page **out)
 {
     page_layout *layout = mmap(NULL, PAGE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (layout == MAP_FAILED) {
@@ -301,6 +343,11 @@ static tp_status page_wrap(gpu_device *device, int fd, bool fresh, uint64_t toke
     page->device = device;
     page->tag = random_tag();
     atomic_init(&page->claimed, 0);
+    page->lock_offset = 0;
+    atomic_init(&page->next_liveness_check_ns, 0);
+    atomic_init(&page->dead_ticket, 0);
+    if (own)
+        take_liveness_lock(page);
     *out = page;
     return TP_OK;
 }
@@ -333,7 +380,7 @@ tp_status gpu_page_create(gpu_device *device, unsigned flags, gpu_page **out)
         close(fd);
         return gpu.host->fail(TP_ERR_BACKEND, "%s: sizing the event's shared page: %s", who, strerror(err));
     }
-    return page_wrap(device, fd, true, random_tag(), flags, who, out);
+    return page_wrap(device, fd, true, true, random_tag(), flags, who, out);
 }
 
 tp_status gpu_page_adopt(gpu_device *device, int fd, const unsigned char *payload, size_t length, gpu_page **out)
@@ -357,7 +404,16 @@ tp_status gpu_page_adopt(gpu_device *device, int fd, const unsigned char *payloa
         close(fd);
         return status;
     }
-    return page_wrap(device, fd, false, token, 0, who, out);
+    /* The sender's description: reopened as this handle's own, to lock (the
+     * sender's lock then goes with the sender); none without /proc. */
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    int own = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY);
+    if (own >= 0) {
+        close(fd);
+        fd = own;
+    }
+    return page_wrap(device, fd, false, own >= 0, token, 0, who, out);
 }
 
 void gpu_page_describe(const gpu_page *page, int *fd, unsigned char *payload, size_t *length)
@@ -408,6 +464,7 @@ tp_status gpu_page_record(gpu_page *page, gpu_stream *stream)
         rt_guard_leave(&guard);
     }
     if (e == RT_SUCCESS) {
+        atomic_store_explicit(&channel->owner_lock, page->lock_offset, memory_order_relaxed);
         atomic_store_explicit(&channel->recorded, count, memory_order_relaxed);
         atomic_store_explicit(&layout->latest, (uint64_t)index << TICKET_SHIFT | (count & COUNT_MASK),
                               memory_order_release);
@@ -448,6 +505,7 @@ tp_status gpu_page_adopt_record(gpu_page *page, const tp_snapshot *snapshot)
         return all_channels_busy();
     }
     uint64_t count = atomic_load_explicit(&channel->recorded, memory_order_relaxed) + 1;
+    atomic_store_explicit(&channel->owner_lock, page->lock_offset, memory_order_relaxed);
     atomic_store_explicit(&channel->recorded, count, memory_order_relaxed);
     atomic_store_explicit(&layout->latest, (uint64_t)index << TICKET_SHIFT | count, memory_order_release);
     pthread_mutex_unlock(&layout->lock);
@@ -463,20 +521,34 @@ tp_status gpu_page_adopt_record(gpu_page *page, const tp_snapshot *snapshot)
 
 /* ------------------------------------------------------------- waiting */
 
-/* The latest record's channel and value; false if never recorded. */
-static bool latest_record(gpu_page *page, page_channel **channel, uint64_t *count)
+/* The latest record's ticket, channel and value; false if never recorded. */
+static bool latest_record(gpu_page *page, uint64_t *ticket, page_channel **channel, uint64_t *count)
 {
-    uint64_t latest = atomic_load_explicit(&page->layout->latest, memory_order_acquire);
-    *channel = latest ? ticket_channel(page->layout, latest) : NULL;
-    *count = latest & COUNT_MASK;
+    *ticket = atomic_load_explicit(&page->layout->latest, memory_order_acquire);
+    *channel = *ticket ? ticket_channel(page->layout, *ticket) : NULL;
+    *count = *ticket & COUNT_MASK;
     return *channel != NULL;
+}
+
+/* Looks whether the pending record's handle is gone, and remembers a death seen. */
+static bool record_dead(gpu_page *page, uint64_t ticket, page_channel *channel, uint64_t count)
+{
+    if (!recorder_gone(page, channel, count))
+        return false;
+    atomic_store_explicit(&page->dead_ticket, ticket, memory_order_relaxed);
+    return true;
 }
 
 tp_status gpu_page_query(gpu_page *page, bool *done)
 {
     page_channel *channel;
-    uint64_t count;
-    *done = !latest_record(page, &channel, &count) || channel_reached(channel, count);
+    uint64_t ticket, count;
+    *done = !latest_record(page, &ticket, &channel, &count) || channel_reached(channel, count);
+    /* A look at the lock costs a system call; a query nanoseconds: once a period. */
+    if (!*done && (atomic_load_explicit(&page->dead_ticket, memory_order_relaxed) == ticket ||
+                   tp_liveness_due(&page->next_liveness_check_ns, tp_now_ns())))
+        if (record_dead(page, ticket, channel, count))
+            return recorder_died("tp_event_query");
     return TP_OK;
 }
 
@@ -485,13 +557,20 @@ tp_status gpu_page_query(gpu_page *page, bool *done)
 tp_status gpu_page_synchronize(gpu_page *page, bool blocking)
 {
     page_channel *channel;
-    uint64_t count;
-    if (!latest_record(page, &channel, &count))
+    uint64_t ticket, count;
+    if (!latest_record(page, &ticket, &channel, &count))
         return TP_OK;
-    uint64_t spin_until = blocking ? 0 : tp_now_ns() + POLL_SPIN_NS;
+    uint64_t now = tp_now_ns();
+    uint64_t spin_until = blocking ? 0 : now + POLL_SPIN_NS, next_liveness_check = now;
     uint64_t pause = TP_PAUSE_FIRST_NS;
     while (!channel_reached(channel, count)) {
-        if (tp_now_ns() < spin_until)
+        now = tp_now_ns();
+        if (now >= next_liveness_check) {
+            if (record_dead(page, ticket, channel, count))
+                return recorder_died("tp_event_synchronize");
+            next_liveness_check = now + TP_LIVENESS_PERIOD_NS;
+        }
+        if (now < spin_until)
             continue;
         tp_sleep_ns(pause);
         pause = tp_pause_next(pause);
@@ -502,8 +581,8 @@ tp_status gpu_page_synchronize(gpu_page *page, bool blocking)
 tp_status gpu_page_wait(gpu_page *page, gpu_stream *stream)
 {
     page_channel *channel;
-    uint64_t count;
-    if (!latest_record(page, &channel, &count) || channel_reached(channel, count))
+    uint64_t ticket, count;
+    if (!latest_record(page, &ticket, &channel, &count) || channel_reached(channel, count))
         return TP_OK; /* rule 6: nothing to wait for */
     if (rt_stream_capturing(stream->native))
         return refused_in_capture("tp_stream_wait_event");
