@@ -329,11 +329,14 @@ tp_status tp_trace_wait(tp_event *event, tp_stream *stream)
     if (status != TP_OK)
         return status;
     /* Waiting again on the same record from the same stream orders nothing new: no
-     * second flow (a loop of waits on one record, as tpevent bench's, draws one). */
+     * second flow (a loop of waits on one record, as tpevent bench's, draws one).
+     * Whether the stream captures is asked last, only of a wait that would draw a
+     * flow: on a wrapped stream that question is a runtime call. */
     pthread_mutex_lock(&trace.lock);
-    trace_map_entry *entry = trace.state == RUNNING && !capturing(stream) ? trace_map_find(&trace.map, event) : NULL;
+    trace_map_entry *entry = trace.state == RUNNING ? trace_map_find(&trace.map, event) : NULL;
     uint32_t track = 0, to = 0;
-    if (entry && track_of(stream, &track) == TP_OK && trace.t.marks[entry->mark].waiter != track &&
+    bool again = entry && track_find(stream, &track) && trace.t.marks[entry->mark].waiter == track;
+    if (entry && !again && !capturing(stream) && track_of(stream, &track) == TP_OK &&
         tp_array_grow(&trace.t.flows, &trace.t.flow_cap, trace.t.flow_count + 1, sizeof *trace.t.flows) &&
         mark_record(stream, track, &to, true) == TP_OK) {
         trace.t.marks[entry->mark].in_flow = true;

@@ -7,7 +7,8 @@
  *     call more than untraced (the trace's one timing record: docs/timeline.md);
  *   - a traced query or synchronize makes none more;
  *   - on a stream wrapped with tp_stream_from_native, a traced record makes at
- *     most three more (its mark, and two questions whether the stream captures);
+ *     most three more (its mark, and two questions whether the stream captures),
+ *     and waits again on one record, which draw no flow, none more;
  *   - while a trace runs, with a range open, after traced work, and while none runs,
  *     nothing of tpevent's calls the runtime when the caller does not: no poller,
  *     no clock loop, nothing that could contend with the caller's own calls.
@@ -144,7 +145,7 @@ static void count_wrapped(objects *o, const char *device)
     tp_stream *wrapped = NULL;
     check_ok(tp_stream_native(o->stream, &native), "tp_stream_native");
     check_ok(tp_stream_from_native(&wrapped, device, native), "tp_stream_from_native");
-    unsigned long made[2];
+    unsigned long made[2], waits[2];
     for (int traced = 0; traced < 2; traced++) {
         if (traced)
             check_ok(tp_trace_start(), "tp_trace_start");
@@ -154,8 +155,27 @@ static void count_wrapped(objects *o, const char *device)
             check_ok(tp_event_record(o->event, wrapped), "tp_event_record");
         made[traced] = calls() - before;
         check_ok(tp_stream_synchronize(wrapped), "tp_stream_synchronize");
+        /* Waits of the wrapped stream on one record of another: the first draws a flow,
+         * the others order nothing new and ask nothing more than untraced. */
+        check_ok(tp_event_record(o->event, o->stream), "tp_event_record");
+        before = calls();
+        for (int i = 0; i < OPS; i++)
+            check_ok(tp_stream_wait_event(wrapped, o->event), "tp_stream_wait_event");
+        waits[traced] = calls() - before;
+        check_ok(tp_stream_synchronize(wrapped), "tp_stream_synchronize");
         if (traced)
             check_ok(tp_trace_stop("/dev/null"), "tp_trace_stop");
+    }
+    /* One flow's worth: the trace's question and its mark (a question and a record). */
+    unsigned long waits_allowed = waits[0] + 3;
+    printf("  wait of a wrapped stream, same record, %d ops: untraced %lu runtime calls, traced %lu (allowed %lu)\n",
+           OPS, waits[0], waits[1], waits_allowed);
+    if (waits[1] > waits_allowed) {
+        fprintf(stderr,
+                "FAIL: traced waits of a wrapped stream on one record made %lu runtime calls for %d, more than "
+                "%lu\n",
+                waits[1], OPS, waits_allowed);
+        failures++;
     }
     unsigned long allowed = made[0] + 3ul * OPS;
     printf("  record on a wrapped stream %d ops: untraced %lu runtime calls, traced %lu (allowed %lu)\n", OPS, made[0],
