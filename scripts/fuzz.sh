@@ -24,7 +24,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(device ipc)
+[ ${#targets[@]} -gt 0 ] || targets=(device ipc socket)
 build=${FUZZ_BUILD_DIR:-build-fuzz}
 cc=${CC:-clang}
 
