@@ -32,11 +32,14 @@ void measure_clock_open(measure_run *run)
     tp_status status = run->clock_ops->open(run->stream, &run->clock, &max_mhz, note, sizeof note);
     if (status != TP_OK) {
         run->clock = NULL;
-        snprintf(run->clock_note, sizeof run->clock_note, "clock unknown: %s", note[0] ? note : tp_status_name(status));
+        int written = snprintf(run->clock_note, sizeof run->clock_note, "clock unknown: %s",
+                               note[0] ? note : tp_last_error());
+        (void)written; /* a long reason is cut */
         return;
     }
     run->clock_max_mhz = max_mhz > 0 ? max_mhz : 0;
-    snprintf(run->clock_note, sizeof run->clock_note, "%s", note);
+    int written = snprintf(run->clock_note, sizeof run->clock_note, "%s", note);
+    (void)written;
 }
 
 tp_status measure_clock_mark(measure_run *run, int which)
@@ -78,8 +81,10 @@ void measure_clock_explain(measure_run *run)
     char why[TP_MEASURE_NOTE_MAX] = "";
     run->clock_ops->explain(run->clock, why, sizeof why);
     size_t used = strlen(run->clock_note);
-    if (why[0])
-        snprintf(run->clock_note + used, sizeof run->clock_note - used, "%s%s", used ? "; " : "", why);
+    if (!why[0])
+        return;
+    int written = snprintf(run->clock_note + used, sizeof run->clock_note - used, "%s%s", used ? "; " : "", why);
+    (void)written; /* a long note is cut */
 }
 
 void measure_clock_close(measure_run *run)

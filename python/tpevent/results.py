@@ -207,6 +207,16 @@ def verdict(old, new, min_effect):
     return ratio, low, high, "undecided"
 
 
+def _clock_change(old, new):
+    """"SM clock A -> B MHz" when both runs read their device's SM clock and it moved by
+    more than min_effect's default (a verdict across two clocks is the clock's as much
+    as the work's), else None."""
+    a, b = old.get("sm_clock_mhz"), new.get("sm_clock_mhz")
+    if not (isinstance(a, (int, float)) and isinstance(b, (int, float)) and a > 0 and b > 0):
+        return None
+    return f"SM clock {a:.0f} -> {b:.0f} MHz" if abs(b / a - 1) > MIN_EFFECT else None
+
+
 def compare(old_doc, new_doc, min_effect=MIN_EFFECT):
     """The rows of a comparison: one per entry of either document, matched ones with
     their verdict, the others 'only in old' / 'only in new'."""
@@ -217,11 +227,13 @@ def compare(old_doc, new_doc, min_effect=MIN_EFFECT):
         row = {"name": name, "device": device, "cold": cold, "old": old.get(key), "new": new.get(key)}
         if row["old"] is not None and row["new"] is not None:
             ratio, low, high, row["verdict"] = verdict(row["old"], row["new"], min_effect)
+            row["clock"] = _clock_change(row["old"], row["new"])
             # JSON has no NaN or infinity: an unknown bound is null.
             row["ratio"], row["low"], row["high"] = (v if math.isfinite(v) else None for v in (ratio, low, high))
         else:
             row["ratio"] = row["low"] = row["high"] = None
             row["verdict"] = "only in old" if row["new"] is None else "only in new"
+            row["clock"] = None
         rows.append(row)
     return rows
 
@@ -248,8 +260,9 @@ def table(rows, min_effect):
         old, new = row["old"] or {}, row["new"] or {}
         name = row["name"] + (" (cold)" if row["cold"] else "")
         interval = "-" if row["low"] is None else f"[{_percent(row['low'])}, {_percent(row['high'])}]"
+        verdict_text = row["verdict"] + (f" ({row['clock']})" if row["clock"] else "")
         lines.append((name, row["device"], format_ns(old.get("median_ns")), format_ns(new.get("median_ns")),
-                      _percent(row["ratio"]), interval, row["verdict"]))
+                      _percent(row["ratio"]), interval, verdict_text))
     widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
     text = ["  ".join(cell.ljust(width) for cell, width in zip(line, widths)).rstrip() for line in lines]
     counts = {v: sum(row["verdict"] == v for row in rows) for v in VERDICTS + ("only in old", "only in new")}

@@ -163,6 +163,17 @@ class VerdictTests(Files):
                                     ("added", "cpu:0", False): "only in new"})
         self.assertEqual(status, 1)
 
+    def test_a_moved_sm_clock_is_said_beside_the_verdict(self):
+        old = self.write("old.json", {"schema": results.SCHEMA, "results": [
+            entry("k", 100, 0.5, sm_clock_mhz=1980.0), entry("j", 100, 0.5, sm_clock_mhz=1980.0)]})
+        new = self.write("new.json", {"schema": results.SCHEMA, "results": [
+            entry("k", 130, 0.5, sm_clock_mhz=1410.0), entry("j", 100, 0.5, sm_clock_mhz=1975.0)]})
+        status, rows = self.compare(old, new)
+        self.assertEqual([(r["verdict"], r["clock"]) for r in rows],
+                         [("slower", "SM clock 1980 -> 1410 MHz"), ("same", None)])
+        done = python_m("tpevent.compare", old, new)
+        self.assertIn("slower (SM clock 1980 -> 1410 MHz)", done.stdout)
+
     def test_unknown_bounds_are_json_null(self):
         old = self.write("old.json", {"schema": results.SCHEMA, "results": [entry("k", 0.0, 0.0)]})
         done = python_m("tpevent.compare", "--json", old, old)
