@@ -112,15 +112,19 @@ echo "exit status $?" >>"$cross_wait_log"
 # processes by both paths beside a raw futex wake, on cuda:0 and cpu:0.
 ipc_socket_log="$out/gpu-check-ipc-socket.log"
 step "events over a Unix socket across namespaces ($ipc_socket_log)"
-for device in cuda:0 cpu:0; do
-  echo "namespace test on $device:"
-  timeout 120 "$build/bin/tpevent_conformance" --device "$device" \
+ipc_socket_run() {
+  echo "namespace test on $1:"
+  timeout 120 "$build/bin/tpevent_conformance" --device "$1" \
     --test rule08_socket_event_across_pid_ipc_and_mount_namespaces 2>&1 | sed 's/^/  /'
   echo "  exit status ${PIPESTATUS[0]}"
   timeout 60 "$build/bin/tpevent_bench_ipc_wait" --device "$device" --handle-across-namespaces 2>&1
   timeout 120 "$build/bin/tpevent_bench_ipc_wait" --device "$device" --samples 2000 2>&1
   echo "  exit status $?"
-done >"$ipc_socket_log" 2>&1
+}
+{
+  ipc_socket_run cuda:0
+  ipc_socket_run cpu:0
+} >"$ipc_socket_log" 2>&1
 
 # Rule 17's number: events around 64 empty launches queued behind a hold, against
 # the same unheld and the GPU's own cadence (the kernels' %globaltimer log).

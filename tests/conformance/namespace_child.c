@@ -47,7 +47,7 @@ static void go_between(int pipe_fd, bool isolated, char **argv, char **env)
             report(pipe_fd, STEP_MOUNT_PRIVATE, errno);
             _exit(3);
         }
-        if (mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "size=1m") != 0) {
+        if (mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "size=64m") != 0) {
             report(pipe_fd, STEP_MOUNT_SHM, errno);
             _exit(3);
         }
