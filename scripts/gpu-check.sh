@@ -117,8 +117,8 @@ ipc_socket_run() {
   timeout 120 "$build/bin/tpevent_conformance" --device "$1" \
     --test rule08_socket_event_across_pid_ipc_and_mount_namespaces 2>&1 | sed 's/^/  /'
   echo "  exit status ${PIPESTATUS[0]}"
-  timeout 60 "$build/bin/tpevent_bench_ipc_wait" --device "$device" --handle-across-namespaces 2>&1
-  timeout 120 "$build/bin/tpevent_bench_ipc_wait" --device "$device" --samples 2000 2>&1
+  timeout 60 "$build/bin/tpevent_bench_ipc_wait" --device "$1" --handle-across-namespaces 2>&1
+  timeout 120 "$build/bin/tpevent_bench_ipc_wait" --device "$1" --samples 2000 2>&1
   echo "  exit status $?"
 }
 {
