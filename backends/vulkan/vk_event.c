@@ -80,7 +80,8 @@ tp_status tp_vk_event_record(tp_event *handle, tp_stream *stream_handle)
         return status;
     record->timeline = stream->timeline;
     record->stream = stream;
-    status = tp_vk_stream_mark(stream, record->stamp, false, call, &record->value);
+    status = tp_vk_stream_mark(stream, (vk_batch){.command = record->stamp, .stamp = record->query}, false, call,
+                               &record->value);
     if (status != TP_OK) {
         record->timeline = NULL; /* never submitted: back to the pool at once */
         tp_vk_record_unref(record);

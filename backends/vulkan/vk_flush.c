@@ -91,11 +91,11 @@ tp_status tp_vk_stream_flush_cache(tp_stream *handle)
     if (status != TP_OK)
         return status;
     uint64_t value = 0;
-    return tp_vk_stream_mark(stream, fill, true, call, &value);
+    return tp_vk_stream_mark(stream, (vk_batch){.command = fill, .fill = true}, true, call, &value);
 }
 
 tp_status tp_vk_stream_launch_empty(tp_stream *handle)
 {
     uint64_t value = 0;
-    return tp_vk_stream_mark((vk_stream *)handle, VK_NULL_HANDLE, true, "tp_measure", &value);
+    return tp_vk_stream_mark((vk_stream *)handle, (vk_batch){0}, true, "tp_measure", &value);
 }

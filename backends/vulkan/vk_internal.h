@@ -42,12 +42,22 @@ typedef struct vk_stream vk_stream;
  * is done, and the next stream counts on from there. So a record needs no
  * reference on its timeline, and a reached record stays reached.
  */
+/* Command buffers a stream's worker records its joined batches into (vk_worker.c),
+ * each free again once the timeline reached the value of its last batch. */
+#define VK_JOINED_MOST 8
+
 typedef struct vk_timeline {
     struct vk_timeline *next_free; /* first: the pool's link */
     VkSemaphore semaphore;
     vk_device *device;
     uint64_t issued;            /* the last value a submission signals; the owner's lock */
     _Atomic uint64_t submitted; /* the last value handed to the queue */
+    /* The owner's worker's (made at its first joined batch; a timeline has one owner
+     * at a time, and goes with its commands to the next one). */
+    VkCommandPool commands;
+    VkCommandBuffer joined[VK_JOINED_MOST];
+    uint64_t joined_value[VK_JOINED_MOST];
+    int joined_count;
 } vk_timeline;
 
 /* The measure's device work of one device (vk_flush.c): made at first use. */
@@ -111,7 +121,9 @@ tp_status tp_vk_timeline_wait(const vk_timeline *timeline, uint64_t value, bool 
  * the one `command`), an optional wait for a value of a timeline of the same
  * device, and the signal of `signal_value` on `signal`. */
 typedef struct vk_batch {
-    VkCommandBuffer command;
+    VkCommandBuffer command; /* recorded once: a record's stamp, the flush's fill */
+    VkQueryPool stamp;       /* what `command` does, for a joined batch: write this query */
+    bool fill;               /* or fill the device's flush buffer */
     const VkCommandBuffer *commands;
     uint32_t command_count;
     const vk_timeline *wait;
@@ -188,9 +200,10 @@ struct vk_stream {
 };
 
 /* The stream's `value` after all its work so far: the last issued value, or a new
- * one signalled by `commands` (when not VK_NULL_HANDLE) or by an empty batch when
- * `fresh`. On the queue at once when nothing waits on the worker, else after. */
-tp_status tp_vk_stream_mark(vk_stream *stream, VkCommandBuffer commands, bool fresh, const char *call, uint64_t *value);
+ * one signalled by `work`'s commands (its `command`, `stamp` and `fill`; the rest is
+ * the stream's) or by an empty batch when `fresh`. On the queue at once when nothing
+ * waits on the worker, else after. */
+tp_status tp_vk_stream_mark(vk_stream *stream, vk_batch work, bool fresh, const char *call, uint64_t *value);
 /* Later work of the stream waits for the timeline's `value`: natively where the value
  * is on the same device's queue already, else in the worker. */
 tp_status tp_vk_stream_wait_value(vk_stream *stream, const vk_timeline *timeline, uint64_t value, const char *call);
