@@ -184,8 +184,10 @@ typedef struct tp_sm_clock_ops {
     /* Why the clock may be low now, in words (CUDA: NVML's throttle reasons), "" when
      * unknown. */
     void (*explain)(tp_sm_clock *clock, char *note, size_t note_size);
-    /* Gives the reader back; its marks may be reused by a later reader. */
-    void (*close)(tp_sm_clock *clock);
+    /* Gives the reader back. `passed`: the stream has passed every mark queued, so a
+     * later reader may reuse its marks; else a mark may still be written (a stretch
+     * given up on a stream held elsewhere) and they are never reused. */
+    void (*close)(tp_sm_clock *clock, bool passed);
 } tp_sm_clock_ops;
 
 /* --------------------------------------------------------------- table */

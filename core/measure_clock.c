@@ -46,12 +46,14 @@ tp_status measure_clock_mark(measure_run *run, int which)
 {
     if (!run->clock || !run->clock_on)
         return TP_OK;
+    run->clock_pending = true; /* until a read after the stream passed it */
     return run->clock_ops->mark(run->clock, run->stream, which);
 }
 
 void measure_clock_read(measure_run *run)
 {
     run->stretch_clock_mhz = run->clock && run->clock_on ? run->clock_ops->read(run->clock) : 0;
+    run->clock_pending = false;
 }
 
 bool measure_clock_low(const measure_run *run, double mhz)
@@ -90,7 +92,7 @@ void measure_clock_explain(measure_run *run)
 void measure_clock_close(measure_run *run)
 {
     if (run->clock)
-        run->clock_ops->close(run->clock);
+        run->clock_ops->close(run->clock, !run->clock_pending);
     run->clock = NULL;
     measure_samples_free(&run->clock_mhz);
 }

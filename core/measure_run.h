@@ -79,6 +79,7 @@ typedef struct measure_run {
     const tp_sm_clock_ops *clock_ops;
     tp_sm_clock *clock;
     bool clock_on;          /* from the calibration's end */
+    bool clock_pending;     /* a mark queued that no read since has seen the stream pass */
     bool clock_warm;        /* the warm-up is over (measure.c) */
     int64_t clock_on_ns;    /* when clock_on was set */
     int64_t clock_warm_ups; /* stretches not kept for a low clock, before the first kept */

@@ -9,7 +9,9 @@
  * The kernel is the device's, made at the first reader under the device's setup lock
  * (open_lock) and kept, as the floor's empty work is (gpu_empty.c); a reader's marks
  * are kept too, on the kernel's free list, for the next reader: freeing mapped host
- * memory may wait for the device, and a measurement must not.
+ * memory may wait for the device, and a measurement must not. A reader given back
+ * with a mark still queued (a stream held elsewhere) is retired instead, never reused:
+ * its marks may be written whenever that stream goes on.
  */
 #define GPU_SM_CLOCK_MAPPING /* the runtime mapping's SM clock part: this file's alone */
 
@@ -23,7 +25,8 @@
 struct gpu_sm_clock_kernel {
     rt_sm_clock_kernel kernel;
     pthread_mutex_t lock;
-    struct tp_sm_clock *free; /* readers given back, under lock */
+    struct tp_sm_clock *free;    /* readers given back, under lock */
+    struct tp_sm_clock *retired; /* readers whose marks may still be written: kept, never reused */
 };
 
 struct tp_sm_clock {
@@ -139,12 +142,13 @@ static void sm_clock_explain(tp_sm_clock *clock, char *note, size_t note_size)
     rt_sm_clock_reasons(clock->device->index, note, note_size);
 }
 
-static void sm_clock_close(tp_sm_clock *clock)
+static void sm_clock_close(tp_sm_clock *clock, bool passed)
 {
     struct gpu_sm_clock_kernel *kernel = clock->kernel;
+    struct tp_sm_clock **list = passed ? &kernel->free : &kernel->retired;
     pthread_mutex_lock(&kernel->lock);
-    clock->next = kernel->free;
-    kernel->free = clock;
+    clock->next = *list;
+    *list = clock;
     pthread_mutex_unlock(&kernel->lock);
 }
 
@@ -181,9 +185,10 @@ static void sm_clock_explain(tp_sm_clock *clock, char *note, size_t note_size)
         note[0] = '\0';
 }
 
-static void sm_clock_close(tp_sm_clock *clock)
+static void sm_clock_close(tp_sm_clock *clock, bool passed)
 {
     (void)clock;
+    (void)passed;
 }
 
 #endif
