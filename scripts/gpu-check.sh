@@ -389,6 +389,10 @@ group_line() { # label, name pattern
   echo "measure budgets (issues 48, 49):"
   grep -hE '^measure budgets' "$measure_cpu_log" "$measure_gpu_log" || echo "  no budget line (see $measure_gpu_log)"
   sed -n '/^ncu reference/,/^$/p' "$measure_gpu_log"
+  echo
+  echo "trace budgets (issue 52):"
+  grep -E '^trace budget' "$trace_bench_log" || echo "  no budget line (see $trace_bench_log)"
+  echo "  ncu check: $ncu_summary"
 } | tee "$summary"
 
 [ "$ctest_status" -eq 0 ] && [ "$memcheck_status" -eq 0 ]
