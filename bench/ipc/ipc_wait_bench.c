@@ -163,7 +163,7 @@ static pid_t start_child(const char *device, int control, int memory, const char
     pid_t pid = fork();
     if (pid == 0) {
         char ok = socket_child && unshare(CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWNS) == 0 &&
-                          mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0 &&
+                          mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) == 0 &&
                           mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "size=64m") == 0
                       ? 'y'
                       : 'n';
