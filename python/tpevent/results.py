@@ -59,9 +59,33 @@ def host_info():
     }
 
 
+def _cuda_driver_version():
+    """The NVIDIA driver's version and the CUDA version it supports ("570.86.15, CUDA
+    12.8"), read from the driver's own libraries where they load; None elsewhere (the
+    library itself reports no versions yet: tools/README.md)."""
+    import ctypes
+
+    parts = []
+    try:
+        nvml = ctypes.CDLL("libnvidia-ml.so.1")
+        text = ctypes.create_string_buffer(80)
+        if nvml.nvmlInit_v2() == 0 and nvml.nvmlSystemGetDriverVersion(text, len(text)) == 0:
+            parts.append(text.value.decode())
+    except (OSError, AttributeError):
+        pass
+    try:
+        version = ctypes.c_int(0)
+        if ctypes.CDLL("libcuda.so.1").cuDriverGetVersion(ctypes.byref(version)) == 0 and version.value:
+            parts.append(f"CUDA {version.value // 1000}.{version.value % 1000 // 10}")
+    except (OSError, AttributeError):
+        pass
+    return ", ".join(parts) or None
+
+
 def device_info(device):
-    """One ``devices`` entry: the name and clock of a device string such as 'cuda:0'.
-    The library reports no runtime or driver version (tools/README.md): null."""
+    """One ``devices`` entry: the name and clock of a device string such as 'cuda:0', and
+    on CUDA the driver's version as the driver tells it. The runtime's version is not
+    reported (the library does not tell it yet: tools/README.md): null."""
     from . import _tpevent
 
     info = {"device": device, "name": None, "runtime_version": None, "driver_version": None,
@@ -72,6 +96,8 @@ def device_info(device):
         info["clock_resolution_ns"], info["clock_error_ns"] = clock.resolution_ns, clock.error_ns
     except Exception:  # a device that answered a measurement answers these; never fail the output for them
         pass
+    if device.startswith("cuda"):
+        info["driver_version"] = _cuda_driver_version()
     return info
 
 
