@@ -113,8 +113,8 @@ typedef struct tp_measurement {
      * %clock64 and %globaltimer before and after each stretch, and a stretch's clock is
      * their cycles over their ns. 0: unknown, sm_clock_note says why (the CPU, OpenCL
      * and HIP have none to read); never guessed. */
-    double sm_clock_mhz;        /* the kept stretches' median, in MHz */
-    double sm_clock_max_mhz;    /* the SM's maximum clock (NVML), 0: unknown (no stretch is then flagged) */
+    double sm_clock_mhz;        /* the clocked stretches' median (the warm-up's aside), in MHz */
+    double sm_clock_max_mhz;    /* the SM's maximum clock (NVML, else the runtime's peak), 0: unknown (none flagged) */
     int64_t sm_clock_stretches; /* stretches whose clock was read, the warm-up's aside */
     int64_t sm_clock_low;       /* of them, below sm_clock_threshold of the maximum: flagged (and counted in
                                    `note`), dropped with TP_MEASURE_DROP_LOW_CLOCK */
@@ -185,8 +185,8 @@ TP_API tp_status tp_compare_options_init(tp_compare_options *options);
 
 /* tp_measure_compare's answer; `size` first, set by the caller. The two measurements
  * are last, so that they may grow (tp_measurement's fields are appended): each is
- * half of what a caller's `size` leaves after `verdict`, written as tp_measure writes
- * one of that size. */
+ * half of what a caller's `size` leaves past offsetof(tp_comparison, a), written as
+ * tp_measure writes one of that size. */
 typedef struct tp_comparison {
     size_t size;                  /* the caller's sizeof(tp_comparison) */
     double ratio;                 /* b / a per call: the median over interleaved pairs of stretches */
