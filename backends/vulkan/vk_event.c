@@ -6,13 +6,15 @@
  * semaphore's counter, synchronize waits for it (vkWaitSemaphores), elapsed time is
  * the two timestamps' difference in the device's ticks.
  *
- * `latest` is read under the event's lock, and query and synchronize keep nothing
- * of the record past it but its timeline and value: timelines are never destroyed
- * (vk_internal.h), so a record replaced meanwhile costs them nothing. What reads
- * the record's query (elapsed, timestamp, snapshots) takes a reference.
+ * Query, synchronize and wait need only the latest record's timeline and value,
+ * which they read without a lock (a sequence lock): timelines are never destroyed
+ * (vk_internal.h), so a record replaced meanwhile costs them nothing. What reads the
+ * record's query (elapsed, timestamp, snapshots) takes a reference under the lock.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "backends/vulkan/vk_internal.h"
+#include "common/clock.h"
+#include "common/compiler.h"
 #include "common/free_list.h"
 
 static tp_free_list event_pool = TP_FREE_LIST_INIT;
@@ -30,6 +32,9 @@ tp_status tp_vk_event_create(int device, unsigned flags, tp_event **out)
     event->head = (tp_event){.backend = tp_vk_table(), .device = {TP_DEVICE_VULKAN, device}, .flags = flags};
     pthread_mutex_init(&event->lock, NULL);
     event->latest = NULL;
+    atomic_init(&event->sequence, 0);
+    atomic_init(&event->timeline, NULL);
+    atomic_init(&event->value, 0);
     *out = &event->head;
     return TP_OK;
 }
@@ -55,17 +60,24 @@ vk_record *tp_vk_event_latest(vk_event *event)
 }
 
 /* The latest record's timeline and value, without a reference; false: never recorded. */
+/* The latest record's timeline and value, without the lock or a reference; false:
+ * never recorded. A sequence lock: a record makes `sequence` odd, writes the two,
+ * makes it even; a reader that saw it change reads again. */
 static bool latest_value(vk_event *event, const vk_timeline **timeline, uint64_t *value, const void **stream)
 {
-    pthread_mutex_lock(&event->lock);
-    vk_record *record = event->latest;
-    if (record) {
-        *timeline = record->timeline;
-        *value = record->value;
-        *stream = record->stream;
+    (void)stream;
+    for (;;) {
+        uint32_t before = atomic_load_explicit(&event->sequence, memory_order_acquire);
+        const vk_timeline *t = atomic_load_explicit(&event->timeline, memory_order_relaxed);
+        uint64_t v = atomic_load_explicit(&event->value, memory_order_relaxed);
+        atomic_thread_fence(memory_order_acquire);
+        if (TP_LIKELY(!(before & 1) && atomic_load_explicit(&event->sequence, memory_order_relaxed) == before)) {
+            *timeline = t;
+            *value = v;
+            return t != NULL;
+        }
+        tp_cpu_relax();
     }
-    pthread_mutex_unlock(&event->lock);
-    return record != NULL;
 }
 
 tp_status tp_vk_event_record(tp_event *handle, tp_stream *stream_handle)
@@ -90,6 +102,12 @@ tp_status tp_vk_event_record(tp_event *handle, tp_stream *stream_handle)
     pthread_mutex_lock(&event->lock);
     vk_record *replaced = event->latest;
     event->latest = record;
+    uint32_t sequence = atomic_load_explicit(&event->sequence, memory_order_relaxed);
+    atomic_store_explicit(&event->sequence, sequence + 1, memory_order_relaxed);
+    atomic_thread_fence(memory_order_release);
+    atomic_store_explicit(&event->timeline, record->timeline, memory_order_relaxed);
+    atomic_store_explicit(&event->value, record->value, memory_order_relaxed);
+    atomic_store_explicit(&event->sequence, sequence + 2, memory_order_release);
     pthread_mutex_unlock(&event->lock);
     if (replaced)
         tp_vk_record_unref(replaced);

@@ -86,6 +86,9 @@ struct vk_device {
     VkCommandPool commands;     /* of the records' timestamps and the flush */
     vk_timeline *free_timelines;
     struct vk_record *free_records[2]; /* [timing]: records given back (vk_record.c) */
+    /* Timing records given back before they were reached, oldest first: taken again
+     * once reached (the device may still write their query). */
+    struct vk_record *retired_first, *retired_last;
     vk_stream *default_stream;
     vk_stream *streams; /* every stream not yet freed, for device_synchronize */
     vk_flush_work flush;
@@ -249,6 +252,12 @@ typedef struct vk_event {
     tp_event head;
     pthread_mutex_t lock; /* `latest`: a record replaces it while others read it */
     vk_record *latest;    /* NULL: never recorded */
+    /* The latest record's timeline and value, for the reads that need nothing else
+     * (query, synchronize, wait), read without the lock: a sequence lock, odd while a
+     * record writes them (vk_event.c). */
+    _Atomic uint32_t sequence;
+    _Atomic(const vk_timeline *) timeline; /* NULL: never recorded */
+    _Atomic uint64_t value;
 } vk_event;
 
 tp_status tp_vk_event_create(int device, unsigned flags, tp_event **out);

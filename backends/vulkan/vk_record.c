@@ -6,7 +6,7 @@
  * comes after it (and after every earlier batch of the queue), so a reached
  * record's timestamp is there to read. Records are pooled per device with their
  * query; one whose query the device may still write goes back to the pool only
- * once it is reached (vk_notify.c).
+ * once it is reached (device->retired).
  */
 #define _POSIX_C_SOURCE 200809L
 #include "backends/vulkan/vk_internal.h"
@@ -48,8 +48,14 @@ tp_status tp_vk_record_take(vk_device *device, bool timing, const char *call, vk
 {
     pthread_mutex_lock(&device->lock);
     vk_record *record = device->free_records[timing];
-    if (record)
+    if (record) {
         device->free_records[timing] = record->next_free;
+    } else if (timing && device->retired_first && tp_vk_record_reached(device->retired_first)) {
+        record = device->retired_first;
+        device->retired_first = record->next_free;
+        if (!device->retired_first)
+            device->retired_last = NULL;
+    }
     pthread_mutex_unlock(&device->lock);
     if (!record) {
         record = calloc(1, sizeof *record);
@@ -95,9 +101,19 @@ void tp_vk_record_unref(vk_record *record)
     if (atomic_fetch_sub_explicit(&record->refs, 1, memory_order_acq_rel) != 1)
         return;
     /* A query the device may still write is not reset by another record meanwhile:
-     * given back once reached. A notice that cannot be made leaves it unpooled. */
+     * retired, taken again once reached. Records of one stream are reached in their
+     * order, so the oldest is the first to look at; a record of another stream that
+     * is late behind it only keeps the ones after it waiting (a new one is made). */
     if (record->query != VK_NULL_HANDLE && record->timeline && !tp_vk_record_reached(record)) {
-        (void)tp_vk_notify(record->timeline, record->value, give_back, record, "tp_event_record");
+        vk_device *device = record->device;
+        record->next_free = NULL;
+        pthread_mutex_lock(&device->lock);
+        if (device->retired_last)
+            device->retired_last->next_free = record;
+        else
+            device->retired_first = record;
+        device->retired_last = record;
+        pthread_mutex_unlock(&device->lock);
         return;
     }
     give_back(record);

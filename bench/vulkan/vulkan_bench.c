@@ -1,0 +1,531 @@
+/*
+ * tpevent's Vulkan backend against raw Vulkan, in one process, one table per
+ * Vulkan device.
+ *
+ * Usage: tpevent_bench_vulkan [--device vulkan:N] [--batch N] [--rounds N] [--check]
+ *
+ * How it is fair (as bench/opencl/opencl_bench.c). Each op has a tpevent side and a
+ * raw side written alike: a loop of --batch calls on objects made beforehand, each
+ * status checked, timed as a whole by one CLOCK_MONOTONIC read before and one after.
+ * The raw side has a VkDevice of its own on the same physical device (matched by
+ * name), a queue of its compute family, two timeline semaphores (its "streams") and
+ * a command buffer that writes a timestamp query, recorded once, and does per call
+ * what a program on raw Vulkan does:
+ *
+ *   record (timing)  vkQueueSubmit of the timestamp's command buffer, signalling the
+ *                    timeline's next value (tpevent: the same, with its record pooled)
+ *   record           vkQueueSubmit of an empty batch signalling the next value
+ *                    (tpevent: none at all, the stream's last value is the record)
+ *   query            vkGetSemaphoreCounterValue
+ *   synchronize      vkWaitSemaphores on a reached value
+ *   stream wait      on a reached record: vkGetSemaphoreCounterValue, and no batch
+ *                    (tpevent waits for nothing there, rule 6; a batch with the wait
+ *                    would be a submit, as the record rows show)
+ *   elapsed time     vkGetQueryPoolResults of two queries
+ *
+ * The two sides alternate batch by batch, --rounds times per op, the order flipping
+ * each round; before each batch (outside the timing) both sides' work is waited for.
+ * Reported per op: each side's median batch (ns per call) and the median of the
+ * rounds' tpevent/raw ratios with its spread (IQR). Budget (docs/design.md): each op
+ * at most 3% over raw. --check makes a missed budget the exit status (3). Exit 77: no
+ * usable Vulkan device here (the reason is printed).
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <tpevent/tpevent.h>
+
+#include <vulkan/vulkan.h>
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define EXIT_UNAVAILABLE 77
+#define EXIT_OVER_BUDGET 3
+#define BUDGET_RATIO 1.03
+
+typedef struct options {
+    const char *device; /* NULL: every Vulkan device */
+    size_t batch;
+    size_t rounds;
+    bool check;
+} options;
+
+typedef struct tp_fixture {
+    tp_stream *stream, *other;
+    tp_event *start, *end, *plain;
+} tp_fixture;
+
+/* The same, made with Vulkan directly: a stream is a timeline and its last value. */
+typedef struct raw_fixture {
+    VkInstance instance;
+    VkDevice device;
+    VkQueue queue;
+    VkCommandPool pool;
+    VkQueryPool queries;      /* 0: start, 1: end */
+    VkCommandBuffer stamp[2]; /* writes query 0, query 1 */
+    VkSemaphore timeline, other;
+    uint64_t value, other_value; /* the last value signalled on each */
+    uint64_t start_value;        /* the latest "record" of start */
+} raw_fixture;
+
+typedef struct op {
+    const char *name;
+    void (*tp_batch)(tp_fixture *f, size_t n);
+    void (*raw_batch)(raw_fixture *r, size_t n);
+} op;
+
+static uint64_t now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static void check_tp(tp_status status, const char *what)
+{
+    if (status != TP_OK) {
+        fprintf(stderr, "tpevent_bench_vulkan: %s: %s: %s\n", what, tp_status_name(status), tp_last_error());
+        exit(1);
+    }
+}
+
+static void check_raw(VkResult result, const char *what)
+{
+    if (result != VK_SUCCESS) {
+        fprintf(stderr, "tpevent_bench_vulkan: %s: VkResult %d\n", what, (int)result);
+        exit(1);
+    }
+}
+
+/* ---------------------------------------------------------------- the ops */
+
+static void tp_record_timing(tp_fixture *f, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        check_tp(tp_event_record(f->start, f->stream), "tp_event_record");
+}
+
+/* One batch: optional commands, an optional wait, the signal of the next value. */
+static void raw_submit(raw_fixture *r, VkCommandBuffer commands, VkSemaphore wait, uint64_t wait_value,
+                       VkSemaphore signal, uint64_t *signal_value)
+{
+    static const VkPipelineStageFlags all = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
+    uint64_t next = *signal_value + 1;
+    VkTimelineSemaphoreSubmitInfo values = {.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
+                                            .waitSemaphoreValueCount = wait ? 1 : 0,
+                                            .pWaitSemaphoreValues = &wait_value,
+                                            .signalSemaphoreValueCount = 1,
+                                            .pSignalSemaphoreValues = &next};
+    VkSubmitInfo info = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                         .pNext = &values,
+                         .waitSemaphoreCount = wait ? 1 : 0,
+                         .pWaitSemaphores = &wait,
+                         .pWaitDstStageMask = &all,
+                         .commandBufferCount = commands ? 1 : 0,
+                         .pCommandBuffers = &commands,
+                         .signalSemaphoreCount = 1,
+                         .pSignalSemaphores = &signal};
+    check_raw(vkQueueSubmit(r->queue, 1, &info, VK_NULL_HANDLE), "vkQueueSubmit");
+    *signal_value = next;
+}
+
+/* A command buffer runs once at a time: the last record's is waited for first, as
+ * tpevent's pool gives a record a query the device is done with. */
+static void raw_wait_value(raw_fixture *r, VkSemaphore semaphore, uint64_t value)
+{
+    VkSemaphoreWaitInfo info = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
+                                .semaphoreCount = 1,
+                                .pSemaphores = &semaphore,
+                                .pValues = &value};
+    check_raw(vkWaitSemaphores(r->device, &info, UINT64_MAX), "vkWaitSemaphores");
+}
+
+static void raw_record_timing(raw_fixture *r, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        raw_submit(r, r->stamp[i % 2], VK_NULL_HANDLE, 0, r->timeline, &r->value);
+        r->start_value = r->value;
+    }
+}
+
+static void tp_record_plain(tp_fixture *f, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        check_tp(tp_event_record(f->plain, f->stream), "tp_event_record");
+}
+
+static void raw_record_plain(raw_fixture *r, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        raw_submit(r, VK_NULL_HANDLE, VK_NULL_HANDLE, 0, r->timeline, &r->value);
+        r->start_value = r->value;
+    }
+}
+
+static void tp_query(tp_fixture *f, size_t n)
+{
+    bool done = false;
+    for (size_t i = 0; i < n; i++)
+        check_tp(tp_event_query(f->start, &done), "tp_event_query");
+}
+
+static void raw_query(raw_fixture *r, size_t n)
+{
+    uint64_t value = 0;
+    volatile bool done = false;
+    for (size_t i = 0; i < n; i++) {
+        check_raw(vkGetSemaphoreCounterValue(r->device, r->timeline, &value), "vkGetSemaphoreCounterValue");
+        done = value >= r->start_value;
+    }
+    (void)done;
+}
+
+static void tp_synchronize(tp_fixture *f, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        check_tp(tp_event_synchronize(f->start), "tp_event_synchronize");
+}
+
+static void raw_synchronize(raw_fixture *r, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        raw_wait_value(r, r->timeline, r->start_value);
+}
+
+static void tp_wait(tp_fixture *f, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        check_tp(tp_stream_wait_event(f->other, f->end), "tp_stream_wait_event");
+}
+
+/* The end record, reached (the settle waited for it): a batch only where it is not. */
+static void raw_wait(raw_fixture *r, size_t n)
+{
+    uint64_t reached = 0;
+    for (size_t i = 0; i < n; i++) {
+        check_raw(vkGetSemaphoreCounterValue(r->device, r->timeline, &reached), "vkGetSemaphoreCounterValue");
+        if (reached < r->value)
+            raw_submit(r, VK_NULL_HANDLE, r->timeline, r->value, r->other, &r->other_value);
+    }
+}
+
+static void tp_elapsed(tp_fixture *f, size_t n)
+{
+    float ms;
+    for (size_t i = 0; i < n; i++)
+        check_tp(tp_event_elapsed_time(f->start, f->end, &ms), "tp_event_elapsed_time");
+}
+
+static void raw_elapsed(raw_fixture *r, size_t n)
+{
+    uint64_t stamps[2] = {0, 0};
+    volatile float ms = 0;
+    for (size_t i = 0; i < n; i++) {
+        check_raw(vkGetQueryPoolResults(r->device, r->queries, 0, 2, sizeof stamps, stamps, sizeof stamps[0],
+                                        VK_QUERY_RESULT_64_BIT),
+                  "vkGetQueryPoolResults");
+        ms = (float)((double)(int64_t)(stamps[1] - stamps[0]) / 1e6);
+    }
+    (void)ms;
+}
+
+static const op ops[] = {
+    {"record (timing)", tp_record_timing, raw_record_timing},
+    {"record", tp_record_plain, raw_record_plain},
+    {"query (completed)", tp_query, raw_query},
+    {"synchronize (completed)", tp_synchronize, raw_synchronize},
+    {"stream wait (reached)", tp_wait, raw_wait},
+    {"elapsed time", tp_elapsed, raw_elapsed},
+};
+#define OP_COUNT (sizeof ops / sizeof ops[0])
+
+/* ------------------------------------------------------------- fixtures */
+
+static void tp_fixture_open(tp_fixture *f, const char *device)
+{
+    check_tp(tp_stream_create(&f->stream, device, 0), "tp_stream_create");
+    check_tp(tp_stream_create(&f->other, device, 0), "tp_stream_create");
+    check_tp(tp_event_create(&f->start, device, TP_EVENT_TIMING), "tp_event_create");
+    check_tp(tp_event_create(&f->end, device, TP_EVENT_TIMING), "tp_event_create");
+    check_tp(tp_event_create(&f->plain, device, TP_EVENT_DEFAULT), "tp_event_create");
+}
+
+static void tp_fixture_close(tp_fixture *f)
+{
+    check_tp(tp_stream_synchronize(f->other), "tp_stream_synchronize");
+    check_tp(tp_stream_synchronize(f->stream), "tp_stream_synchronize");
+    check_tp(tp_event_destroy(f->plain), "tp_event_destroy");
+    check_tp(tp_event_destroy(f->end), "tp_event_destroy");
+    check_tp(tp_event_destroy(f->start), "tp_event_destroy");
+    check_tp(tp_stream_destroy(f->other), "tp_stream_destroy");
+    check_tp(tp_stream_destroy(f->stream), "tp_stream_destroy");
+}
+
+/* Both timing events recorded once more, in order, and reached; outside the timing. */
+static void tp_fixture_settle(tp_fixture *f)
+{
+    check_tp(tp_stream_synchronize(f->other), "tp_stream_synchronize");
+    check_tp(tp_event_record(f->start, f->stream), "tp_event_record");
+    check_tp(tp_event_record(f->end, f->stream), "tp_event_record");
+    check_tp(tp_stream_synchronize(f->stream), "tp_stream_synchronize");
+}
+
+static void raw_fixture_settle(raw_fixture *r)
+{
+    raw_wait_value(r, r->other, r->other_value);
+    raw_wait_value(r, r->timeline, r->value);
+    raw_submit(r, r->stamp[0], VK_NULL_HANDLE, 0, r->timeline, &r->value);
+    r->start_value = r->value;
+    raw_submit(r, r->stamp[1], VK_NULL_HANDLE, 0, r->timeline, &r->value);
+    raw_wait_value(r, r->timeline, r->value);
+}
+
+static VkSemaphore raw_timeline(VkDevice device)
+{
+    VkSemaphoreTypeCreateInfo type = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
+                                      .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE};
+    VkSemaphoreCreateInfo info = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, .pNext = &type};
+    VkSemaphore semaphore = VK_NULL_HANDLE;
+    check_raw(vkCreateSemaphore(device, &info, NULL, &semaphore), "vkCreateSemaphore");
+    return semaphore;
+}
+
+/* The physical device named `name` (tpevent's device), its compute family. */
+static VkPhysicalDevice raw_physical(VkInstance instance, const char *name, uint32_t *family)
+{
+    VkPhysicalDevice all[64];
+    uint32_t count = 64;
+    check_raw(vkEnumeratePhysicalDevices(instance, &count, all), "vkEnumeratePhysicalDevices");
+    for (uint32_t i = 0; i < count; i++) {
+        VkPhysicalDeviceProperties properties;
+        vkGetPhysicalDeviceProperties(all[i], &properties);
+        if (strcmp(properties.deviceName, name) != 0)
+            continue;
+        VkQueueFamilyProperties families[16];
+        uint32_t family_count = 16;
+        vkGetPhysicalDeviceQueueFamilyProperties(all[i], &family_count, families);
+        for (uint32_t j = 0; j < family_count; j++)
+            if (families[j].queueFlags & VK_QUEUE_COMPUTE_BIT) {
+                *family = j;
+                return all[i];
+            }
+    }
+    fprintf(stderr, "tpevent_bench_vulkan: no physical device named %s with compute\n", name);
+    exit(1);
+}
+
+static void raw_fixture_open(raw_fixture *r, const char *name)
+{
+    *r = (raw_fixture){0};
+    VkApplicationInfo application = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO, .apiVersion = VK_API_VERSION_1_2};
+    VkInstanceCreateInfo instance = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, .pApplicationInfo = &application};
+    check_raw(vkCreateInstance(&instance, NULL, &r->instance), "vkCreateInstance");
+    uint32_t family = 0;
+    VkPhysicalDevice physical = raw_physical(r->instance, name, &family);
+    float priority = 1.0f;
+    VkDeviceQueueCreateInfo queue = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
+                                     .queueFamilyIndex = family,
+                                     .queueCount = 1,
+                                     .pQueuePriorities = &priority};
+    VkPhysicalDeviceVulkan12Features features = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+                                                 .timelineSemaphore = VK_TRUE};
+    VkDeviceCreateInfo device = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+                                 .pNext = &features,
+                                 .queueCreateInfoCount = 1,
+                                 .pQueueCreateInfos = &queue};
+    check_raw(vkCreateDevice(physical, &device, NULL, &r->device), "vkCreateDevice");
+    vkGetDeviceQueue(r->device, family, 0, &r->queue);
+    VkCommandPoolCreateInfo pool = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, .queueFamilyIndex = family};
+    check_raw(vkCreateCommandPool(r->device, &pool, NULL, &r->pool), "vkCreateCommandPool");
+    VkQueryPoolCreateInfo queries = {
+        .sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO, .queryType = VK_QUERY_TYPE_TIMESTAMP, .queryCount = 2};
+    check_raw(vkCreateQueryPool(r->device, &queries, NULL, &r->queries), "vkCreateQueryPool");
+    VkCommandBufferAllocateInfo allocate = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                            .commandPool = r->pool,
+                                            .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                                            .commandBufferCount = 2};
+    check_raw(vkAllocateCommandBuffers(r->device, &allocate, r->stamp), "vkAllocateCommandBuffers");
+    for (uint32_t i = 0; i < 2; i++) {
+        VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+                                          .flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT};
+        check_raw(vkBeginCommandBuffer(r->stamp[i], &begin), "vkBeginCommandBuffer");
+        vkCmdResetQueryPool(r->stamp[i], r->queries, i, 1);
+        vkCmdWriteTimestamp(r->stamp[i], VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, r->queries, i);
+        check_raw(vkEndCommandBuffer(r->stamp[i]), "vkEndCommandBuffer");
+    }
+    r->timeline = raw_timeline(r->device);
+    r->other = raw_timeline(r->device);
+}
+
+static void raw_fixture_close(raw_fixture *r)
+{
+    check_raw(vkDeviceWaitIdle(r->device), "vkDeviceWaitIdle");
+    vkDestroySemaphore(r->device, r->other, NULL);
+    vkDestroySemaphore(r->device, r->timeline, NULL);
+    vkDestroyQueryPool(r->device, r->queries, NULL);
+    vkDestroyCommandPool(r->device, r->pool, NULL);
+    vkDestroyDevice(r->device, NULL);
+    vkDestroyInstance(r->instance, NULL);
+}
+
+/* ------------------------------------------------------------ statistics */
+
+static int compare_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The q-quantile (0..1) of values, which it sorts. */
+static double quantile(double *values, size_t count, double q)
+{
+    qsort(values, count, sizeof *values, compare_double);
+    double position = q * (double)(count - 1);
+    size_t below = (size_t)position;
+    if (below + 1 >= count)
+        return values[count - 1];
+    double weight = position - (double)below;
+    return values[below] * (1 - weight) + values[below + 1] * weight;
+}
+
+/* ------------------------------------------------------------------ main */
+
+static double time_tp_batch(const op *o, tp_fixture *f, size_t batch)
+{
+    tp_fixture_settle(f);
+    uint64_t t0 = now_ns();
+    o->tp_batch(f, batch);
+    uint64_t t1 = now_ns();
+    return (double)(t1 - t0) / (double)batch;
+}
+
+static double time_raw_batch(const op *o, raw_fixture *r, size_t batch)
+{
+    raw_fixture_settle(r);
+    uint64_t t0 = now_ns();
+    o->raw_batch(r, batch);
+    uint64_t t1 = now_ns();
+    return (double)(t1 - t0) / (double)batch;
+}
+
+/* One device's table; the number of ops over budget. */
+static int bench_device(const char *device, const options *opt, double *tp_ns, double *raw_ns, double *ratios)
+{
+    size_t rounds = opt->rounds;
+    char name[256] = "?";
+    check_tp(tp_device_name(device, name, sizeof name), "tp_device_name");
+    tp_fixture f;
+    raw_fixture r;
+    tp_fixture_open(&f, device);
+    raw_fixture_open(&r, name);
+    for (size_t o = 0; o < OP_COUNT; o++) { /* warm-up: pools filled, code loaded */
+        (void)time_tp_batch(&ops[o], &f, opt->batch);
+        (void)time_raw_batch(&ops[o], &r, opt->batch);
+    }
+    for (size_t round = 0; round < rounds; round++) {
+        for (size_t o = 0; o < OP_COUNT; o++) {
+            double *tp_sample = &tp_ns[o * rounds + round], *raw_sample = &raw_ns[o * rounds + round];
+            if (round % 2 == 0) {
+                *tp_sample = time_tp_batch(&ops[o], &f, opt->batch);
+                *raw_sample = time_raw_batch(&ops[o], &r, opt->batch);
+            } else {
+                *raw_sample = time_raw_batch(&ops[o], &r, opt->batch);
+                *tp_sample = time_tp_batch(&ops[o], &f, opt->batch);
+            }
+            ratios[o * rounds + round] = *tp_sample / *raw_sample;
+        }
+    }
+    raw_fixture_close(&r);
+    tp_fixture_close(&f);
+
+    printf("tpevent Vulkan backend vs raw Vulkan on %s: %s\n", device, name);
+    printf(
+        "%zu interleaved rounds per op; a sample is one batch of %zu calls timed as a whole (ns per call);\n"
+        "medians per side; ratio: median of the rounds' tpevent/raw, IQR its spread\n\n",
+        rounds, opt->batch);
+    printf("%-26s %11s %9s %8s %8s  %s\n", "op", "tpevent ns", "raw ns", "ratio", "IQR", "budget");
+    int over = 0;
+    for (size_t o = 0; o < OP_COUNT; o++) {
+        double tp_median = quantile(tp_ns + o * rounds, rounds, 0.5);
+        double raw_median = quantile(raw_ns + o * rounds, rounds, 0.5);
+        double *op_ratios = ratios + o * rounds;
+        double ratio = quantile(op_ratios, rounds, 0.5);
+        double iqr = quantile(op_ratios, rounds, 0.75) - quantile(op_ratios, rounds, 0.25);
+        bool ok = ratio <= BUDGET_RATIO;
+        over += !ok;
+        printf("%-26s %11.1f %9.1f %8.3f %8.3f  <= %.2f: %s\n", ops[o].name, tp_median, raw_median, ratio, iqr,
+               BUDGET_RATIO, ok ? "ok" : "OVER");
+    }
+    printf("\n%s\n\n", over ? "budget: missed (see above)" : "budget: met for every op");
+    return over;
+}
+
+static bool parse_size(const char *text, size_t *out)
+{
+    char *end = NULL;
+    unsigned long long value = strtoull(text, &end, 10);
+    if (!*text || *end || value == 0)
+        return false;
+    *out = (size_t)value;
+    return true;
+}
+
+static bool parse_options(int argc, char **argv, options *opt)
+{
+    *opt = (options){.device = NULL, .batch = 100, .rounds = 101, .check = false};
+    for (int i = 1; i < argc; i++) {
+        const char *value = i + 1 < argc ? argv[i + 1] : "";
+        if (strcmp(argv[i], "--device") == 0 && i + 1 < argc)
+            opt->device = argv[++i];
+        else if (strcmp(argv[i], "--batch") == 0 && parse_size(value, &opt->batch))
+            i++;
+        else if (strcmp(argv[i], "--rounds") == 0 && parse_size(value, &opt->rounds))
+            i++;
+        else if (strcmp(argv[i], "--check") == 0)
+            opt->check = true;
+        else
+            return false;
+    }
+    return true;
+}
+
+int main(int argc, char **argv)
+{
+    options opt;
+    if (!parse_options(argc, argv, &opt)) {
+        fprintf(stderr, "usage: %s [--device vulkan:N] [--batch N] [--rounds N] [--check]\n", argv[0]);
+        return 2;
+    }
+    const char *reason = NULL;
+    if (tp_backend_status("vulkan", &reason) != TP_OK) {
+        printf("skipped: the Vulkan backend is not usable here: %s\n", reason);
+        return EXIT_UNAVAILABLE;
+    }
+    int count = 0;
+    check_tp(tp_device_count("vulkan", &count), "tp_device_count");
+    size_t rounds = opt.rounds;
+    double *tp_ns = malloc(OP_COUNT * rounds * sizeof *tp_ns);
+    double *raw_ns = malloc(OP_COUNT * rounds * sizeof *raw_ns);
+    double *ratios = malloc(OP_COUNT * rounds * sizeof *ratios);
+    if (!tp_ns || !raw_ns || !ratios) {
+        fprintf(stderr, "tpevent_bench_vulkan: out of memory for %zu rounds\n", rounds);
+        return 1;
+    }
+    int over = 0;
+    if (opt.device) {
+        over += bench_device(opt.device, &opt, tp_ns, raw_ns, ratios);
+    } else {
+        for (int index = 0; index < count; index++) {
+            char device[32];
+            snprintf(device, sizeof device, "vulkan:%d", index);
+            over += bench_device(device, &opt, tp_ns, raw_ns, ratios);
+        }
+    }
+    free(ratios);
+    free(raw_ns);
+    free(tp_ns);
+    return opt.check && over ? EXIT_OVER_BUDGET : 0;
+}
