@@ -205,6 +205,24 @@ TEST(socket_forged_and_corrupted_messages_refused)
     close(pair[0]);
     close(pair[1]);
 
+    /* A message of a backend without the socket path (OpenCL): refused with the
+     * reason, its descriptor closed. */
+    m = good;
+    m.bytes[6] = TP_DEVICE_OPENCL;
+    m.bytes[7] = 0;
+    reseal(&m);
+    CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) == 0);
+    before = open_descriptors();
+    send_raw(pair[0], m.bytes, MESSAGE_SIZE, &m.fd, 1);
+    received = NULL;
+    tp_status status = tp_event_ipc_recv(&received, pair[1], NULL);
+    CHECK(status == TP_ERR_UNSUPPORTED || status == TP_ERR_BACKEND_UNAVAILABLE);
+    CHECK(received == NULL);
+    CHECK_ERROR_MENTIONS("opencl");
+    CHECK(open_descriptors() == before);
+    close(pair[0]);
+    close(pair[1]);
+
     /* Unharmed: the real message is still received. */
     expect_refused(env->device, SOCK_DGRAM, good.bytes, MESSAGE_SIZE - 1, &good.fd, 1, false, "127 bytes");
     CHECK(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) == 0);
