@@ -51,6 +51,7 @@ import time
 import traceback
 
 import compare_gpu  # beside this file: the compare part
+import sm_clock_gpu  # beside this file: the SM clock part
 
 SPIN_PTX = b"""
 .version 7.8
@@ -567,6 +568,7 @@ def main(argv):
     part("spin kernels", spin_kernels, ctx)
     part("the 16 MB read", l2_read, ctx)
     part("compare", compare_gpu.compare_trials, ctx, SpinKernel, timed)
+    part("the SM clock", sm_clock_gpu.clock_check, ctx, SpinKernel)
     if "--no-ncu" not in argv:
         part("the ncu reference", ncu_table, ctx)
     print(f"{time.perf_counter() - began:.0f} s in all")
