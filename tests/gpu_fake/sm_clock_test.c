@@ -95,7 +95,8 @@ int main(int argc, char **argv)
         tp_measurement m = measure(0);
         expect_full_clock(&m);
         EXPECT(m.sm_clock_low == 0);
-        EXPECT(strstr(m.sm_clock_note, "warm-up: the SM clock went from 345 to 1980 MHz after 3 stretches not kept") != NULL);
+        EXPECT(strstr(m.sm_clock_note, "warm-up: the SM clock went from 345 to 1980 MHz after 3 stretches not kept") !=
+               NULL);
     } else if (strcmp(which, "no_max") == 0) {
         tp_measurement m = measure(0);
         expect_full_clock(&m);
