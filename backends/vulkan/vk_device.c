@@ -86,6 +86,7 @@ uint64_t tp_vk_timeline_counter(const vk_timeline *timeline)
 {
     uint64_t value = 0;
     (void)vkGetSemaphoreCounterValue(timeline->device->device, timeline->semaphore, &value);
+    tp_vk_tsan_acquire(timeline);
     return value;
 }
 
@@ -116,8 +117,10 @@ tp_status tp_vk_timeline_wait(const vk_timeline *timeline, uint64_t value, bool 
                                 .pValues = &value};
     for (;;) {
         VkResult result = vkWaitSemaphores(timeline->device->device, &info, UINT64_MAX);
-        if (result == VK_SUCCESS)
+        if (result == VK_SUCCESS) {
+            tp_vk_tsan_acquire(timeline);
             return TP_OK;
+        }
         if (result != VK_TIMEOUT)
             return tp_vk_fail(call, "vkWaitSemaphores", result);
     }
@@ -196,6 +199,8 @@ tp_status tp_vk_submit(vk_device *device, const vk_batch *batches, uint32_t coun
                 .pSignalSemaphores = &b->signal->semaphore,
             };
         }
+        for (uint32_t i = 0; i < n; i++)
+            tp_vk_tsan_release(batches[done + i].signal);
         pthread_mutex_lock(&device->queue_lock);
         VkResult result = vkQueueSubmit(device->queue, n, infos, VK_NULL_HANDLE);
         pthread_mutex_unlock(&device->queue_lock);

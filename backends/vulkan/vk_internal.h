@@ -35,6 +35,32 @@ typedef struct vk_device vk_device;
 typedef struct vk_stream vk_stream;
 
 /*
+ * What a submission's signal orders, told to ThreadSanitizer. A thread that sees a
+ * timeline reach a value (its counter, vkWaitSemaphores) sees everything the thread
+ * that submitted the value did before: the driver's threads carry that order, but a
+ * driver not built with TSan (lavapipe) carries it through futexes TSan does not see,
+ * and a host function's writes then read as racing with the thread that waited for
+ * the record after it. The submitter releases on the timeline before vkQueueSubmit,
+ * a reader acquires after it read the counter. Nothing without TSan.
+ */
+#if defined(__SANITIZE_THREAD__)
+#define TP_VK_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TP_VK_TSAN 1
+#endif
+#endif
+#ifdef TP_VK_TSAN
+void __tsan_acquire(void *addr);
+void __tsan_release(void *addr);
+#define tp_vk_tsan_release(timeline) __tsan_release((void *)(timeline))
+#define tp_vk_tsan_acquire(timeline) __tsan_acquire((void *)(timeline))
+#else
+#define tp_vk_tsan_release(timeline) ((void)(timeline))
+#define tp_vk_tsan_acquire(timeline) ((void)(timeline))
+#endif
+
+/*
  * A timeline semaphore and the values given out on it. A stream signals a new
  * value with each submission; a record is (timeline, value), reached once the
  * semaphore's counter is at the value. Timelines are never destroyed while the

@@ -106,6 +106,7 @@ void tp_vk_stream_close(vk_stream *stream)
 static void signal_from_host(vk_stream *stream, const vk_batch *batches, uint32_t count)
 {
     for (uint32_t i = 0; i < count; i++) {
+        tp_vk_tsan_release(batches[i].signal);
         VkSemaphoreSignalInfo info = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO,
                                       .semaphore = batches[i].signal->semaphore,
                                       .value = batches[i].signal_value};
