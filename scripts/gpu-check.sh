@@ -60,7 +60,7 @@ if ! cmake --build "$build" -j "$jobs" >"$build_log" 2>&1; then
   grep -E 'error' "$build_log" | head -20
   build_note="BUILD INCOMPLETE: some targets failed (see $build_log)"
   if ! cmake --build "$build" -j "$jobs" --target tpevent tpevent_cuda tpevent_bench_cuda \
-         tpevent_bench_timestamp tpevent_bench_timestamp_cuda tpevent_bench_cross_wait tpevent_bench_hold tpevent_bench_graph tpevent_bench_measure_cpu tpevent_conformance tpevent_gpu_test_cuda \
+         tpevent_bench_timestamp tpevent_bench_timestamp_cuda tpevent_bench_cross_wait tpevent_bench_hold tpevent_bench_graph tpevent_bench_host_fn tpevent_bench_measure_cpu tpevent_conformance tpevent_gpu_test_cuda \
          tpevent_gpu_measure_test_cuda tpevent_gpu_clock_after_idle tpevent_bench_trace tpevent_ncu_ranges \
          tpevent_bench_ipc_wait >>"$build_log" 2>&1; then
     echo "gpu-check: the CUDA backend, its tests or its benchmark do not build"
@@ -132,6 +132,13 @@ hold_log="$out/gpu-check-hold-bench.log"
 step "hold benchmark ($hold_log)"
 timeout 120 "$build/bin/tpevent_bench_hold" ${HOLD_BENCH_ARGS:-} >"$hold_log" 2>&1
 echo "exit status $?" >>"$hold_log"
+
+# Rule 15's latency (issue 53): launch to fn start on an idle stream, tpevent's
+# host functions against raw cudaLaunchHostFunc's, budget 1.3x.
+host_fn_log="$out/gpu-check-host-fn-bench.log"
+step "host function latency benchmark ($host_fn_log)"
+timeout 120 "$build/bin/tpevent_bench_host_fn" >"$host_fn_log" 2>&1
+echo "exit status $?" >>"$host_fn_log"
 
 # Rule 16's numbers: a captured sequence of N/2 external records and N/2 host
 # functions launched as a graph, against the same submitted one by one, N = 16, 256
@@ -364,6 +371,9 @@ group_line() { # label, name pattern
   echo
   echo "graph benchmark:"
   cat "$graph_log"
+  echo
+  echo "host function latency (issue 53: launch to fn start within 1.3x of raw):"
+  cat "$host_fn_log"
   echo
   echo "OpenCL benchmark:"
   cat "$opencl_bench_log"

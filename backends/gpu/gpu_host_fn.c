@@ -16,6 +16,10 @@
  * wait, which sleeps), runs fn, and stores seq into the counter, which releases the
  * stream. Later work on the stream waits for fn to return; nothing else does: no
  * runtime thread is blocked, so other streams' host functions and work go on.
+ * The thread is woken as a launch begins, not once its runtime calls are done, and
+ * spins a while (TP_SPIN_NS) for the next item before it sleeps (wait_for_work):
+ * from launch to fn on an idle stream costs then what the runtime's callback
+ * thread takes, not that plus a futex wake-up.
  *
  * Why an event, not a tiny cudaLaunchHostFunc callback that wakes the thread: that
  * callback would run on the runtime's one callback thread, where whatever else
@@ -101,6 +105,11 @@ struct gpu_host_queue {
     uint64_t gates_reached, gates_done;
     unsigned gates_unreturned;
     pthread_cond_t gate_changed;
+    /* Launches that took room in the ring and have not pushed their item yet (under
+     * lock): the first wakes a sleeping thread, whose wake-up then overlaps the
+     * launch's runtime calls instead of following them. */
+    unsigned incoming;
+    atomic_size_t pushes; /* items pushed so far: the thread's spin reads it without the lock */
     bool worker_idle;
     bool closed; /* the stream was destroyed: drain, then free */
     /* Set at creation. */
@@ -176,6 +185,48 @@ static void gate_main(void *arg)
     pthread_mutex_unlock(&q->lock);
 }
 
+typedef struct push_watch {
+    const gpu_host_queue *q;
+    size_t seen;
+} push_watch;
+
+static bool item_pushed(const void *arg)
+{
+    const push_watch *w = arg;
+    return atomic_load_explicit(&w->q->pushes, memory_order_relaxed) != w->seen;
+}
+
+/*
+ * Under q->lock, with nothing queued: until an item comes or the stream is
+ * closed. The thread spins once (TP_SPIN_NS, the lock left) before it sleeps
+ * where an item is a few us away: a launch is under way (it woke the thread
+ * before its runtime calls), or an item just ran (a program that launches and
+ * synchronizes in turn launches again within the release and its synchronize).
+ * A futex wake-up costs several us, the larger part of an idle stream's latency
+ * from launch to fn against the runtime's own callback thread. Once only: a
+ * launch blocked in the runtime (the device's queue for the stream full) does
+ * not keep the thread spinning.
+ */
+static void wait_for_work(gpu_host_queue *q, bool just_ran)
+{
+    bool may_spin = just_ran || q->incoming > 0;
+    while (q->count == 0 && !q->closed) {
+        if (may_spin) {
+            push_watch watch = {q, atomic_load_explicit(&q->pushes, memory_order_relaxed)};
+            pthread_mutex_unlock(&q->lock);
+            (void)tp_spin_until(item_pushed, &watch, TP_SPIN_NS);
+            pthread_mutex_lock(&q->lock);
+            may_spin = false;
+            if (q->count > 0 || q->closed)
+                break;
+        }
+        q->worker_idle = true;
+        pthread_cond_wait(&q->work_ready, &q->lock);
+        q->worker_idle = false;
+        may_spin = q->incoming > 0;
+    }
+}
+
 static void *worker_main(void *arg)
 {
     gpu_host_queue *q = arg;
@@ -194,12 +245,8 @@ static void *worker_main(void *arg)
     rt_thread_relax_capture();
 
     pthread_mutex_lock(&q->lock);
-    for (;;) {
-        while (q->count == 0 && !q->closed) {
-            q->worker_idle = true;
-            pthread_cond_wait(&q->work_ready, &q->lock);
-            q->worker_idle = false;
-        }
+    for (bool just_ran = false;; just_ran = true) {
+        wait_for_work(q, just_ran);
         if (q->count == 0)
             break; /* destroyed and drained */
         host_item item = q->ring[q->first];
@@ -261,6 +308,7 @@ static tp_status queue_create(gpu_stream *stream, gpu_host_queue **out)
     }
     q->device = stream->device;
     q->native = stream->native;
+    atomic_init(&q->pushes, 0);
     if (q->held_on_device)
         q->submitted = atomic_load_explicit(q->counter.host, memory_order_relaxed);
     pthread_mutex_init(&q->submit_lock, NULL);
@@ -323,10 +371,26 @@ static tp_status ring_grow(gpu_host_queue *q)
 }
 
 /* Under q->lock: room in the ring for the item a launch is about to push (only
- * launches push, one at a time under submit_lock, so the room stays). */
+ * launches push, one at a time under submit_lock, so the room stays). The launch
+ * is then incoming until it pushes or gives up (ring_abandon); a sleeping thread
+ * is woken now, so that its wake-up overlaps the launch's runtime calls. */
 static tp_status ring_reserve(gpu_host_queue *q)
 {
-    return q->count == q->capacity ? ring_grow(q) : TP_OK;
+    tp_status status = q->count == q->capacity ? ring_grow(q) : TP_OK;
+    if (status == TP_OK) {
+        q->incoming++;
+        if (q->worker_idle)
+            pthread_cond_signal(&q->work_ready);
+    }
+    return status;
+}
+
+/* A launch that reserved gave up: nothing will be pushed. */
+static void ring_abandon(gpu_host_queue *q)
+{
+    pthread_mutex_lock(&q->lock);
+    q->incoming--;
+    pthread_mutex_unlock(&q->lock);
 }
 
 static void ring_push(gpu_host_queue *q, host_item item)
@@ -334,6 +398,8 @@ static void ring_push(gpu_host_queue *q, host_item item)
     pthread_mutex_lock(&q->lock);
     q->ring[(q->first + q->count) & (q->capacity - 1)] = item;
     q->count++;
+    q->incoming--;
+    atomic_fetch_add_explicit(&q->pushes, 1, memory_order_relaxed);
     if (q->worker_idle)
         pthread_cond_signal(&q->work_ready);
     pthread_mutex_unlock(&q->lock);
@@ -360,8 +426,10 @@ static tp_status enqueue_held_on_device(gpu_host_queue *q, void (*fn)(void *), v
         return status;
     if (!reached) {
         status = gpu_pool_take(q->device, TP_EVENT_BLOCKING, &reached);
-        if (status != TP_OK)
+        if (status != TP_OK) {
+            ring_abandon(q);
             return status;
+        }
     }
     uint64_t seq = q->submitted + 1;
     const char *call = RT_CALL("EventRecord");
@@ -372,6 +440,7 @@ static tp_status enqueue_held_on_device(gpu_host_queue *q, void (*fn)(void *), v
     }
     if (TP_UNLIKELY(e != RT_SUCCESS)) {
         gpu_pool_give(q->device, TP_EVENT_BLOCKING, reached, true);
+        ring_abandon(q);
         return gpu_fail_call(call, e);
     }
     q->submitted = seq;
@@ -394,6 +463,7 @@ static tp_status enqueue_behind_gate(gpu_host_queue *q, void (*fn)(void *), void
     if (TP_UNLIKELY(e != RT_SUCCESS)) {
         pthread_mutex_lock(&q->lock);
         q->gates_unreturned--;
+        q->incoming--;
         pthread_mutex_unlock(&q->lock);
         return gpu_fail_call(RT_CALL("LaunchHostFunc"), e);
     }
