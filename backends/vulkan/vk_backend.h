@@ -16,7 +16,9 @@
  * the caller is not part of the stream. tp_stream_from_native is not offered.
  *
  * Records are values of the stream's timeline: without timing no batch at all
- * (the stream's last value), with timing a batch that writes a timestamp query.
+ * (the stream's last value), with timing a batch that writes a timestamp query at
+ * the bottom of the pipe (lavapipe: at the top, after its compute and transfer
+ * commands all the same; vk_device.c, stamp_stage).
  * Query reads the semaphore's counter (vkGetSemaphoreCounterValue), synchronize
  * spins TP_SPIN_NS and then, with TP_EVENT_BLOCKING, sleeps in vkWaitSemaphores
  * (else yields between reads). tp_event_native is the latest record's timeline

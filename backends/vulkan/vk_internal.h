@@ -101,7 +101,10 @@ struct vk_device {
     uint32_t family; /* a queue family with compute */
     VkQueue queue;
     char name[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE + 64];
-    double tick_ns;      /* timestampPeriod */
+    double tick_ns; /* timestampPeriod */
+    /* Where a record's timestamp is written: the bottom of the pipe, after all earlier
+     * work; on lavapipe the top (vk_device.c says why). */
+    VkPipelineStageFlagBits stamp_stage;
     uint32_t valid_bits; /* of the family's timestamps */
     bool calibrated;     /* VK_EXT_calibrated_timestamps with CLOCK_MONOTONIC */
     PFN_vkGetCalibratedTimestampsEXT get_calibrated;

@@ -32,7 +32,7 @@ static tp_status query_make(vk_device *device, vk_record *record, const char *ca
     if (result == VK_SUCCESS &&
         (step = "vkBeginCommandBuffer", result = vkBeginCommandBuffer(record->stamp, &begin)) == VK_SUCCESS) {
         vkCmdResetQueryPool(record->stamp, record->query, 0, 1);
-        vkCmdWriteTimestamp(record->stamp, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, record->query, 0);
+        vkCmdWriteTimestamp(record->stamp, device->stamp_stage, record->query, 0);
         step = "vkEndCommandBuffer";
         result = vkEndCommandBuffer(record->stamp);
     }

@@ -185,7 +185,7 @@ static bool join_commands(vk_stream *stream, vk_batch *batch, const vk_batch *ta
     for (uint32_t i = 0; i < count; i++) {
         if (tasks[i].stamp) {
             vkCmdResetQueryPool(joined, tasks[i].stamp, 0, 1);
-            vkCmdWriteTimestamp(joined, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, tasks[i].stamp, 0);
+            vkCmdWriteTimestamp(joined, stream->device->stamp_stage, tasks[i].stamp, 0);
         } else if (tasks[i].fill) {
             vkCmdFillBuffer(joined, flush->buffer, 0, VK_WHOLE_SIZE, 0x5a5a5a5au);
         }

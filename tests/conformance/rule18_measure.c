@@ -256,9 +256,7 @@ TEST(rule18_measure_converges_after_min_time_and_min_samples)
     CHECK(m.converged && m.samples >= options.min_samples);
     if (m.note[0] != '\0')
         check_failed(__FILE__, __LINE__, "a note where nothing was given up: %s", m.note);
-    /* Hot: the sum of the intervals, each sample's floor in (lavapipe's floor, a
-     * timestamp's command buffer, is 50-75 us under ASan: 10 % of min_time here). */
-    CHECK((m.mean_ns + m.floor_ns / (double)m.batch) * (double)m.calls >= 0.99 * (double)options.min_time_ns);
+    CHECK(m.mean_ns * (double)m.calls >= 0.99 * (double)options.min_time_ns); /* hot: the sum of the intervals */
     CHECK_OK(tp_stream_destroy(stream));
     return 0;
 }
@@ -298,14 +296,8 @@ TEST(rule18_measure_notes_work_run_inside_fn)
     printf("%lld calls in %lld samples, cpu_ns %.1f us, note: %s\n", (long long)m.calls, (long long)m.samples,
            m.cpu_ns / 1e3, m.note);
     CHECK(m.cpu_ns >= 0.95 * 200e3);
-    /* Said early ("put no work on the stream"), or from the samples at the end: on
-     * lavapipe (vulkan) a stretch's first command buffer after the host's 10 ms in fn
-     * runs with cold caches, 20-60 us against the floor's hot 6-8 us, which reads as
-     * work to the early test; the samples still show fn's time is not the device's. */
-    if (strstr(m.note, "put no work on the"))
-        CHECK(!m.converged); /* ended there, on a time of nothing */
-    else
-        CHECK_CONTAINS(m.note, "work run inside fn is not on the stream");
+    CHECK_CONTAINS(m.note, "put no work on the");
+    CHECK(!m.converged);
     CHECK_OK(tp_stream_destroy(stream));
     return 0;
 }
