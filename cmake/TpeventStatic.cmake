@@ -140,5 +140,17 @@ if(TARGET tpevent_opencl AND TARGET tpevent_backend_opencl_objects)
   string(APPEND TPEVENT_CONFIG_FIND_DEPENDENCIES "find_dependency(OpenCL)\n")
 endif()
 
+# Vulkan, likewise (its functions are tp_vk_*), with the loader, libvulkan.so.1.
+if(TARGET tpevent_vulkan AND TARGET tpevent_backend_vulkan_objects)
+  find_package(Vulkan REQUIRED)
+  target_sources(tpevent PRIVATE $<TARGET_OBJECTS:tpevent_backend_vulkan_objects>)
+  target_link_libraries(tpevent PRIVATE Vulkan::Vulkan m)
+  target_compile_definitions(tpevent_static_objects PRIVATE TPEVENT_BUILTIN_VULKAN)
+  list(APPEND TPEVENT_BACKENDS_BUILT_IN vulkan)
+  tpevent_pc_link_flags(pc_flags Vulkan::Vulkan m)
+  list(APPEND TPEVENT_STATIC_PC_LIBS ${pc_flags})
+  string(APPEND TPEVENT_CONFIG_FIND_DEPENDENCIES "find_dependency(Vulkan)\n")
+endif()
+
 list(REMOVE_DUPLICATES TPEVENT_STATIC_PC_LIBS)
 string(REPLACE ";" " " TPEVENT_STATIC_PC_LIBS "${TPEVENT_STATIC_PC_LIBS}")
