@@ -111,6 +111,12 @@ tp_status tp_vk_stream_hold(tp_stream *handle, void (**release)(void *), void **
     return tp_vk_stream_gate((vk_stream *)handle, release, arg);
 }
 
+/* A value of a timeline to wait for (a timeline is never freed). */
+typedef struct timeline_goal {
+    const vk_timeline *timeline;
+    uint64_t value;
+} timeline_goal;
+
 /* A reference on a stream of the device's list unless its last one is gone (it is
  * then on its way out of the list, waiting for the device's lock). */
 static bool ref_if_alive(vk_stream *stream)
@@ -146,13 +152,25 @@ tp_status tp_vk_device_synchronize(int index)
     for (vk_stream *s = device->streams; s; s = s->next)
         if (ref_if_alive(s))
             all[count++] = s;
+    /* And the last work of the streams already freed (rule 9: it runs on, and is the
+     * device's): their timelines are in the pool, each with the value it ended at. */
+    size_t pooled = 0;
+    for (const vk_timeline *t = device->free_timelines; t; t = t->next_free)
+        pooled++;
+    timeline_goal *goals = calloc(pooled ? pooled : 1, sizeof *goals);
+    pooled = 0;
+    for (const vk_timeline *t = device->free_timelines; goals && t; t = t->next_free)
+        goals[pooled++] = (timeline_goal){t, t->issued};
     pthread_mutex_unlock(&device->lock);
-    tp_status status = TP_OK;
+    tp_status status = goals ? TP_OK : tp_vk_host()->fail(TP_ERR_OUT_OF_MEMORY, "%s: out of memory", call);
     for (size_t i = 0; i < count; i++) {
         if (status == TP_OK)
             status = tp_vk_stream_drain(all[i], call);
         tp_vk_stream_unref(all[i]);
     }
+    for (size_t i = 0; status == TP_OK && i < pooled; i++)
+        status = tp_vk_timeline_wait(goals[i].timeline, goals[i].value, true, call);
+    free(goals);
     free(all);
     return status;
 }
