@@ -87,7 +87,7 @@ static const tp_backend vk_table = {
      * with the reason. */
     .event_ipc_export = NULL,
     .event_ipc_import = NULL,
-    .native_sample = NULL, /* bench/vulkan */
+    .native_sample = tp_vk_native_sample,
     .snapshot_take = tp_vk_snapshot_take,
     .snapshot_release = tp_vk_snapshot_release,
     .snapshot_query = tp_vk_snapshot_query,

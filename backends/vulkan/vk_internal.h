@@ -7,6 +7,7 @@
  *                  timelines' pool, submission, the error names
  *   vk_clock.c     a device's timestamps on CLOCK_MONOTONIC (calibrated
  *                  timestamps, rule 13)
+ *   vk_sample.c    raw Vulkan's calls timed, for `tpevent bench` (native_sample)
  *   vk_notify.c    fn(arg) once a timeline reaches a value, from one thread
  *   vk_record.c    records: a value of a stream's timeline, and for timing a
  *                  query with its command buffer, pooled
@@ -173,6 +174,10 @@ tp_status tp_vk_submit(vk_device *device, const vk_batch *batches, uint32_t coun
 /* The CLOCK_MONOTONIC ns of the device's timestamp `ticks`. */
 tp_status tp_vk_clock_convert(vk_device *device, uint64_t ticks, int64_t *host_ns);
 tp_status tp_vk_device_clock(int device, tp_clock_info *info);
+
+/* ------------------------------------------------------------ vk_sample.c */
+
+tp_status tp_vk_native_sample(int device, tp_native_op op, uint64_t *samples_ns, size_t count);
 
 /* ------------------------------------------------------------ vk_notify.c */
 
