@@ -9,12 +9,14 @@
 #define _POSIX_C_SOURCE 200809L
 #include "backends/vulkan/vk_internal.h"
 #include "common/clock.h"
+#include "common/env.h"
 #include "common/spin.h"
 
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* A last-level cache no device has more of; a flush writes twice what the device
  * reports, or this where it reports nothing (vk_flush.c). */
@@ -362,6 +364,21 @@ static tp_status device_open(vk_device *device, VkPhysicalDevice physical, uint3
     return TP_OK;
 }
 
+/* With TPEVENT_VULKAN_VERBOSE, each physical device the loader listed, on stderr:
+ * the device string it became, or why it was left out (as TPEVENT_OPENCL_VERBOSE
+ * says what each OpenCL platform answered). */
+static void device_note(uint32_t position, const VkPhysicalDeviceProperties *properties, const char *why, int index)
+{
+    if (why[0] != '\0')
+        fprintf(stderr, "tpevent vulkan (pid %ld): physical device %u \"%s\" (Vulkan %u.%u): left out: %s\n",
+                (long)getpid(), (unsigned)position, properties->deviceName,
+                VK_API_VERSION_MAJOR(properties->apiVersion), VK_API_VERSION_MINOR(properties->apiVersion), why);
+    else
+        fprintf(stderr, "tpevent vulkan (pid %ld): physical device %u \"%s\" (Vulkan %u.%u): vulkan:%d\n",
+                (long)getpid(), (unsigned)position, properties->deviceName,
+                VK_API_VERSION_MAJOR(properties->apiVersion), VK_API_VERSION_MINOR(properties->apiVersion), index);
+}
+
 static tp_status instance_create(char *reason, size_t reason_size)
 {
     VkApplicationInfo application = {
@@ -412,13 +429,16 @@ tp_status tp_vk_module_init(const tp_host *host, const tp_backend *table, char *
     /* The reasons of the devices left out, for a backend with none usable. */
     char unusable[512] = "";
     size_t used = 0;
+    bool verbose = tp_env("TPEVENT_VULKAN_VERBOSE") != NULL;
     for (uint32_t i = 0; i < count; i++) {
         uint32_t family = 0;
         char why[160];
         unusable_reason(physical[i], &family, why, sizeof why);
+        VkPhysicalDeviceProperties properties;
+        vkGetPhysicalDeviceProperties(physical[i], &properties);
+        if (verbose)
+            device_note(i, &properties, why, device_count);
         if (why[0] != '\0') {
-            VkPhysicalDeviceProperties properties;
-            vkGetPhysicalDeviceProperties(physical[i], &properties);
             int n = snprintf(unusable + used, sizeof unusable - used, "%s%s: %s", used ? "; " : "",
                              properties.deviceName, why);
             used = n > 0 && used + (size_t)n < sizeof unusable ? used + (size_t)n : used;

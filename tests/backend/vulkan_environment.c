@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static bool module_missing(tp_status status, const char *reason)
 {
@@ -64,5 +65,39 @@ TEST(vulkan_lists_its_devices_by_name)
         printf("%s: %s\n", device, name);
         CHECK(name[0] != '\0');
     }
+    return 0;
+}
+
+/* TPEVENT_VULKAN_VERBOSE: each physical device the loader listed, on stderr, with the
+ * device string it became or why it was left out. */
+TEST(vulkan_verbose_names_each_physical_device)
+{
+    CHECK(setenv("TPEVENT_VULKAN_VERBOSE", "1", 1) == 0);
+    char path[] = "/tmp/tpevent-vulkan-verbose-XXXXXX";
+    int file = mkstemp(path);
+    CHECK(file >= 0);
+    fflush(stderr);
+    int saved = dup(STDERR_FILENO);
+    CHECK(saved >= 0 && dup2(file, STDERR_FILENO) >= 0);
+    const char *reason = NULL;
+    tp_status status = tp_backend_status("vulkan", &reason);
+    fflush(stderr);
+    CHECK(dup2(saved, STDERR_FILENO) >= 0);
+    close(saved);
+    char said[4096] = "";
+    ssize_t length = pread(file, said, sizeof said - 1, 0);
+    close(file);
+    unlink(path);
+    said[length > 0 ? length : 0] = '\0';
+    if (module_missing(status, reason))
+        return TEST_SKIP;
+    if (status != TP_OK) {
+        printf("skipped: the vulkan backend is unavailable: %s\n", reason ? reason : "?");
+        return TEST_SKIP;
+    }
+    printf("%s", said);
+    char name[256] = "";
+    CHECK_OK(tp_device_name("vulkan:0", name, sizeof name));
+    CHECK(strstr(said, "tpevent vulkan (pid ") && strstr(said, name) && strstr(said, ": vulkan:0\n"));
     return 0;
 }
