@@ -393,7 +393,7 @@ static tp_status capture_host_fn(gpu_stream *stream, gpu_capture *token, void (*
                                  void (*release)(void *))
 {
     gpu_host_fn_node *node = NULL;
-    tp_status status = gpu_host_fn_capture(stream, fn, arg, token->foreign ? NULL : release, &node);
+    tp_status status = gpu_host_fn_capture(stream, fn, arg, token->foreign ? NULL : release, !token->foreign, &node);
     if (status == TP_OK && token->foreign)
         gpu_host_fn_node_keep(node);
     if (status != TP_OK || token->foreign)

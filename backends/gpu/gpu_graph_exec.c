@@ -303,22 +303,31 @@ tp_status gpu_graph_launch(tp_graph *base, tp_stream *stream_base)
     pthread_mutex_lock(&gpu_capture_lock);
     tp_status status = g->external_count || g->host_fns.count ? marker_of(g, stream->native, &marker) : TP_OK;
     pthread_mutex_unlock(&gpu_capture_lock);
+    if (status != TP_OK)
+        return status;
+    rt_guard guard;
+    rt_error e = gpu_stream_enter(stream, &guard);
+    if (e != RT_SUCCESS)
+        return gpu_fail_call(RT_CALL("SetDevice"), e);
+    pthread_mutex_lock(&g->launch_lock);
+    /* The host functions' runs go to their threads in the order of the launches
+     * (gpu_host_fn_graph.c), before the runtime's launch, which may wait for the
+     * device to pass earlier nodes; taken back if it failed. */
+    status = gpu_host_fn_launch_reserve(g->host_fns.items, g->host_fns.count);
     if (status == TP_OK) {
-        rt_guard guard;
-        rt_error e = gpu_stream_enter(stream, &guard);
-        if (e == RT_SUCCESS) {
-            pthread_mutex_lock(&g->launch_lock);
-            e = rt_graph_launch(g->exec, stream->native);
-            if (e == RT_SUCCESS && marker)
-                e = rt_event_record(marker, stream->native);
-            pthread_mutex_unlock(&g->launch_lock);
-            rt_guard_leave(&guard);
-        }
+        gpu_host_fn_launched(g->host_fns.items, g->host_fns.count);
+        e = rt_graph_launch(g->exec, stream->native);
+        if (e != RT_SUCCESS)
+            gpu_host_fn_launch_failed(g->host_fns.items, g->host_fns.count);
+        else if (marker)
+            e = rt_event_record(marker, stream->native);
         if (e != RT_SUCCESS)
             status = gpu_fail_call(RT_CALL("GraphLaunch"), e);
         else
             atomic_store_explicit(&g->token->launched, true, memory_order_release);
     }
+    pthread_mutex_unlock(&g->launch_lock);
+    rt_guard_leave(&guard);
     return status;
 }
 

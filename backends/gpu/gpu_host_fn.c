@@ -479,7 +479,7 @@ static tp_status enqueue_behind_gate(gpu_host_queue *q, void (*fn)(void *), void
 TP_NOINLINE static tp_status capture_for_someone_else(gpu_stream *stream, void (*fn)(void *), void *arg)
 {
     gpu_host_fn_node *node = NULL;
-    tp_status status = gpu_host_fn_capture(stream, fn, arg, NULL, &node);
+    tp_status status = gpu_host_fn_capture(stream, fn, arg, NULL, false, &node);
     if (status == TP_OK)
         gpu_host_fn_node_keep(node);
     return status;

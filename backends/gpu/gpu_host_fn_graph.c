@@ -1,60 +1,42 @@
 /*
- * Host functions inside captures (rules 15 and 16): captured so that at every
- * launch of the graph fn runs once, in stream order, on a tpevent thread, never on
- * the runtime's one callback thread.
+ * Host functions inside captures (rules 15 and 16): at every launch of the graph
+ * fn runs once, in stream order, on a tpevent thread, never on the runtime's one
+ * callback thread. A captured wait keeps its value at every launch, so each node
+ * has a counter of its own and a fixed value `armed` (docs/semantics.md says why
+ * and what it costs), and the capture gets two operations per node:
+ *   signalled (tpevent's own captures): a stream memory write of armed - 1 (the
+ *     device says "reached"), then a wait for the counter >= armed. Each launch
+ *     (gpu_graph_exec.c) queues the node's run on its lane; the lane's thread waits
+ *     for the device's write (a spin, then polls in pauses), runs fn and raises the
+ *     counter to armed. Nothing goes through the runtime's callback thread: a
+ *     run costs what one held host function does outside a capture.
+ *   doorbell (someone else's capture, whose launches tpevent does not see): a
+ *     runtime host function that lowers the counter to armed - 1 and queues the
+ *     node, returning at once, then the same wait.
+ * Launches of one executable graph run one after the other (CUDA orders them;
+ * tpevent's own take turns under launch_lock), so a node is reached again only
+ * after its last run raised the counter. Where two launches of someone else's
+ * graph do run at once, a node rung while queued runs fn once more per ring.
  *
- * Outside a capture (gpu_host_fn.c) a launch holds the stream on a counter until
- * its seq: captured, that wait would keep its value at every launch (a stream
- * memory operation is replayed as it was captured), and the thread would hear of
- * one run only. So a captured host function is a node of its own, made at capture
- * time, and the capture gets two operations per node:
- *   1. a runtime host function, the doorbell: on the callback thread at each
- *      launch, it lowers the node's counter to armed - 1 and queues the node on
- *      its lane, then returns at once (it never waits, never calls the runtime);
- *   2. a stream memory operation that holds the stream until the counter reaches
- *      armed, a value fixed at capture time: correct at every launch, since the
- *      doorbell lowered the counter just before.
- * The lane's thread runs fn and raises the counter to armed, which lets the
- * graph go on. Launches of one executable graph run one after the other (CUDA
- * orders them; tpevent's own launches of a graph also take turns, under its
- * launch_lock, gpu_graph_exec.c), so a node is rung again only after its last run
- * raised the counter. Measured on the H200: 100 launches of a graph of three such
- * nodes ran each fn once per launch, in order, each holding its stream until it
- * returned. Where two launches of one executable graph do run at once (someone
- * else's graph instantiated twice), a node rung while queued runs fn once more
- * per ring, and nothing is corrupted; its wait is released by the first run.
- *
- * Lanes. One thread per capture and native stream (the runtime's capture id), so
+ * Lanes: one thread per capture and native stream (the runtime's capture id), so
  * that host functions of two graphs never wait for each other, even where both
- * were captured on one stream (torch captures every graph on its one capture
- * stream), and those of two streams run at once; a lane runs its nodes in the
- * order they are rung. A lane lives while a node needs it; its thread ends with
- * the last node. A node lives while its owner keeps it and while it is queued or
- * running (the lane's reference), so that an owner letting it go early (a launch
- * released at exit, a marker the runtime failed) frees nothing in use.
- *
- * Rule 15's self-waits: a captured host function that synchronizes its device is
- * refused (gpu_host_fn_graph_on_device); one that synchronizes the stream its
- * launch runs on is not seen (a node does not know its launches' streams) and
- * waits forever, as a CUDA host function would.
+ * were captured on one stream (torch's are), and those of two streams run at
+ * once; a lane runs its nodes in the order they are reached. A lane lives while
+ * a node needs it; a node while its owner keeps it and while it is queued or
+ * running. A captured host function that synchronizes its device is refused; one
+ * that synchronizes its launch's stream waits forever, as a CUDA one would.
  *
  * Where the device cannot hold a stream on host memory, or the runtime cannot
- * capture a stream memory operation (RT_WAIT_VALUE_CAPTURED 0: HIP), the doorbell
- * is a gate instead: it waits until the lane ran fn. fn still runs on the lane,
- * but gates share the runtime's one callback thread, so one that blocks holds
- * back the others (docs/semantics.md says so).
+ * capture a stream memory operation (HIP), the doorbell is a gate: it waits on
+ * the callback thread until the lane ran fn (docs/semantics.md says so).
  *
- * Nodes belong to whoever owns the graph: tpevent's own graphs free theirs once
- * the graph and its launches are gone (gpu_graph_exec.c); nodes of someone else's
- * capture (torch.cuda.graph) are kept for good, as tpevent cannot know when that
- * graph is gone.
- *
- * Process exit: the counters' exit handler raises every counter (gpu_host_counter.c);
- * a doorbell rung afterwards queues nothing (and raises its own counter again), and
- * lanes run nothing more. A host function running is not interrupted.
+ * Process exit: the counters' exit handler raises every counter; a doorbell rung
+ * afterwards raises its own again, and lanes run nothing more. Signalled runs
+ * still reached afterwards are let go by a thread started at exit (lanes_at_exit).
  */
 #define _GNU_SOURCE /* pthread_setname_np */
 #include "backends/gpu/gpu_internal.h"
+#include "backends/gpu/gpu_host_fn_graph.h"
 #include "common/array.h"
 #include "common/spin.h"
 #include "common/thread.h"
@@ -63,44 +45,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-typedef struct gpu_graph_lane {
-    pthread_mutex_t lock;
-    pthread_cond_t work_ready;
-    pthread_cond_t ran; /* a gate's node ran */
-    /* Under lock: nodes rung and not yet taken, in order (first is read without
-     * the lock by the thread's spin too); the nodes that need the lane (the
-     * thread ends at 0); whether the thread sleeps. */
-    _Atomic(gpu_host_fn_node *) first;
-    gpu_host_fn_node *last;
-    size_t refs;
-    bool idle;
-    /* Set at creation: its key. */
-    gpu_device *device;
-    rt_stream native;
-    uint64_t capture; /* the runtime's id of the capture (rt_stream_capture_id) */
-} gpu_graph_lane;
-
-struct gpu_host_fn_node {
-    void (*fn)(void *);
-    void *arg;
-    void (*release)(void *); /* of arg, when the node is freed; NULL: none */
-    /* Its owner's (the graph's, or the kept list's), and one while it is queued
-     * or running: the lane may still run it when the owner lets it go (a
-     * launch released at exit, a marker the runtime failed). */
-    atomic_uint refs;
-    gpu_graph_lane *lane;
-    /* Under the lane's lock: its link on the lane's queue; whether it is on it;
-     * rings that came while it was (two launches at once of one executable graph,
-     * which the runtime does not order: each still runs fn once). */
-    gpu_host_fn_node *next;
-    bool queued;
-    unsigned extra_rings;
-    bool held; /* on counter; else the doorbell is a gate */
-    gpu_counter counter;
-    uint64_t armed;     /* what the captured wait waits for */
-    uint64_t rung, run; /* gates: rings and runs, under the lane's lock */
-};
+#include <time.h>
+#include <unistd.h>
 
 /* The lanes, by (native stream, capture); and the nodes kept for good (someone else's
  * capture's, so that they stay reachable, for leak checkers too). Under lanes_lock,
@@ -130,7 +76,8 @@ static gpu_host_fn_node *queue_head(gpu_graph_lane *lane)
 
 static bool work_rung(const void *arg)
 {
-    return queue_head((gpu_graph_lane *)(uintptr_t)arg) != NULL;
+    gpu_graph_lane *lane = (gpu_graph_lane *)(uintptr_t)arg;
+    return queue_head(lane) != NULL || atomic_load_explicit(&lane->run_hint, memory_order_relaxed) > 0;
 }
 
 static void node_ran(gpu_host_fn_node *node)
@@ -159,10 +106,188 @@ static void node_unref(gpu_host_fn_node *node);
 
 static void lane_free(gpu_graph_lane *lane)
 {
+    free(lane->runs);
     pthread_cond_destroy(&lane->ran);
     pthread_cond_destroy(&lane->work_ready);
     pthread_mutex_destroy(&lane->lock);
     free(lane);
+}
+
+/* -------------------------------------------------------- signalled runs */
+
+/* What gpu_host_counter.c's exit handler adds to every counter (RELEASE_STEP);
+ * a node's values stay far below it. */
+#define EXIT_STEP (UINT64_C(1) << 62)
+
+#define RUN_SPIN_NS (4u * TP_SPIN_NS)
+
+/* Set by lanes_at_exit (before the counters' exit handler, registered earlier):
+ * from then on the servant serves the runs left, and the lanes' threads none. */
+static atomic_bool lanes_exiting;
+
+/* Whether the device reached the node in its next run: it wrote armed - 1 (the
+ * exit handler may have added its step since, which released the wait). */
+static bool run_reached(const void *arg)
+{
+    const gpu_host_fn_node *node = arg;
+    return atomic_load_explicit(node->counter.host, memory_order_acquire) == node->armed - 1;
+}
+
+/* The same at exit, under the lane's lock: a reach the exit handler's step was
+ * added to counts once, for the run it was seen for (lanes_at_exit). */
+static bool run_reached_at_exit(gpu_host_fn_node *node)
+{
+    uint64_t value = atomic_load_explicit(node->counter.host, memory_order_acquire);
+    bool reached = value == node->armed - 1 || (!node->exit_reach_seen && value == node->armed - 1 + EXIT_STEP);
+    node->exit_reach_seen = node->exit_reach_seen || reached;
+    return reached;
+}
+
+/* Under the lane's lock: takes its next run. */
+static gpu_host_fn_node *run_take(gpu_graph_lane *lane)
+{
+    gpu_host_fn_node *node = lane->runs[lane->run_first];
+    lane->run_first = (lane->run_first + 1) & (lane->run_capacity - 1);
+    atomic_store_explicit(&lane->run_hint, --lane->run_count, memory_order_relaxed);
+    return node;
+}
+
+/* Spins, then polls in pauses (common/spin.h) until the device reached the node,
+ * or until exit: false then. No runtime call, no callback: the device's own write
+ * is the signal (an event recorded in the graph could not say which launch
+ * reached it). */
+static bool wait_run_reached(gpu_graph_lane *lane, const gpu_host_fn_node *node)
+{
+    /* Longer than a wait's usual spin: the next node of a launch going on is the
+     * GPU's release of the last (10.8 us p50 on the H200) and a little work away,
+     * and a pause sleeps 50 us or more (the timer's slack). */
+    if (tp_spin_until(run_reached, node, RUN_SPIN_NS))
+        return true;
+    for (uint64_t pause = TP_PAUSE_FIRST_NS; !run_reached(node); pause = tp_pause_next(pause)) {
+        if (atomic_load_explicit(&lanes_exiting, memory_order_acquire) ||
+            atomic_load_explicit(&lane->run_hint, memory_order_relaxed) == 0)
+            return false; /* exit, or the launch failed and took its runs back */
+        struct timespec left = {0, (long)pause};
+        nanosleep(&left, NULL);
+    }
+    return true;
+}
+
+/* Under the lane's lock, with a run queued: waits (the lock left) for the device
+ * to reach it, runs fn, raises the counter; returns with the lock held, false at
+ * exit (the lock left, the run left to the servant). */
+static bool run_next(gpu_graph_lane *lane)
+{
+    gpu_host_fn_node *node = lane->runs[lane->run_first];
+    atomic_fetch_add_explicit(&node->refs, 1, memory_order_relaxed); /* the wait's: its run may be taken back */
+    pthread_mutex_unlock(&lane->lock);
+    bool reached = wait_run_reached(lane, node);
+    pthread_mutex_lock(&lane->lock);
+    bool exiting = atomic_load_explicit(&lanes_exiting, memory_order_acquire);
+    if (exiting || !reached || lane->run_count == 0 || lane->runs[lane->run_first] != node) {
+        pthread_mutex_unlock(&lane->lock);
+        node_unref(node);
+        if (exiting)
+            return false;
+        pthread_mutex_lock(&lane->lock);
+        return true; /* taken back (a failed launch): look again */
+    }
+    atomic_fetch_sub_explicit(&node->refs, 1, memory_order_relaxed); /* never the last: the run's */
+    run_take(lane);
+    node->running = true;
+    pthread_mutex_unlock(&lane->lock);
+    if (!gpu_counters_exiting())
+        node->fn(node->arg);
+    gpu_counter_raise(node->counter.host, node->armed);
+    pthread_mutex_lock(&lane->lock);
+    node->running = false;
+    pthread_mutex_unlock(&lane->lock);
+    node_unref(node);
+    pthread_mutex_lock(&lane->lock);
+    return true;
+}
+
+/*
+ * The servant, a thread started at exit: the device still reaches the runs
+ * launched before (the counters' exit handler released only the waits reached
+ * by then), and a lane's thread may never come back from a host function that
+ * blocks for good; the servant lets each run go as the device reaches it,
+ * running nothing, until the process is gone.
+ */
+static void *lanes_serve_at_exit(void *arg)
+{
+    (void)arg;
+    gpu_host_fn_node **served = NULL;
+    size_t served_capacity = 0;
+    for (uint64_t pause = TP_PAUSE_FIRST_NS;; pause = tp_pause_next(pause)) {
+        size_t count = 0;
+        pthread_mutex_lock(&lanes_lock);
+        for (size_t i = 0; i < lane_count; i++) {
+            gpu_graph_lane *lane = lanes[i];
+            pthread_mutex_lock(&lane->lock);
+            while (lane->run_count > 0 && tp_array_grow(&served, &served_capacity, count + 1, sizeof *served) &&
+                   run_reached_at_exit(lane->runs[lane->run_first])) {
+                gpu_host_fn_node *node = run_take(lane);
+                gpu_counter_raise(node->counter.host, node->armed);
+                served[count++] = node;
+            }
+            pthread_mutex_unlock(&lane->lock);
+        }
+        pthread_mutex_unlock(&lanes_lock);
+        for (size_t i = 0; i < count; i++)
+            node_unref(served[i]); /* outside lanes_lock, which the last reference takes */
+        if (count > 0)
+            pause = TP_PAUSE_FIRST_NS / 2;
+        struct timespec left = {0, (long)pause};
+        nanosleep(&left, NULL);
+    }
+    return NULL;
+}
+
+static pid_t lanes_owner;
+
+/*
+ * Before the counters' exit handler (registered before this one), which adds its
+ * step to every counter and so lets every wait reached by then go: a node whose
+ * wait is reached (armed - 1 now) has that reach noted for the run it stands for,
+ * the one a lane's thread is running, or else the lane's next, which is taken now
+ * (the step lets it go). Then the servant serves the rest.
+ */
+static void lanes_at_exit(void)
+{
+    if (getpid() != lanes_owner)
+        return; /* a forked child: the lanes are its parent's */
+    atomic_store_explicit(&lanes_exiting, true, memory_order_seq_cst);
+    pthread_mutex_lock(&lanes_lock);
+    for (size_t i = 0; i < lane_count; i++) {
+        gpu_graph_lane *lane = lanes[i];
+        pthread_mutex_lock(&lane->lock);
+        for (size_t r = 0; r < lane->run_count; r++) {
+            gpu_host_fn_node *node = lane->runs[(lane->run_first + r) & (lane->run_capacity - 1)];
+            node->exit_reach_seen = node->running && run_reached(node);
+        }
+        if (lane->run_count > 0 && !lane->runs[lane->run_first]->running && run_reached(lane->runs[lane->run_first])) {
+            gpu_host_fn_node *node = run_take(lane);
+            node->exit_reach_seen = true;
+            atomic_fetch_sub_explicit(&node->refs, 1, memory_order_relaxed); /* never the last: its owner's */
+        }
+        pthread_mutex_unlock(&lane->lock);
+    }
+    pthread_mutex_unlock(&lanes_lock);
+    (void)tp_thread_start_detached(lanes_serve_at_exit, NULL);
+}
+
+static pthread_once_t lanes_exit_once = PTHREAD_ONCE_INIT;
+
+static void lanes_exit_register(void)
+{
+    lanes_owner = getpid();
+    (void)atexit(lanes_at_exit); /* (out of memory: exit may then find a run left held) */
+}
+
+void gpu_graph_lanes_watch_exit(void)
+{
+    pthread_once(&lanes_exit_once, lanes_exit_register);
 }
 
 static void *lane_main(void *arg)
@@ -181,17 +306,22 @@ static void *lane_main(void *arg)
     running_lane_device = lane->device;
     pthread_mutex_lock(&lane->lock);
     for (;;) {
-        while (!queue_head(lane) && lane->refs > 0) {
+        while (!queue_head(lane) && lane->run_count == 0 && lane->refs > 0) {
             /* A graph rings its nodes one after another: a short spin catches the
              * next without a wake-up (as the CPU backend's workers do). */
             pthread_mutex_unlock(&lane->lock);
             bool rung = tp_spin_until(work_rung, lane, TP_SPIN_NS);
             pthread_mutex_lock(&lane->lock);
-            if (rung || queue_head(lane) || lane->refs == 0)
+            if (rung || queue_head(lane) || lane->run_count > 0 || lane->refs == 0)
                 continue;
             lane->idle = true;
             pthread_cond_wait(&lane->work_ready, &lane->lock);
             lane->idle = false;
+        }
+        if (lane->run_count > 0) {
+            if (!run_next(lane))
+                return NULL; /* exit: the servant has the runs left (lane_serve_at_exit) */
+            continue;
         }
         gpu_host_fn_node *node = queue_head(lane);
         if (!node)
@@ -231,7 +361,7 @@ static tp_status lane_start(gpu_graph_lane *lane)
 
 /* The stream's lane, with a reference for the caller; made (and its thread
  * started) on first need. */
-static tp_status lane_take(gpu_stream *stream, uint64_t capture, gpu_graph_lane **out)
+tp_status gpu_graph_lane_take(gpu_stream *stream, uint64_t capture, gpu_graph_lane **out)
 {
     pthread_mutex_lock(&lanes_lock);
     for (size_t i = 0; i < lane_count; i++) {
@@ -292,45 +422,6 @@ void gpu_host_fn_node_keep(gpu_host_fn_node *node)
     pthread_mutex_unlock(&lanes_lock);
 }
 
-/* ---------------------------------------------------------------- doorbell */
-
-/* On the runtime's callback thread, at each launch that reaches the node. */
-static void doorbell(void *arg)
-{
-    gpu_host_fn_node *node = arg;
-    gpu_graph_lane *lane = node->lane;
-    if (node->held) {
-        atomic_store_explicit(node->counter.host, node->armed - 1, memory_order_relaxed);
-        /* The store before the look at exiting: either the exit handler's raise
-         * comes after it, or this sees exiting and raises it again. */
-        atomic_thread_fence(memory_order_seq_cst);
-    }
-    if (gpu_counters_exiting()) {
-        if (node->held)
-            gpu_counter_raise(node->counter.host, node->armed);
-        return; /* nothing runs after exit began */
-    }
-    pthread_mutex_lock(&lane->lock);
-    uint64_t ring = ++node->rung;
-    if (node->queued) {
-        node->extra_rings++;
-    } else {
-        atomic_fetch_add_explicit(&node->refs, 1, memory_order_relaxed); /* the lane's, until it ran */
-        node->queued = true;
-        node->next = NULL;
-        if (lane->last)
-            lane->last->next = node;
-        else
-            atomic_store_explicit(&lane->first, node, memory_order_relaxed);
-        lane->last = node;
-    }
-    if (lane->idle)
-        pthread_cond_signal(&lane->work_ready);
-    while (!node->held && node->run < ring && !gpu_counters_exiting())
-        gpu_wait_unless_exiting(&lane->ran, &lane->lock); /* a gate: until fn returned */
-    pthread_mutex_unlock(&lane->lock);
-}
-
 /* ------------------------------------------------------------------ capture */
 
 static void node_unref(gpu_host_fn_node *node)
@@ -354,79 +445,69 @@ void gpu_host_fn_node_free(gpu_host_fn_node *node)
         node_unref(node); /* the owner's; the lane's, if it still runs it, goes after */
 }
 
-static void run_nothing(void *arg)
+/* ------------------------------------------------------------------ launch */
+
+/* Under the lane's lock: room for `more` runs, in order from index 0. */
+static bool runs_reserve(gpu_graph_lane *lane, size_t more)
 {
-    (void)arg;
+    if (lane->run_count + more <= lane->run_capacity)
+        return true;
+    size_t capacity = lane->run_capacity ? lane->run_capacity : 16;
+    while (capacity < lane->run_count + more)
+        capacity *= 2;
+    gpu_host_fn_node **runs = malloc(capacity * sizeof *runs);
+    if (!runs)
+        return false;
+    for (size_t i = 0; i < lane->run_count; i++)
+        runs[i] = lane->runs[(lane->run_first + i) & (lane->run_capacity - 1)];
+    free(lane->runs);
+    lane->runs = runs;
+    lane->run_capacity = capacity;
+    lane->run_first = 0;
+    return true;
 }
 
-static tp_status node_make(gpu_stream *stream, void (*fn)(void *), void *arg, uint64_t capture, gpu_host_fn_node **out)
+tp_status gpu_host_fn_launch_reserve(gpu_host_fn_node *const *nodes, size_t count)
 {
-    /* (release is set once the node is in the capture: a failure before gives
-     * nothing out, and calls no release.) */
-    gpu_host_fn_node *node = calloc(1, sizeof *node);
-    if (!node)
-        return gpu.host->fail(TP_ERR_OUT_OF_MEMORY, "tp_stream_launch_host_fn: out of memory");
-    node->fn = fn;
-    node->arg = arg;
-    atomic_init(&node->refs, 1);
-    node->held = RT_WAIT_VALUE_CAPTURED && gpu_counters_supported(stream->device);
-    tp_status status = node->held ? gpu_counter_take(stream->device, "tp_stream_launch_host_fn", &node->counter)
-                                  : gpu_counters_watch_exit("tp_stream_launch_host_fn");
-    if (status == TP_OK && node->held) {
-        /* Armed one above its value: the captured wait holds until a run raises it. */
-        node->armed = atomic_load_explicit(node->counter.host, memory_order_relaxed) + 1;
+    bool reserved = true;
+    for (size_t i = 0; i < count && reserved; i++) {
+        gpu_graph_lane *lane = nodes[i]->lane;
+        if (!nodes[i]->signalled || (i > 0 && nodes[i - 1]->lane == lane))
+            continue; /* (over-reserved: count, not the lane's share) */
+        pthread_mutex_lock(&lane->lock);
+        reserved = runs_reserve(lane, count);
+        pthread_mutex_unlock(&lane->lock);
     }
-    if (status == TP_OK)
-        status = lane_take(stream, capture, &node->lane);
-    if (status != TP_OK) {
-        if (node->held)
-            gpu_counter_give(stream->device, node->counter);
-        free(node);
-        return status;
-    }
-    *out = node;
-    return TP_OK;
+    return reserved ? TP_OK : gpu.host->fail(TP_ERR_OUT_OF_MEMORY, "tp_graph_launch: out of memory");
 }
 
-tp_status gpu_host_fn_capture(gpu_stream *stream, void (*fn)(void *), void *arg, void (*release)(void *),
-                              gpu_host_fn_node **out)
+void gpu_host_fn_launch_failed(gpu_host_fn_node *const *nodes, size_t count)
 {
-    rt_guard guard;
-    rt_error e = rt_guard_enter(&guard, stream->device->context, RT_NEED_DEVICE);
-    if (e != RT_SUCCESS)
-        return gpu_fail_call(RT_CALL("SetDevice"), e);
-    /* One lane per capture and stream: host functions of two graphs never wait
-     * for each other, even where both were captured on one stream (torch's
-     * graphs all are, on its one capture stream). */
-    gpu_host_fn_node *node = NULL;
-    tp_status status = node_make(stream, fn, arg, rt_stream_capture_id(stream->native), &node);
-    if (status != TP_OK) {
-        rt_guard_leave(&guard);
-        return status;
+    for (size_t i = count; i-- > 0;) {
+        if (!nodes[i]->signalled)
+            continue;
+        gpu_graph_lane *lane = nodes[i]->lane;
+        pthread_mutex_lock(&lane->lock);
+        atomic_store_explicit(&lane->run_hint, --lane->run_count, memory_order_relaxed); /* its latest: this one */
+        pthread_mutex_unlock(&lane->lock);
+        node_unref(nodes[i]);
     }
-    const char *call = RT_CALL("LaunchHostFunc");
-    e = rt_launch_host_fn(stream->native, doorbell, node);
-    if (e == RT_SUCCESS && node->held) {
-        call = RT_WAIT_VALUE_CALL;
-        e = rt_stream_wait_value64(stream->native, node->counter.device, node->armed);
-        if (e != RT_SUCCESS) {
-            /* The doorbell is in the capture already (a failed call usually
-             * invalidates it, but not surely): the node is kept for good, as a
-             * gate that runs nothing (the caller keeps arg), its counter with it. */
-            node->held = false;
-            node->fn = run_nothing;
-            node->arg = NULL;
-            gpu_host_fn_node_keep(node);
-            rt_guard_leave(&guard);
-            return gpu_fail_call(call, e);
+}
+
+void gpu_host_fn_launched(gpu_host_fn_node *const *nodes, size_t count)
+{
+    for (size_t i = 0; i < count;) {
+        gpu_graph_lane *lane = nodes[i]->lane;
+        pthread_mutex_lock(&lane->lock);
+        for (; i < count && nodes[i]->lane == lane; i++) {
+            if (!nodes[i]->signalled)
+                continue;                                                        /* rung by its doorbell */
+            atomic_fetch_add_explicit(&nodes[i]->refs, 1, memory_order_relaxed); /* the run's */
+            lane->runs[(lane->run_first + lane->run_count++) & (lane->run_capacity - 1)] = nodes[i];
         }
+        atomic_store_explicit(&lane->run_hint, lane->run_count, memory_order_relaxed);
+        if (lane->idle)
+            pthread_cond_signal(&lane->work_ready);
+        pthread_mutex_unlock(&lane->lock);
     }
-    rt_guard_leave(&guard);
-    if (e != RT_SUCCESS) {
-        gpu_host_fn_node_free(node);
-        return gpu_fail_call(call, e);
-    }
-    node->release = release;
-    *out = node;
-    return TP_OK;
 }

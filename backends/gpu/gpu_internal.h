@@ -11,8 +11,10 @@
  *   gpu_pool.c       pools of native events per device and flags
  *   gpu_clock.c      the device's event clock on CLOCK_MONOTONIC (rule 13)
  *   gpu_host_counter.c  counters in mapped host memory that hold streams
- *   gpu_host_fn_graph.c  host functions inside captures: a node per captured
- *                    function, rung at each launch, run on a thread per stream
+ *   gpu_host_fn_graph.c  host functions inside captures: a thread per capture and
+ *                    stream that runs each launch's nodes (gpu_host_fn_graph.h)
+ *   gpu_host_fn_capture.c  their nodes, made at capture time: signalled by the
+ *                    device, or rung by a runtime host function (a doorbell)
  *   gpu_host_fn.c    host functions (rule 15): a thread per stream that runs
  *                    them, the stream held meanwhile by a stream memory
  *                    operation on a counter in mapped host memory; process exit
@@ -50,10 +52,11 @@
  * and beside them:
  *   gpu_backend.h    the entries of each runtime's build (core/builtin_backends.h)
  *   gpu_internal.h   this file: what the files share
- *   gpu_entries.h, gpu_event_direct.h, gpu_graph.h, gpu_ipc.h, gpu_ipc_page.h,
- *   gpu_notify.h, gpu_tool.h  the headers of the files named above
+ *   gpu_entries.h, gpu_event_direct.h, gpu_graph.h, gpu_host_fn_graph.h, gpu_ipc.h,
+ *   gpu_ipc_page.h, gpu_notify.h, gpu_tool.h  the headers of the files named above
  *   runtime_cuda.h, runtime_hip.h  the mappings of the two runtimes (rt_* names);
- *   runtime_cuda_page.h  CUDA's calls of gpu_ipc_page.c (runtime_cuda.h is full)
+ *   runtime_cuda_page.h  CUDA's calls of gpu_ipc_page.c and gpu_host_fn_capture.c
+ *                    (runtime_cuda.h is full)
  *   runtime_cuda_sm_clock.h  the CUDA mapping's SM clock part (gpu_sm_clock.c's)
  *   gpu_module.cmake the build: the sources once per runtime, one object each
  *
@@ -368,10 +371,16 @@ void gpu_wait_unless_exiting(pthread_cond_t *cond, pthread_mutex_t *lock);
  * node, to be freed by its graph's owner once the graph and its launches are gone
  * (left unfreed for someone else's capture); freeing it calls release(arg) where
  * release is not NULL. On failure nothing is given out and release is not called.
+ * own: tpevent's capture, whose every launch of the graph says so, its nodes in
+ * capture order: reserve, then launched before the runtime's launch (which may
+ * wait for the device to pass earlier nodes), and launch_failed if it failed.
  */
 typedef struct gpu_host_fn_node gpu_host_fn_node;
-tp_status gpu_host_fn_capture(gpu_stream *stream, void (*fn)(void *), void *arg, void (*release)(void *),
+tp_status gpu_host_fn_capture(gpu_stream *stream, void (*fn)(void *), void *arg, void (*release)(void *), bool own,
                               gpu_host_fn_node **out);
+tp_status gpu_host_fn_launch_reserve(gpu_host_fn_node *const *nodes, size_t count);
+void gpu_host_fn_launched(gpu_host_fn_node *const *nodes, size_t count);
+void gpu_host_fn_launch_failed(gpu_host_fn_node *const *nodes, size_t count);
 void gpu_host_fn_node_free(gpu_host_fn_node *node);
 /* A node that is never freed (someone else's capture), kept where it stays
  * reachable. */

@@ -1,5 +1,6 @@
 /*
- * CUDA's side of events handed over a Unix socket (gpu_ipc_page.c), beside its
+ * CUDA's side of events handed over a Unix socket (gpu_ipc_page.c; its write is
+ * also the device's "reached" of gpu_host_fn_capture.c's nodes), beside its
  * mapping (runtime_cuda.h, which is at the tree's 600 lines): a page of a memfd that
  * other processes map too, registered as mapped host memory (portable: every
  * context sees it), and a record as a write of a 64-bit value after the stream's
@@ -28,8 +29,9 @@ static inline rt_error rt_host_unregister(void *host)
 
 typedef CUresult (*rt_write_value64_fn)(CUstream, CUdeviceptr, cuuint64_t, unsigned);
 
-/* The driver's entry point, looked up at the first write (only gpu_ipc_page.c
- * includes this header, so there is one copy); NULL where the driver lacks it. */
+/* The driver's entry point, looked up at the first write (one copy in each file
+ * that includes this header: gpu_ipc_page.c, gpu_host_fn_capture.c); NULL where
+ * the driver lacks it. */
 static inline rt_write_value64_fn rt_write_value64_entry(void)
 {
     static _Atomic(rt_write_value64_fn) entry;

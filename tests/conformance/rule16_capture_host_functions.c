@@ -8,11 +8,13 @@
  *
  * Waits that could hang on a wrong implementation are bounded (EVENTUALLY_SECONDS),
  * so that a failure is a failed check, not CTest's timeout. */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include "capture_support.h"
 
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define EVENTUALLY_NS ((int64_t)(EVENTUALLY_SECONDS * 1e9))
 
@@ -536,5 +538,46 @@ TEST(rule16_captured_host_fn_synchronizing_its_device_is_refused)
     CHECK_STATUS(w.status, TP_ERR_INVALID_ARGUMENT);
     CHECK_OK(tp_graph_destroy(graph));
     CHECK_OK(tp_stream_destroy(stream));
+    return 0;
+}
+
+/* Issue 53: the host functions of tpevent's own graphs need nothing of the
+ * runtime's one callback thread (the device itself says when a launch reached
+ * one), so they run while that thread is held by something else: here a hold's
+ * gate (holds forced onto runtime host functions, TPEVENT_GPU_WAIT=host-fn, read
+ * at the device's first hold) keeps a GPU stream waiting on a CPU record that a
+ * blocked CPU host function delays. */
+TEST(rule16_graph_host_fns_run_while_the_runtimes_callback_thread_is_held)
+{
+    REQUIRE_CAPTURE(env);
+    if (strncmp(env->device, "hip:", 4) == 0) {
+        printf(
+            "skipped: HIP captures no stream memory operation: a captured host function is a gate on the "
+            "runtime's callback thread there (docs/semantics.md)\n");
+        return TEST_SKIP;
+    }
+    setenv("TPEVENT_GPU_WAIT", "host-fn", 1);
+    gate g;
+    gate_init(&g);
+    atomic_int ran = 0;
+    tp_stream *cpu = new_stream("cpu:0");
+    tp_event *opened = new_event("cpu:0", 0);
+    tp_stream *held = new_stream(env->device), *launched = new_stream(env->device);
+    tp_graph *graph = capture_host_fn(launched, flag_host_fn, &ran);
+    gate_launch(&g, cpu);
+    CHECK_OK(tp_event_record(opened, cpu));
+    CHECK_OK(tp_stream_wait_event(held, opened));
+    sleep_ms(100); /* the gate reached: the callback thread blocked (on a GPU backend) */
+    CHECK_OK(tp_graph_launch(graph, launched));
+    CHECK(flag_reaches_within(&ran, 1, EVENTUALLY_SECONDS));
+    gate_open(&g);
+    CHECK_OK(tp_stream_synchronize_for(held, EVENTUALLY_NS));
+    CHECK_OK(tp_stream_synchronize_for(launched, EVENTUALLY_NS));
+    CHECK_OK(tp_graph_destroy(graph));
+    CHECK_OK(tp_stream_destroy(launched));
+    CHECK_OK(tp_stream_destroy(held));
+    CHECK_OK(tp_event_destroy(opened));
+    CHECK_OK(tp_stream_destroy(cpu));
+    gate_destroy(&g);
     return 0;
 }

@@ -107,9 +107,8 @@ static void *callback_main(void *arg)
     return NULL;
 }
 
-/* Runs fn on the callback thread; returns when it has. The stream goes on as soon as
- * fn returns, as a GPU's does (no poll): a poll's back-off here would add up to a
- * millisecond to every host function, work whose length rule 18's tests measure. */
+/* Runs fn on the callback thread; returns when it has. The stream goes on as fn
+ * returns, as a GPU's does (a poll's back-off would add up to a ms to each). */
 static void run_on_callback_thread(void (*fn)(void *), void *arg)
 {
     fake_callback call = {NULL, fn, arg, false};
@@ -253,6 +252,8 @@ static void run_op(rt_stream s, fake_op *op)
     case OP_MEMSET:
         memset(op->arg, (int)op->value, op->size);
         break;
+    case OP_WRITE_VALUE: /* the device's own store (cuStreamWriteValue64), never the callback thread */
+        atomic_store_explicit((_Atomic uint64_t *)op->arg, op->value, memory_order_release);
     }
     free(op);
 }
@@ -564,8 +565,7 @@ rt_error fake_memset_async(void *memory, int value, size_t size, rt_stream s)
     return fake_push(s, op);
 }
 
-/* tp_measure's floor: an empty kernel, an op that does nothing in stream order (a
- * fill of no bytes). */
+/* tp_measure's floor, an empty kernel: a fill of no bytes, in stream order. */
 rt_error fake_launch_empty(rt_stream s)
 {
     static unsigned char nothing;

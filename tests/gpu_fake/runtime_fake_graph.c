@@ -13,14 +13,14 @@
 
 #include <stdlib.h>
 
-enum { GOP_RECORD, GOP_WAIT, GOP_HOST_FN, GOP_WAIT_VALUE };
+enum { GOP_RECORD, GOP_WAIT, GOP_HOST_FN, GOP_WAIT_VALUE, GOP_WRITE_VALUE };
 
 typedef struct fake_gop {
     int kind;
     rt_event event;
     void (*fn)(void *);
     void *arg;
-    uintptr_t counter; /* GOP_WAIT_VALUE: replayed with the value captured */
+    uintptr_t counter; /* GOP_WAIT_VALUE, GOP_WRITE_VALUE: replayed with the value captured */
     uint64_t value;
 } fake_gop;
 
@@ -305,6 +305,11 @@ bool fake_capture_wait_value(rt_stream s, uintptr_t counter, uint64_t value, rt_
     return capture_append(s, (fake_gop){.kind = GOP_WAIT_VALUE, .counter = counter, .value = value}, e);
 }
 
+bool fake_capture_write_value(rt_stream s, uintptr_t target, uint64_t value, rt_error *e)
+{
+    return capture_append(s, (fake_gop){.kind = GOP_WRITE_VALUE, .counter = target, .value = value}, e);
+}
+
 bool fake_capture_forbids_stream(rt_stream s, rt_error *e)
 {
     if (!capture_of(s))
@@ -460,6 +465,9 @@ rt_error fake_graph_launch(rt_graph_exec x, rt_stream s)
             break;
         case GOP_WAIT_VALUE:
             e = fake_stream_wait_value64(s, op->counter, op->value);
+            break;
+        case GOP_WRITE_VALUE:
+            e = fake_stream_write_value64(s, op->counter, op->value);
             break;
         default:
             e = fake_replay_host_fn(s, op->fn, op->arg);

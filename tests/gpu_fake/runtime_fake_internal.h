@@ -20,7 +20,7 @@ typedef struct fake_record {
 extern atomic_ulong fake_runtime_calls;
 #define FAKE_COUNT_CALL() atomic_fetch_add_explicit(&fake_runtime_calls, 1, memory_order_relaxed)
 
-enum { OP_RECORD, OP_WAIT_EVENT, OP_HOST_FN, OP_WAIT_VALUE, OP_MEMSET };
+enum { OP_RECORD, OP_WAIT_EVENT, OP_HOST_FN, OP_WAIT_VALUE, OP_MEMSET, OP_WRITE_VALUE };
 
 typedef struct fake_op {
     struct fake_op *next;
@@ -29,7 +29,7 @@ typedef struct fake_op {
     void (*fn)(void *);
     void *arg;
     _Atomic uint64_t *counter;
-    uint64_t value; /* OP_WAIT_VALUE's; OP_MEMSET's byte */
+    uint64_t value; /* OP_WAIT_VALUE's, OP_WRITE_VALUE's (stored at arg); OP_MEMSET's byte */
     size_t size;    /* OP_MEMSET's, at arg */
     bool replayed;  /* OP_HOST_FN of a graph launch: part of one submission (see push) */
     long late_ns;   /* OP_RECORD's: reached this late (runtime_fake_event.c, contention) */
@@ -105,6 +105,7 @@ bool fake_capture_record(rt_event event, rt_stream s, rt_error *e);
 bool fake_capture_wait(rt_stream s, rt_event event, rt_error *e);
 bool fake_capture_host_fn(rt_stream s, void (*fn)(void *), void *arg, rt_error *e);
 bool fake_capture_wait_value(rt_stream s, uintptr_t counter, uint64_t value, rt_error *e);
+bool fake_capture_write_value(rt_stream s, uintptr_t target, uint64_t value, rt_error *e);
 /* A call CUDA forbids during a capture: invalidates it, answers the error. */
 bool fake_capture_forbids_stream(rt_stream s, rt_error *e);
 bool fake_capture_forbids_event(rt_event event, rt_error *e);

@@ -3,7 +3,8 @@
  * (backends/gpu/gpu_ipc_page.c): registering host memory, which the fake device
  * sees as it is, and cuStreamWriteValue64, a store of the value once the stream has
  * done its earlier work (release, as the real write's fence), made by the stream's
- * own thread in order with its other work. Modelled where stream memory operations
+ * own thread in order with its other work (never the callback thread: the GPU's
+ * own write; captured, it is made again at each launch). Modelled where stream memory operations
  * are (not with TPEVENT_FAKE_NO_WAIT_VALUE set).
  */
 #include "tests/gpu_fake/runtime_fake_internal.h"
@@ -17,18 +18,6 @@ rt_error fake_host_register(void *host, size_t size)
     return host && size > 0 ? RT_SUCCESS : FAKE_ERROR_INVALID_VALUE;
 }
 
-typedef struct fake_write {
-    _Atomic uint64_t *target;
-    uint64_t value;
-} fake_write;
-
-static void write_now(void *arg)
-{
-    fake_write *write = arg;
-    atomic_store_explicit(write->target, write->value, memory_order_release);
-    free(write);
-}
-
 rt_error fake_stream_write_value64(rt_stream s, uintptr_t target, uint64_t value)
 {
     FAKE_COUNT_CALL();
@@ -36,13 +25,13 @@ rt_error fake_stream_write_value64(rt_stream s, uintptr_t target, uint64_t value
         return FAKE_ERROR_NOT_SUPPORTED;
     if (target == 0 || target % sizeof(uint64_t) != 0)
         return FAKE_ERROR_INVALID_VALUE;
-    fake_write *write = malloc(sizeof *write);
-    if (!write)
+    rt_error captured;
+    if (fake_capture_write_value(fake_resolve(s), target, value, &captured))
+        return captured; /* made again at each launch (gpu_host_fn_graph.c's signalled nodes) */
+    fake_op *op = fake_op_new(OP_WRITE_VALUE);
+    if (!op)
         return FAKE_ERROR_OUT_OF_MEMORY;
-    write->target = (_Atomic uint64_t *)target;
-    write->value = value;
-    rt_error e = fake_launch_host_fn(s, write_now, write);
-    if (e != RT_SUCCESS)
-        free(write);
-    return e;
+    op->arg = (void *)target;
+    op->value = value;
+    return fake_push(s, op);
 }
