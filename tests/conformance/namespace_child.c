@@ -59,6 +59,11 @@ static void go_between(int pipe_fd, bool isolated, char **argv, char **env)
         _exit(3);
     }
     if (child == 0) {
+        /* Pid 1 of the new namespace mounts its own /proc, as a container's runtime
+         * does: under the old one, /proc/<getpid()> is the host's init, and CUDA's
+         * driver failed to start there (cudaErrorOperatingSystem, H100). */
+        if (isolated && mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0)
+            _exit(4);
         execve(program_invocation_name, argv, env);
         _exit(127);
     }
