@@ -60,7 +60,7 @@ if ! cmake --build "$build" -j "$jobs" >"$build_log" 2>&1; then
   grep -E 'error' "$build_log" | head -20
   build_note="BUILD INCOMPLETE: some targets failed (see $build_log)"
   if ! cmake --build "$build" -j "$jobs" --target tpevent tpevent_cuda tpevent_bench_cuda \
-         tpevent_bench_timestamp tpevent_bench_timestamp_cuda tpevent_bench_cross_wait tpevent_bench_hold tpevent_bench_graph tpevent_bench_host_fn tpevent_bench_measure_cpu tpevent_conformance tpevent_gpu_test_cuda \
+         tpevent_bench_timestamp tpevent_bench_timestamp_cuda tpevent_bench_cross_wait tpevent_bench_hold tpevent_bench_graph tpevent_bench_graph_raw tpevent_bench_host_fn tpevent_bench_measure_cpu tpevent_conformance tpevent_gpu_test_cuda \
          tpevent_gpu_measure_test_cuda tpevent_gpu_clock_after_idle tpevent_bench_trace tpevent_ncu_ranges \
          tpevent_bench_ipc_wait >>"$build_log" 2>&1; then
     echo "gpu-check: the CUDA backend, its tests or its benchmark do not build"
@@ -151,6 +151,11 @@ graph_devices=()
 graph_devices+=(--device cpu:0)
 timeout 30 "$build/bin/tpevent_bench_graph" "${graph_devices[@]}" --max-seconds 1 >"$graph_log" 2>&1
 echo "exit status $?" >>"$graph_log"
+# The same without host functions (issue 53): empty kernels and external records,
+# tpevent's graph beside raw CUDA's.
+graph_raw_log="$out/gpu-check-graph-raw-bench.log"
+timeout 120 "$build/bin/tpevent_bench_graph_raw" --rounds 100 >"$graph_raw_log" 2>&1
+echo "exit status $?" >>"$graph_raw_log"
 
 # The tool's view (cpu and cuda side by side) and the Python binding against
 # torch.cuda.Event and cupy.cuda.Event, in the same quiet window.
@@ -371,6 +376,9 @@ group_line() { # label, name pattern
   echo
   echo "graph benchmark:"
   cat "$graph_log"
+  echo
+  echo "graph of kernels and records, tpevent against raw CUDA graphs (issue 53):"
+  cat "$graph_raw_log"
   echo
   echo "host function latency (issue 53: launch to fn start within 1.3x of raw):"
   cat "$host_fn_log"

@@ -12,7 +12,9 @@
  * given): the median round in us both ways, measured side by side in the same
  * run, and their ratio (one by one / graph); then the same for the submission
  * alone (the N calls, or the launch: the round's part before the synchronize),
- * which is what a graph is captured to make cheaper. Each launch must have run each host
+ * which is what a graph is captured to make cheaper; then a budget line (issue 53:
+ * the round >= 1.0x at every N, the submission >= 2x from N = 256, ok or OVER,
+ * with the least ratio seen). Each launch must have run each host
  * function once: the benchmark fails otherwise. Devices default to cpu:0 and,
  * where usable, cuda:0 and hip:0. Rounds stop at --max-seconds per device, N and
  * side. It asserts nothing about time.
@@ -98,9 +100,16 @@ static tp_status submit_sequence(tp_stream *stream, tp_event **events, int n)
     return TP_OK;
 }
 
+/* Issue 53's budgets, per device: the replay never slower than one by one, its
+ * submission at least 2x cheaper from N = 256. */
+typedef struct budget {
+    double worst_round;  /* the least ratio one by one / graph, every N */
+    double worst_submit; /* the same for the submission, N >= 256 */
+} budget;
+
 /* One row of the device's table; false (the row says why) where the device
  * refused to capture the sequence. */
-static bool bench_n(const char *device, tp_stream *stream, tp_event **events, int n, const options *o)
+static bool bench_n(const char *device, tp_stream *stream, tp_event **events, int n, const options *o, budget *b)
 {
     check(tp_stream_begin_capture(stream), "tp_stream_begin_capture");
     tp_status captured = submit_sequence(stream, events, n);
@@ -154,6 +163,10 @@ static bool bench_n(const char *device, tp_stream *stream, tp_event **events, in
     }
     double e = median(eager, eager_rounds), g = median(launched, graph_rounds);
     double es = median(eager_submit, eager_rounds), gs = median(launched_submit, graph_rounds);
+    if (g > 0 && e / g < b->worst_round)
+        b->worst_round = e / g;
+    if (n >= 256 && gs > 0 && es / gs < b->worst_submit)
+        b->worst_submit = es / gs;
     printf("| %6d | %13.2f | %12.2f | %6.2fx | %13.2f | %12.2f | %6.2fx | %17d | %12d |\n", n, e, g,
            g > 0 ? e / g : 0.0, es, gs, gs > 0 ? es / gs : 0.0, eager_rounds, graph_rounds);
     free(launched_submit);
@@ -182,8 +195,15 @@ static bool bench_device(const char *device, const options *o)
         "|--------|---------------|--------------|---------|---------------|--------------|--------"
         "-|-------------------|--------------|\n");
     bool captured = true;
+    budget b = {1e9, 1e9};
     for (int i = 0; i < o->n_count; i++)
-        captured = bench_n(device, stream, events, o->ns[i], o) && captured;
+        captured = bench_n(device, stream, events, o->ns[i], o, &b) && captured;
+    printf("\ngraph budget (issue 53) on %s: replay >= 1.00x one by one at every N: %s (least %.2fx)", device,
+           b.worst_round >= 1.0 ? "ok" : "OVER", b.worst_round);
+    if (b.worst_submit < 1e9)
+        printf("; submit >= 2.00x cheaper at N >= 256: %s (least %.2fx)", b.worst_submit >= 2.0 ? "ok" : "OVER",
+               b.worst_submit);
+    printf("\n");
 
     for (int i = 0; i < EVENTS; i++)
         check(tp_event_destroy(events[i]), "tp_event_destroy");
