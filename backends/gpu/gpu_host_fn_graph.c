@@ -246,6 +246,15 @@ static void *lanes_serve_at_exit(void *arg)
 
 static pid_t lanes_owner;
 
+/* Once, and only where a run is left: a process whose graphs are done exits
+ * without a thread more. */
+static void servant_start(void)
+{
+    static atomic_bool started;
+    if (!atomic_exchange_explicit(&started, true, memory_order_acq_rel))
+        (void)tp_thread_start_detached(lanes_serve_at_exit, NULL);
+}
+
 /*
  * Before the counters' exit handler (registered before this one), which adds its
  * step to every counter and so lets every wait reached by then go: a node whose
@@ -258,6 +267,7 @@ static void lanes_at_exit(void)
     if (getpid() != lanes_owner)
         return; /* a forked child: the lanes are its parent's */
     atomic_store_explicit(&lanes_exiting, true, memory_order_seq_cst);
+    size_t pending = 0;
     pthread_mutex_lock(&lanes_lock);
     for (size_t i = 0; i < lane_count; i++) {
         gpu_graph_lane *lane = lanes[i];
@@ -271,10 +281,12 @@ static void lanes_at_exit(void)
             node->exit_reach_seen = true;
             atomic_fetch_sub_explicit(&node->refs, 1, memory_order_relaxed); /* never the last: its owner's */
         }
+        pending += lane->run_count;
         pthread_mutex_unlock(&lane->lock);
     }
     pthread_mutex_unlock(&lanes_lock);
-    (void)tp_thread_start_detached(lanes_serve_at_exit, NULL);
+    if (pending > 0)
+        servant_start();
 }
 
 static pthread_once_t lanes_exit_once = PTHREAD_ONCE_INIT;
@@ -469,6 +481,8 @@ static bool runs_reserve(gpu_graph_lane *lane, size_t more)
 
 tp_status gpu_host_fn_launch_reserve(gpu_host_fn_node *const *nodes, size_t count)
 {
+    if (count > 0 && atomic_load_explicit(&lanes_exiting, memory_order_acquire))
+        return gpu_counters_refused_at_exit("tp_graph_launch");
     bool reserved = true;
     for (size_t i = 0; i < count && reserved; i++) {
         gpu_graph_lane *lane = nodes[i]->lane;
@@ -510,4 +524,6 @@ void gpu_host_fn_launched(gpu_host_fn_node *const *nodes, size_t count)
             pthread_cond_signal(&lane->work_ready);
         pthread_mutex_unlock(&lane->lock);
     }
+    if (count > 0 && atomic_load_explicit(&lanes_exiting, memory_order_acquire))
+        servant_start(); /* a launch that raced the exit handler: its runs are the servant's */
 }
