@@ -191,6 +191,11 @@ static pid_t start_child(const char *device, int control, int memory, const char
                       : 'n';
         pid_t child = fork();
         if (child == 0) {
+            /* Pid 1 of the new namespace mounts its own /proc, as a container's
+             * runtime does (CUDA's driver does not start under the host's: the
+             * namespace tests, tests/conformance/namespace_child.c). */
+            if (ok == 'y' && mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0)
+                _exit(4);
             fcntl(control, F_SETFD, 0); /* its end alone crosses the exec */
             execv(program_invocation_name, argv);
             _exit(127);
