@@ -332,7 +332,7 @@ static void *lane_main(void *arg)
         }
         if (lane->run_count > 0) {
             if (!run_next(lane))
-                return NULL; /* exit: the servant has the runs left (lane_serve_at_exit) */
+                return NULL; /* exit: the runs left are the servant's (lanes_serve_at_exit) */
             continue;
         }
         gpu_host_fn_node *node = queue_head(lane);
