@@ -22,10 +22,13 @@
  * Memory: pooled events (TP_EVENT_TIMING, per device) are made when a stream first
  * appears in a trace (8 at a time) or when the pool runs dry; the arrays of
  * ranges, marks, flows and tracks, the names and the event table grow by doubling.
- * At stop, what is above the room tp_trace_start reserves (KEEP_RANGES ranges and
- * their events, KEEP_MARKS marks and flows) is given back, so that a trace of any
- * size leaves behind what a small one would; a trace no larger than that allocates
- * nothing on push, pop, record or wait after the first. While running, a trace
+ * At stop, the room a trace grew is kept for the next, up to KEPT_RANGES ranges and
+ * their events, KEPT_MARKS marks and flows (~1.9 MB of CPU events); what a larger
+ * trace grew above that is given back, so that a trace of any size leaves behind
+ * what a moderate one would. A trace no larger than the one before allocates nothing
+ * on push, pop, record or wait after the first: growing costs a traced call an event
+ * creation per new record and array copies, more than the record itself on the CPU
+ * (issue 52: a flow each made 2 new marks per op, +50 ns here). While running, a trace
  * holds at most max_ranges ranges and as many marks (TPEVENT_TRACE_MAX_RANGES,
  * default 2^20: about 340 MB on the CPU backend): past that, new ranges and new
  * marks are not taken (their pops still match), and the file counts them
@@ -55,6 +58,8 @@ enum { IDLE, RUNNING, WRITING };
 #define KEEP_RANGES 1024u
 #define KEEP_MARKS 256u
 #define KEEP_NAMES 4096u
+#define KEPT_RANGES 4096u /* kept at stop (above: all given back) */
+#define KEPT_MARKS 4096u
 #define MAX_RANGES_DEFAULT ((size_t)1 << 20)
 #define TRACE_DROPPED (TRACE_NONE - 1)       /* on a track's stack: a range pushed past the cap */
 #define MAX_RANGES_LIMIT (TRACE_DROPPED - 1) /* ranges and marks are numbered in 32 bits */
@@ -443,24 +448,24 @@ static void recycle(void)
     trace_names_clear(&trace.names);
 }
 
-/* What a trace larger than tp_trace_start's room made, given back (after
- * recycle): arrays above that room freed (start makes them again), pooled events
- * above what that room's ranges and marks use destroyed. */
+/* What a trace larger than the room kept made, given back (after recycle): arrays
+ * above it freed (start makes them again), pooled events above what its ranges and
+ * marks use destroyed. */
 static bool release_excess(void)
 {
     trace_state *t = &trace.t;
-    bool large = t->range_cap > KEEP_RANGES || t->mark_cap > KEEP_MARKS;
-    if (t->range_cap > KEEP_RANGES)
+    bool large = t->range_cap > KEPT_RANGES || t->mark_cap > KEPT_MARKS;
+    if (t->range_cap > KEPT_RANGES)
         free(t->ranges), t->ranges = NULL, t->range_cap = 0;
-    if (t->mark_cap > KEEP_MARKS)
+    if (t->mark_cap > KEPT_MARKS)
         free(t->marks), t->marks = NULL, t->mark_cap = 0;
-    if (t->flow_cap > KEEP_MARKS)
+    if (t->flow_cap > KEPT_MARKS)
         free(t->flows), t->flows = NULL, t->flow_cap = 0;
     if (t->names_cap > KEEP_NAMES)
         free(t->names), t->names = NULL, t->names_cap = 0;
     trace_map_release(&trace.map, KEEP_MARKS * 4);
     trace_names_release(&trace.names, KEEP_NAMES / 4);
-    trace_pools_trim(&trace.pools, 2 * KEEP_RANGES + KEEP_MARKS);
+    trace_pools_trim(&trace.pools, 2 * KEPT_RANGES + KEPT_MARKS);
     return large;
 }
 
