@@ -89,6 +89,7 @@ install(TARGETS tpevent EXPORT tpeventTargets
 install(FILES "${PROJECT_SOURCE_DIR}/include/tpevent/tpevent.h"
               "${PROJECT_SOURCE_DIR}/include/tpevent/measure.h"
               "${PROJECT_SOURCE_DIR}/include/tpevent/ipc.h"
+              "${PROJECT_SOURCE_DIR}/include/tpevent/vulkan.h"
               "${PROJECT_SOURCE_DIR}/include/tpevent/tpevent_diagnostics.h"
         DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}/tpevent")
 

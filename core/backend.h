@@ -35,6 +35,7 @@
 
 #include <tpevent/tpevent.h>
 #include <tpevent/tpevent_diagnostics.h> /* tp_native_op, for native_sample */
+#include <tpevent/vulkan.h>              /* tp_vulkan_info, for vulkan_stream_info */
 
 #include "common/compiler.h" /* TP_PRINTF */
 
@@ -526,6 +527,19 @@ struct tp_backend {
     /* Rule 18's SM clock (appended; optional, NULL: a measurement's clock is unknown,
      * its sm_clock_note saying so): the reader's entries, tp_sm_clock_ops above. */
     const tp_sm_clock_ops *sm_clock;
+
+    /*
+     * Vulkan interop (appended; optional, NULL: the core answers TP_ERR_UNSUPPORTED
+     * naming the backend), include/tpevent/vulkan.h. The core has checked the
+     * arguments (no NULL, count 1 to TP_VULKAN_SUBMIT_MOST, no null handle).
+     * vulkan_stream_info: fills every field of a whole tp_vulkan_info (the core copies
+     * what the caller's `size` holds).
+     * vulkan_stream_submit: the caller's command buffers in the stream's order, after
+     * its earlier work and before its later work (holds and waits included); the
+     * array is the caller's only for the call.
+     */
+    tp_status (*vulkan_stream_info)(tp_stream *stream, struct tp_vulkan_info *info);
+    tp_status (*vulkan_stream_submit)(tp_stream *stream, void *const *cmds, uint32_t count);
 };
 
 /*

@@ -33,6 +33,11 @@ const tp_host *tp_vk_host(void)
     return module_host;
 }
 
+VkInstance tp_vk_instance(void)
+{
+    return instance;
+}
+
 const tp_backend *tp_vk_table(void)
 {
     return module_table;
@@ -333,15 +338,33 @@ static tp_status device_open(vk_device *device, VkPhysicalDevice physical, uint3
                                      .queueFamilyIndex = family,
                                      .queueCount = 1,
                                      .pQueuePriorities = &priority};
-    VkPhysicalDeviceVulkan12Features features12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
-                                                   .timelineSemaphore = VK_TRUE};
-    const char *extensions[] = {VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME};
+    /* The shader clock, where the device has it, for the users' own shaders
+     * (include/tpevent/vulkan.h's interop; the measure tests' shader spins on it). */
+    VkPhysicalDeviceShaderClockFeaturesKHR clock = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CLOCK_FEATURES_KHR};
+    if (has_extension(physical, VK_KHR_SHADER_CLOCK_EXTENSION_NAME)) {
+        VkPhysicalDeviceFeatures2 features = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &clock};
+        vkGetPhysicalDeviceFeatures2(physical, &features);
+        clock.pNext = NULL;
+    }
+    device->shader_clock[0] = clock.shaderSubgroupClock;
+    device->shader_clock[1] = clock.shaderDeviceClock;
+    VkPhysicalDeviceVulkan12Features features12 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+        .pNext = clock.shaderSubgroupClock || clock.shaderDeviceClock ? &clock : NULL,
+        .timelineSemaphore = VK_TRUE};
+    device->api_version = properties.apiVersion;
+    device->extension_count = 0;
+    if (device->calibrated)
+        device->extensions[device->extension_count++] = VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME;
+    if (features12.pNext)
+        device->extensions[device->extension_count++] = VK_KHR_SHADER_CLOCK_EXTENSION_NAME;
     VkDeviceCreateInfo info = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
                                .pNext = &features12,
                                .queueCreateInfoCount = 1,
                                .pQueueCreateInfos = &queue,
-                               .enabledExtensionCount = device->calibrated ? 1 : 0,
-                               .ppEnabledExtensionNames = extensions};
+                               .enabledExtensionCount = device->extension_count,
+                               .ppEnabledExtensionNames = device->extensions};
     VkResult result = vkCreateDevice(physical, &info, NULL, &device->device);
     if (result != VK_SUCCESS) {
         snprintf(reason, reason_size, "vulkan: vkCreateDevice for %s: %s", device->name, tp_vk_error_name(result));

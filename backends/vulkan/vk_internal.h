@@ -16,6 +16,8 @@
  *   vk_stream.c    the stream entries, device_synchronize
  *   vk_flush.c     tp_measure's device work (rule 18): the cache flush, the
  *                  floor's empty work
+ *   vk_interop.c   a user's command buffers in a stream's order, and the
+ *                  Vulkan objects behind a stream (include/tpevent/vulkan.h)
  *   vk_event.c     the event entries
  *   vk_snapshot.c  snapshots of records
  *   vk_backend.c   the table and the entry
@@ -110,6 +112,10 @@ struct vk_device {
     bool calibrated;     /* VK_EXT_calibrated_timestamps with CLOCK_MONOTONIC */
     PFN_vkGetCalibratedTimestampsEXT get_calibrated;
     VkDeviceSize cache_bytes; /* what a flush writes */
+    uint32_t api_version;
+    const char *extensions[2]; /* the device extensions enabled */
+    uint32_t extension_count;
+    bool shader_clock[2]; /* shaderSubgroupClock, shaderDeviceClock enabled */
 
     pthread_mutex_t queue_lock; /* vkQueueSubmit: the queue is externally synchronized */
     pthread_mutex_t lock;       /* the members below */
@@ -122,6 +128,7 @@ struct vk_device {
     vk_stream *default_stream;
     vk_stream *streams; /* every stream not yet freed, for device_synchronize */
     vk_flush_work flush;
+    VkCommandBuffer barrier; /* a user's submission's fence in the stream's order (vk_interop.c) */
 
     pthread_mutex_t clock_lock; /* the calibration below (vk_clock.c) */
     int64_t anchor_host_ns;
@@ -135,6 +142,7 @@ struct vk_device {
 tp_status tp_vk_module_init(const tp_host *host, const tp_backend *table, char *reason, size_t reason_size);
 const tp_host *tp_vk_host(void);
 const tp_backend *tp_vk_table(void);
+VkInstance tp_vk_instance(void);
 int tp_vk_device_count(void);
 vk_device *tp_vk_device(int index);
 const char *tp_vk_error_name(VkResult result);
@@ -241,6 +249,10 @@ struct vk_stream {
  * the stream's) or by an empty batch when `fresh`. On the queue at once when nothing
  * waits on the worker, else after. */
 tp_status tp_vk_stream_mark(vk_stream *stream, vk_batch work, bool fresh, const char *call, uint64_t *value);
+/* A batch of the caller's `count` command buffers signalling the stream's next value:
+ * at once, or after the worker's tasks (the array copied). */
+tp_status tp_vk_stream_submit_commands(vk_stream *stream, const VkCommandBuffer *commands, uint32_t count,
+                                       const char *call);
 /* Later work of the stream waits for the timeline's `value`: natively where the value
  * is on the same device's queue already, else in the worker. */
 tp_status tp_vk_stream_wait_value(vk_stream *stream, const vk_timeline *timeline, uint64_t value, const char *call);
@@ -279,6 +291,11 @@ bool tp_vk_stream_waits_for_itself(tp_stream *stream);
 
 tp_status tp_vk_stream_flush_cache(tp_stream *stream);
 tp_status tp_vk_stream_launch_empty(tp_stream *stream);
+
+/* ------------------------------------------------------------ vk_interop.c */
+
+tp_status tp_vk_stream_info(tp_stream *stream, tp_vulkan_info *info);
+tp_status tp_vk_stream_submit(tp_stream *stream, void *const *cmds, uint32_t count);
 
 /* ------------------------------------------------------------- vk_event.c */
 

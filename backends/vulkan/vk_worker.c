@@ -25,14 +25,16 @@
 #include "common/thread.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 typedef enum task_kind { TASK_SUBMIT, TASK_HOST_FN, TASK_GATE } task_kind;
 
 struct vk_task {
     vk_task *next; /* first: tp_free_item's layout; then the FIFO's link */
     task_kind kind;
-    vk_batch batch; /* SUBMIT */
-    uint64_t after; /* HOST_FN: the stream's value fn runs after */
+    vk_batch batch;         /* SUBMIT */
+    VkCommandBuffer *owned; /* SUBMIT: a copy of a user's `batch.commands` */
+    uint64_t after;         /* HOST_FN: the stream's value fn runs after */
     void (*fn)(void *);
     void *arg;
     vk_stream *stream; /* GATE: whose worker the release wakes */
@@ -225,12 +227,20 @@ static uint64_t run_submissions(vk_stream *stream)
     batch.commands = commands;
     batch.command_count = 0;
     uint64_t count = 0;
-    while (stream->first && stream->first->kind == TASK_SUBMIT && batch.command_count < WORKER_COMMANDS_MOST &&
+    bool joinable = true; /* a user's command buffers cannot be recorded again */
+    while (stream->first && stream->first->kind == TASK_SUBMIT &&
+           batch.command_count + stream->first->batch.command_count + 1 <= WORKER_COMMANDS_MOST &&
            (count == 0 || !stream->first->batch.wait)) {
         vk_task *task = stream->first;
         if (task->batch.command) {
             work[batch.command_count] = task->batch;
             commands[batch.command_count++] = task->batch.command;
+        }
+        if (task->batch.commands) {
+            memcpy(&commands[batch.command_count], task->batch.commands, task->batch.command_count * sizeof *commands);
+            batch.command_count += task->batch.command_count;
+            joinable = false;
+            free(task->owned);
         }
         batch.signal_value = task->batch.signal_value;
         stream->first = task->next;
@@ -239,7 +249,8 @@ static uint64_t run_submissions(vk_stream *stream)
     }
     if (!stream->first)
         stream->last = NULL;
-    (void)join_commands(stream, &batch, work, batch.command_count);
+    if (joinable)
+        (void)join_commands(stream, &batch, work, batch.command_count);
     if (tp_vk_submit(stream->device, &batch, 1, "tp_event_record") != TP_OK)
         signal_from_host(stream, &batch, 1);
     return count;
@@ -308,6 +319,7 @@ static tp_status push(vk_stream *stream, vk_task *task, const char *call)
         int err = tp_thread_start_detached(worker_main, stream);
         if (err != 0) {
             atomic_fetch_sub_explicit(&stream->refs, 1, memory_order_relaxed);
+            free(task->owned);
             tp_free_list_give(&task_pool, task);
             return tp_vk_host()->fail(TP_ERR_BACKEND,
                                       "%s: the stream's worker thread did not start (pthread_create: %d)", call, err);
@@ -351,6 +363,15 @@ static tp_status submit_or_queue(vk_stream *stream, vk_batch batch, const char *
         if (!task)
             return TP_ERR_OUT_OF_MEMORY;
         task->batch = batch;
+        if (batch.commands) { /* the caller's array is the caller's only for the call */
+            task->owned = malloc(batch.command_count * sizeof *task->owned);
+            if (!task->owned) {
+                tp_free_list_give(&task_pool, task);
+                return tp_vk_host()->fail(TP_ERR_OUT_OF_MEMORY, "%s: out of memory", call);
+            }
+            memcpy(task->owned, batch.commands, batch.command_count * sizeof *task->owned);
+            task->batch.commands = task->owned;
+        }
         status = push(stream, task, call);
     }
     if (status == TP_OK) {
@@ -372,6 +393,15 @@ tp_status tp_vk_stream_mark(vk_stream *stream, vk_batch work, bool fresh, const 
     else
         status = submit_or_queue(stream, (vk_batch){.command = work.command, .stamp = work.stamp, .fill = work.fill},
                                  call, value);
+    pthread_mutex_unlock(&stream->lock);
+    return status;
+}
+
+tp_status tp_vk_stream_submit_commands(vk_stream *stream, const VkCommandBuffer *commands, uint32_t count,
+                                       const char *call)
+{
+    pthread_mutex_lock(&stream->lock);
+    tp_status status = submit_or_queue(stream, (vk_batch){.commands = commands, .command_count = count}, call, NULL);
     pthread_mutex_unlock(&stream->lock);
     return status;
 }
