@@ -402,13 +402,20 @@ static bool bench_device(bench_run *run, bench_target *target, device_result *re
 /* --trace (issue 52): each op untraced and traced, and the raw call beside it in the
  * same two runs, which shows both what a traced op costs and whether anything of the
  * trace slows the runtime's own calls. The runs follow each other (the untraced one
- * first), so drift between them counts too: bench/trace interleaves them. */
-static void report_trace_cost(FILE *out, const device_result *untraced, const device_result *traced, size_t count)
+ * first), so drift between them, and what the run did before (thousands of records
+ * queued by each op), count too: the raw call is timed once more after the trace
+ * stopped (after_stop, ns per call, per device and op), and bench/trace interleaves
+ * traced and untraced phases, with a place after such a burst. */
+static void report_trace_cost(FILE *out, const device_result *untraced, const device_result *traced,
+                              const double *after_stop, size_t count)
 {
-    fprintf(out, "\ntracing's cost (--trace): each op untraced, then traced; the raw call in the same two runs\n");
+    fprintf(out,
+            "\ntracing's cost (--trace): each op untraced, then traced; the raw call in the same two runs, "
+            "and once more after the trace stopped\n");
     for (size_t d = 0; d < count; d++) {
-        fprintf(out, "%s\n  %-24s %11s %11s %9s %7s   %-32s %11s %11s %7s\n", traced[d].device, "op", "untraced ns",
-                "traced ns", "+ns", "ratio", "raw call", "untraced ns", "traced ns", "ratio");
+        fprintf(out, "%s\n  %-24s %11s %11s %9s %7s   %-32s %11s %11s %7s %11s\n", traced[d].device, "op",
+                "untraced ns", "traced ns", "+ns", "ratio", "raw call", "untraced ns", "traced ns", "ratio",
+                "after stop");
         for (int op = 0; op < BENCH_OP_COUNT; op++) {
             const op_result *u = &untraced[d].ops[op], *t = &traced[d].ops[op];
             double a = u->tpevent.median_ns, b = t->tpevent.median_ns;
@@ -416,12 +423,29 @@ static void report_trace_cost(FILE *out, const device_result *untraced, const de
                     a > 0 ? b / a : NAN);
             if (u->baseline_native && t->baseline_native) {
                 double ra = u->baseline_summary.median_ns, rb = t->baseline_summary.median_ns;
-                fprintf(out, "   %-32s %11.1f %11.1f %7.3f\n", t->baseline, ra, rb, ra > 0 ? rb / ra : NAN);
+                fprintf(out, "   %-32s %11.1f %11.1f %7.3f %11.1f\n", t->baseline, ra, rb, ra > 0 ? rb / ra : NAN,
+                        after_stop[d * BENCH_OP_COUNT + (size_t)op]);
             } else {
                 fprintf(out, "   (no runtime underneath)\n");
             }
         }
     }
+}
+
+/* The raw calls once more, the trace stopped (report_trace_cost); NAN where none. */
+static void sample_raw_after_stop(bench_run *run, const bench_plan *plan, double *after_stop)
+{
+    for (size_t d = 0; d < plan->target_count; d++)
+        for (int op = 0; op < BENCH_OP_COUNT; op++) {
+            tp_native_op native = bench_op_native((bench_op)op);
+            double *median = &after_stop[d * BENCH_OP_COUNT + (size_t)op];
+            *median = NAN;
+            if (tp_native_sample(plan->targets[d].device, native, run->native_samples, run->iterations) != TP_OK)
+                continue; /* no runtime underneath: nothing to compare */
+            for (size_t i = 0; i < run->iterations; i++)
+                run->samples[i] = (double)run->native_samples[i];
+            *median = median_of(run->samples, run->iterations);
+        }
 }
 
 /* The host measurements given for scale. */
@@ -462,6 +486,7 @@ static int run_bench(const bench_options *options, const bench_plan *plan)
 {
     device_result *results = calloc(plan->target_count, sizeof *results);
     device_result *untraced = options->trace ? calloc(plan->target_count, sizeof *untraced) : NULL;
+    double *after_stop = options->trace ? calloc(plan->target_count * BENCH_OP_COUNT, sizeof *after_stop) : NULL;
     bench_run run = {
         .iterations = options->iterations,
         /* Enough to fault in pools and wake the workers, never more than the run. */
@@ -473,10 +498,12 @@ static int run_bench(const bench_options *options, const bench_plan *plan)
     };
     if (run.warmup > run.iterations)
         run.warmup = run.iterations;
-    if (results == NULL || run.samples == NULL || run.native_samples == NULL || (options->trace && !untraced)) {
+    if (results == NULL || run.samples == NULL || run.native_samples == NULL ||
+        (options->trace && (!untraced || !after_stop))) {
         fprintf(stderr, "tpevent bench: out of memory for %zu samples\n", options->iterations);
         free(results);
         free(untraced);
+        free(after_stop);
         free(run.samples);
         free(run.native_samples);
         return TOOL_EXIT_FAILURE;
@@ -499,6 +526,8 @@ static int run_bench(const bench_options *options, const bench_plan *plan)
         fprintf(stderr, "tpevent bench: --trace: %s\n", tp_last_error());
         measured = false;
     }
+    if (measured && options->trace)
+        sample_raw_after_stop(&run, plan, after_stop);
 
     int exit_code = measured ? TOOL_EXIT_OK : TOOL_EXIT_FAILURE;
     if (measured) {
@@ -522,10 +551,11 @@ static int run_bench(const bench_options *options, const bench_plan *plan)
             exit_code = TOOL_EXIT_FAILURE;
         }
         if (untraced)
-            report_trace_cost(options->json ? stderr : stdout, untraced, results, plan->target_count);
+            report_trace_cost(options->json ? stderr : stdout, untraced, results, after_stop, plan->target_count);
     }
     free(results);
     free(untraced);
+    free(after_stop);
     free(run.samples);
     free(run.native_samples);
     return exit_code;

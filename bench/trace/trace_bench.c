@@ -4,7 +4,7 @@
  * on each device given.
  *
  * Usage: tpevent_bench_trace [--device D]... [--rounds N] [--samples N] [--batch N]
- *                            [--trace-file PATH] [--check]
+ *                            [--burst N] [--trace-file PATH] [--check]
  *
  * How it is fair. A round has an untraced phase and a traced one, their order
  * flipping each round; the traced phase starts a trace (tp_trace_start) and ends it
@@ -17,9 +17,9 @@
  * and of their ratio.
  *
  * The raw side (trace_raw.h): the runtime's calls on objects of their own, timed at
- * three places of each phase (RAW_START, RAW_END, RAW_AFTER_POP below), so that a
- * slowdown of the runtime under a trace shows where it comes from. Reported:
- * trace-on over trace-off at each place.
+ * four places of each phase (RAW_START, RAW_END, RAW_AFTER_POP, RAW_AFTER_BURST
+ * below), so that a slowdown of the runtime under a trace shows where it comes from.
+ * Reported: trace-on over trace-off at each place.
  *
  * Budgets (issue 52; docs/timeline.md says what each traced op records): a traced call
  * costs at most one raw timing record + 100 ns more than untraced where there is a
@@ -74,14 +74,18 @@ static const struct {
 
 /* Where in a phase the raw calls are timed: at its start (a trace just started,
  * nothing of it on the device), at its end (after the traced ops, everything
- * reached), and right after a range's pop (its end record maybe still pending), as
- * `tpevent bench --trace` times its raw calls. */
-enum { RAW_START, RAW_END, RAW_AFTER_POP, RAW_PLACES };
+ * reached), right after a range's pop (its end record maybe still pending), and
+ * after a burst: --burst records of one event with no synchronize between them
+ * (traced: each with its mark, thousands of timing records queued at once), the
+ * stream synchronized, a range pushed and popped, as `tpevent bench --trace` times
+ * its raw calls after its ops (1,000 + 10,000 calls each by default). */
+enum { RAW_START, RAW_END, RAW_AFTER_POP, RAW_AFTER_BURST, RAW_PLACES };
+static const char *const raw_place_names[RAW_PLACES] = {"start", "end", "pop", "burst"};
 enum { UNTRACED, TRACED, STATES };
 
 typedef struct options {
     const char *devices[MAX_DEVICES];
-    size_t device_count, rounds, samples, batch;
+    size_t device_count, rounds, samples, batch, burst;
     const char *trace_file;
     bool check;
 } options;
@@ -224,6 +228,13 @@ static void run_phase(target *t, int state, size_t round, const options *o)
     check(tp_range_pop(t->stream), "tp_range_pop");
     time_raw(t, state, RAW_AFTER_POP, round, o);
     check(tp_stream_synchronize(t->stream), "tp_stream_synchronize");
+    for (size_t i = 0; i < o->burst; i++)
+        check(tp_event_record(t->event, t->stream), "tp_event_record");
+    check(tp_stream_synchronize(t->stream), "tp_stream_synchronize");
+    check(tp_range_push(t->stream, "raw calls next"), "tp_range_push");
+    check(tp_range_pop(t->stream), "tp_range_pop");
+    time_raw(t, state, RAW_AFTER_BURST, round, o);
+    check(tp_stream_synchronize(t->stream), "tp_stream_synchronize");
     if (state == TRACED)
         check(tp_trace_stop(o->trace_file), "tp_trace_stop");
 }
@@ -338,8 +349,14 @@ static bool report(target *t, const options *o)
     if (t->raw.op_count == 0) {
         printf("  raw calls: none (%s)\n", t->raw.why);
     } else {
-        printf("  %-30s %10s %10s %7s %10s %10s %7s %10s %10s %7s\n", "raw call (trace off -> on)", "start off",
-               "start on", "ratio", "end off", "end on", "ratio", "pop off", "pop on", "ratio");
+        printf("  %-30s", "raw call (trace off -> on)");
+        for (int place = 0; place < RAW_PLACES; place++) {
+            char off[16], on[16];
+            snprintf(off, sizeof off, "%s off", raw_place_names[place]);
+            snprintf(on, sizeof on, "%s on", raw_place_names[place]);
+            printf(" %10s %10s %7s", off, on, "ratio");
+        }
+        printf("\n");
         for (size_t i = 0; i < t->raw.op_count; i++) {
             pair_summary p[RAW_PLACES];
             for (int place = 0; place < RAW_PLACES; place++) {
@@ -380,7 +397,7 @@ static size_t parse_count(const char *flag, const char *text, size_t max)
 
 static void parse(int argc, char **argv, options *o)
 {
-    *o = (options){.rounds = 15, .samples = 101, .batch = 16, .trace_file = "/dev/null"};
+    *o = (options){.rounds = 15, .samples = 101, .batch = 16, .burst = 11000, .trace_file = "/dev/null"};
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i], *value = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(arg, "--check") == 0) {
@@ -390,7 +407,7 @@ static void parse(int argc, char **argv, options *o)
         if (!value) {
             fprintf(stderr,
                     "usage: tpevent_bench_trace [--device D]... [--rounds N] [--samples N] [--batch N] "
-                    "[--trace-file PATH] [--check]\n");
+                    "[--burst N] [--trace-file PATH] [--check]\n");
             exit(2);
         }
         i++;
@@ -402,6 +419,8 @@ static void parse(int argc, char **argv, options *o)
             o->samples = parse_count(arg, value, 1000000);
         else if (strcmp(arg, "--batch") == 0)
             o->batch = parse_count(arg, value, 100000);
+        else if (strcmp(arg, "--burst") == 0)
+            o->burst = parse_count(arg, value, 10000000);
         else if (strcmp(arg, "--trace-file") == 0)
             o->trace_file = value;
         else {
