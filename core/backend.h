@@ -540,6 +540,16 @@ struct tp_backend {
      */
     tp_status (*vulkan_stream_info)(tp_stream *stream, struct tp_vulkan_info *info);
     tp_status (*vulkan_stream_submit)(tp_stream *stream, void *const *cmds, uint32_t count);
+
+    /*
+     * The trace's marks (appended; optional, NULL: the core asks stream_is_capturing,
+     * then records with event_record): records `event` on `stream` as event_record
+     * does, unless the stream captures now (anyone's capture, as stream_is_capturing
+     * answers), where it records nothing; *captured says which. It asks once where
+     * the two entries would each ask (a wrapped GPU stream: one cudaStreamIsCapturing
+     * instead of two). `event` is the trace's own (TP_EVENT_TIMING, of this table).
+     */
+    tp_status (*event_record_uncaptured)(tp_event *event, tp_stream *stream, bool *captured);
 };
 
 /*

@@ -134,18 +134,8 @@ static tp_status track_of(tp_stream *stream, uint32_t *index)
     return TP_OK;
 }
 
-/* Rule 16: a mark recorded on a capturing stream would be part of the graph, not
- * a record of this run (and never reached before a launch), so the trace takes
- * none there: ranges pushed or popped inside a capture, and flows from records
- * or to waits made inside one, are left out of the file. */
-static bool capturing(tp_stream *stream)
-{
-    bool yes = false;
-    return stream->backend->stream_is_capturing && stream->backend->stream_is_capturing(stream, &yes) == TP_OK && yes;
-}
-
 /* Ends the track's innermost open range here: a mark, unless the range has no
- * start or the stream captures now (then the range is left out). */
+ * start or the stream captures now (then the range is left out: trace_pool.c). */
 static tp_status range_end(trace_track *track)
 {
     if (track->stack[track->depth - 1] == TRACE_DROPPED) {
@@ -154,7 +144,7 @@ static tp_status range_end(trace_track *track)
     }
     trace_range *range = &trace.t.ranges[track->stack[track->depth - 1]];
     tp_event *end = NULL;
-    if (range->start && !capturing(track->stream)) {
+    if (range->start) {
         tp_status status = trace_pool_record(&trace.pools, track->stream, &end);
         if (status != TP_OK)
             return status;
@@ -212,7 +202,7 @@ TP_COLD static tp_status range_push_traced(tp_stream *stream, const char *name)
         goto out;
     }
     tp_event *start = NULL;
-    if (!capturing(stream) && (status = trace_pool_record(&trace.pools, stream, &start)) != TP_OK)
+    if ((status = trace_pool_record(&trace.pools, stream, &start)) != TP_OK)
         goto out;
     uint32_t r = (uint32_t)trace.t.range_count++, depth = track->depth;
     trace.t.ranges[r] = (trace_range){.track = index,
@@ -279,10 +269,11 @@ static void mark_place(trace_mark *mark, uint32_t track)
     mark->prev = t->last[t->depth];
 }
 
-/* A mark for a flow on the stream (track): the event's own when it has one no
- * flow refers to yet, recorded again; else a new one. */
-static tp_status mark_record(tp_stream *stream, uint32_t track, uint32_t *mark, bool in_flow)
+/* A new mark for a flow on the stream: a pooled event recorded there; none where
+ * the stream captures (*captured), whose track is then not made either. */
+static tp_status mark_record(tp_stream *stream, uint32_t *mark, bool in_flow, bool *captured)
 {
+    *captured = false;
     if (trace.t.mark_count >= trace.t.max_ranges) {
         trace.t.dropped_marks++;
         return TP_ERR_NOT_READY; /* the trace's loss only: counted, no message */
@@ -290,40 +281,49 @@ static tp_status mark_record(tp_stream *stream, uint32_t track, uint32_t *mark, 
     if (!tp_array_grow(&trace.t.marks, &trace.t.mark_cap, trace.t.mark_count + 1, sizeof *trace.t.marks))
         return out_of_memory("tp_trace");
     tp_event *event = NULL;
+    uint32_t track = 0;
     tp_status status = trace_pool_record(&trace.pools, stream, &event);
-    if (status == TP_OK) {
-        *mark = (uint32_t)trace.t.mark_count++;
-        trace.t.marks[*mark] = (trace_mark){.waiter = TRACE_NONE, .in_flow = in_flow, .event = event};
-        mark_place(&trace.t.marks[*mark], track);
+    *captured = status == TP_OK && !event;
+    if (status != TP_OK || !event)
+        return status;
+    if ((status = track_of(stream, &track)) != TP_OK) {
+        trace_pool_put(&trace.pools, event);
+        return status;
     }
-    return status;
+    *mark = (uint32_t)trace.t.mark_count++;
+    trace.t.marks[*mark] = (trace_mark){.waiter = TRACE_NONE, .in_flow = in_flow, .event = event};
+    mark_place(&trace.t.marks[*mark], track);
+    return TP_OK;
+}
+
+/* The mark a flow from this record of `event` would start at: the event's own when
+ * it has one no flow refers to yet, recorded again; else a new one. */
+static void mark_before_record(tp_event *event, tp_stream *stream)
+{
+    trace_map_entry *entry = trace_map_find(&trace.map, event);
+    trace_mark *mark = entry ? &trace.t.marks[entry->mark] : NULL;
+    bool captured = false;
+    uint32_t track = 0, m = 0;
+    tp_status status;
+    if (mark && !mark->in_flow && mark->event->device.type == stream->device.type &&
+        mark->event->device.index == stream->device.index) {
+        status = trace_record_uncaptured(mark->event, stream, &captured); /* reused */
+        if (status == TP_OK && !captured && (status = track_of(stream, &track)) == TP_OK)
+            mark_place(mark, track);
+    } else if ((status = mark_record(stream, &m, false, &captured)) == TP_OK && !captured) {
+        (entry ? entry : trace_map_insert(&trace.map, event))->mark = m;
+    }
+    if (entry && (status != TP_OK || captured))
+        entry->event = TRACE_MAP_TOMBSTONE; /* its latest record is the graph's, or unmarked: no flow from it */
 }
 
 tp_status tp_trace_record(tp_event *event, tp_stream *stream)
 {
     pthread_mutex_lock(&trace.lock);
-    uint32_t track = 0;
-    tp_status status = TP_OK;
-    if (trace.state == RUNNING && capturing(stream)) {
-        trace_map_entry *entry = trace_map_find(&trace.map, event);
-        if (entry)
-            entry->event = TRACE_MAP_TOMBSTONE; /* its latest record is the graph's: no flow from it */
-    } else if (trace.state == RUNNING && track_of(stream, &track) == TP_OK && trace_map_reserve(&trace.map)) {
-        trace_map_entry *entry = trace_map_find(&trace.map, event);
-        trace_mark *mark = entry ? &trace.t.marks[entry->mark] : NULL;
-        if (mark && !mark->in_flow && mark->event->device.type == stream->device.type &&
-            mark->event->device.index == stream->device.index) {
-            status = stream->backend->event_record(mark->event, stream); /* reused */
-            mark_place(mark, track);
-        } else {
-            uint32_t m = 0;
-            status = mark_record(stream, track, &m, false);
-            if (status == TP_OK)
-                (entry ? entry : trace_map_insert(&trace.map, event))->mark = m;
-        }
-    }
+    if (trace.state == RUNNING && trace_map_reserve(&trace.map))
+        mark_before_record(event, stream);
     /* The mark's failure is the trace's loss, not the caller's: the record goes on. */
-    status = event->backend->event_record(event, stream);
+    tp_status status = event->backend->event_record(event, stream);
     pthread_mutex_unlock(&trace.lock);
     return status;
 }
@@ -335,17 +335,18 @@ tp_status tp_trace_wait(tp_event *event, tp_stream *stream)
         return status;
     /* Waiting again on the same record from the same stream orders nothing new: no
      * second flow (a loop of waits on one record, as tpevent bench's, draws one).
-     * Whether the stream captures is asked last, only of a wait that would draw a
-     * flow: on a wrapped stream that question is a runtime call. */
+     * Whether the stream captures is asked last, by the mark's record, only of a
+     * wait that would draw a flow: on a wrapped stream that question is a runtime
+     * call. */
     pthread_mutex_lock(&trace.lock);
     trace_map_entry *entry = trace.state == RUNNING ? trace_map_find(&trace.map, event) : NULL;
     uint32_t track = 0, to = 0;
-    bool again = entry && track_find(stream, &track) && trace.t.marks[entry->mark].waiter == track;
-    if (entry && !again && !capturing(stream) && track_of(stream, &track) == TP_OK &&
+    bool again = entry && track_find(stream, &track) && trace.t.marks[entry->mark].waiter == track, captured;
+    if (entry && !again &&
         tp_array_grow(&trace.t.flows, &trace.t.flow_cap, trace.t.flow_count + 1, sizeof *trace.t.flows) &&
-        mark_record(stream, track, &to, true) == TP_OK) {
+        mark_record(stream, &to, true, &captured) == TP_OK && !captured) {
         trace.t.marks[entry->mark].in_flow = true;
-        trace.t.marks[entry->mark].waiter = track;
+        trace.t.marks[entry->mark].waiter = trace.t.marks[to].track;
         trace.t.flows[trace.t.flow_count++] = (trace_flow){.from = entry->mark, .to = to};
     }
     pthread_mutex_unlock(&trace.lock);

@@ -81,7 +81,11 @@ typedef struct trace_pools {
 
 /* Makes the stream's device's pool hold `count` events at least. */
 tp_status trace_pool_fill(trace_pools *pools, const tp_stream *stream, uint32_t count);
-/* A pooled event recorded on the stream now (the pool refilled when dry). */
+/* `event` (the trace's own) recorded on the stream now, unless the stream captures
+ * (*captured: then nothing is recorded); the stream asked once (rule 16). */
+tp_status trace_record_uncaptured(tp_event *event, tp_stream *stream, bool *captured);
+/* A pooled event recorded on the stream now (the pool refilled when dry); *out is
+ * NULL, and TP_OK returned, where the stream captures (trace_record_uncaptured). */
 tp_status trace_pool_record(trace_pools *pools, tp_stream *stream, tp_event **out);
 /* Back to its device's pool: room was made for it by trace_pools_reserve. */
 void trace_pool_put(trace_pools *pools, tp_event *event);

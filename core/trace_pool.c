@@ -30,6 +30,22 @@ tp_status trace_pool_fill(trace_pools *pools, const tp_stream *stream, uint32_t 
     return TP_OK;
 }
 
+/* Rule 16: a mark recorded on a capturing stream would be part of the graph, not
+ * a record of this run (and never reached before a launch), so the trace takes
+ * none there: ranges pushed or popped inside a capture, and flows from records or
+ * to waits made inside one, are left out of the file. The stream is asked once:
+ * by the backend's event_record_uncaptured where it has one (on a wrapped GPU
+ * stream the question is a runtime call, and event_record would ask it again). */
+tp_status trace_record_uncaptured(tp_event *event, tp_stream *stream, bool *captured)
+{
+    if (event->backend->event_record_uncaptured)
+        return event->backend->event_record_uncaptured(event, stream, captured);
+    bool yes = false;
+    *captured = stream->backend->stream_is_capturing && stream->backend->stream_is_capturing(stream, &yes) == TP_OK &&
+                yes;
+    return *captured ? TP_OK : stream->backend->event_record(event, stream);
+}
+
 tp_status trace_pool_record(trace_pools *pools, tp_stream *stream, tp_event **out)
 {
     trace_event_pool *pool = pool_of(pools, stream->device);
@@ -39,13 +55,12 @@ tp_status trace_pool_record(trace_pools *pools, tp_stream *stream, tp_event **ou
             return status;
     }
     tp_event *event = pool->items[--pool->count];
-    tp_status status = stream->backend->event_record(event, stream);
-    if (status != TP_OK) {
+    bool captured = false;
+    tp_status status = trace_record_uncaptured(event, stream, &captured);
+    if (status != TP_OK || captured)
         pool->count++;
-        return status;
-    }
-    *out = event;
-    return TP_OK;
+    *out = status == TP_OK && !captured ? event : NULL;
+    return status;
 }
 
 /* Through the table: the trace is not running here, so there is nothing for

@@ -146,6 +146,16 @@ static tp_status captured_plain_event_record(tp_event *event, tp_stream *stream)
     return gpu_plain_event_record(event, stream);
 }
 
+/* The trace's marks (core/backend.h): a stream no capture may involve records at
+ * once; one tpevent or someone else may capture is asked once, in gpu_graph.c. */
+static tp_status captured_plain_event_record_uncaptured(tp_event *event, tp_stream *stream, bool *captured)
+{
+    if (TP_UNLIKELY(gpu_stream_capture_checked(stream)))
+        return gpu_capture_event_record_uncaptured(event, stream, captured);
+    *captured = false;
+    return captured_plain_event_record(event, stream);
+}
+
 static tp_status captured_plain_event_query(tp_event *event, bool *done)
 {
     if (TP_LIKELY(gpu_event_is_direct(event)))
@@ -217,6 +227,7 @@ static tp_backend gpu_table = {
     .event_synchronize = captured_plain_event_synchronize,
     .event_ipc_export = NULL,       /* the core lets only interprocess events export */
     .event_ipc_send_prepare = NULL, /* and send */
+    .event_record_uncaptured = captured_plain_event_record_uncaptured,
 };
 
 static tp_backend gpu_ipc_table = {
@@ -228,6 +239,7 @@ static tp_backend gpu_ipc_table = {
     .event_synchronize = gpu_ipc_event_synchronize,
     .event_ipc_export = gpu_event_ipc_export,
     .event_ipc_send_prepare = gpu_event_ipc_send_prepare,
+    .event_record_uncaptured = NULL, /* the trace's marks are plain events */
 };
 
 /* A wrapper's native event is set at creation and never replaced (gpu_event.c), so
@@ -242,6 +254,7 @@ static tp_backend gpu_wrapped_table = {
     .event_synchronize = captured_plain_event_synchronize,
     .event_ipc_export = NULL,
     .event_ipc_send_prepare = NULL,
+    .event_record_uncaptured = NULL, /* the trace's marks are plain events */
 };
 
 /* pthread_atfork's child handler: the child has one thread, this one, so the

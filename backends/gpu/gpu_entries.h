@@ -79,32 +79,35 @@
     X(event_elapsed, CAPTURED)         \
     X(sm_clock, GUARDED)
 
-#define GPU_PLAIN_EVENT_SLOTS_LIST(X) \
-    X(stream_wait_event, CAPTURED) \
-    X(event_destroy, CAPTURED)     \
-    X(event_record, CAPTURED)      \
-    X(event_query, CAPTURED)       \
-    X(event_synchronize, CAPTURED) \
-    X(event_ipc_export, NONE)      \
-    X(event_ipc_send_prepare, NONE)
+#define GPU_PLAIN_EVENT_SLOTS_LIST(X)    \
+    X(stream_wait_event, CAPTURED)       \
+    X(event_destroy, CAPTURED)           \
+    X(event_record, CAPTURED)            \
+    X(event_query, CAPTURED)             \
+    X(event_synchronize, CAPTURED)       \
+    X(event_ipc_export, NONE)            \
+    X(event_ipc_send_prepare, NONE)      \
+    X(event_record_uncaptured, CAPTURED)
 
-#define GPU_IPC_EVENT_SLOTS_LIST(X) \
-    X(stream_wait_event, CAPTURED) \
-    X(event_destroy, GUARDED)      \
-    X(event_record, CAPTURED)      \
-    X(event_query, GUARDED)        \
-    X(event_synchronize, GUARDED)  \
-    X(event_ipc_export, GUARDED)   \
-    X(event_ipc_send_prepare, GUARDED)
+#define GPU_IPC_EVENT_SLOTS_LIST(X)    \
+    X(stream_wait_event, CAPTURED)     \
+    X(event_destroy, GUARDED)          \
+    X(event_record, CAPTURED)          \
+    X(event_query, GUARDED)            \
+    X(event_synchronize, GUARDED)      \
+    X(event_ipc_export, GUARDED)       \
+    X(event_ipc_send_prepare, GUARDED) \
+    X(event_record_uncaptured, NONE)
 
 #define GPU_WRAPPED_EVENT_SLOTS_LIST(X) \
-    X(stream_wait_event, CAPTURED) \
-    X(event_destroy, GUARDED)      \
-    X(event_record, GUARDED)       \
-    X(event_query, CAPTURED)       \
-    X(event_synchronize, CAPTURED) \
-    X(event_ipc_export, NONE)      \
-    X(event_ipc_send_prepare, NONE)
+    X(stream_wait_event, CAPTURED)      \
+    X(event_destroy, GUARDED)           \
+    X(event_record, GUARDED)            \
+    X(event_query, CAPTURED)            \
+    X(event_synchronize, CAPTURED)      \
+    X(event_ipc_export, NONE)           \
+    X(event_ipc_send_prepare, NONE)     \
+    X(event_record_uncaptured, NONE)
 /* clang-format on */
 
 #endif /* TPEVENT_BACKENDS_GPU_ENTRIES_H */

@@ -248,6 +248,14 @@ static tp_status forked_event_record(tp_event *event, tp_stream *stream)
     return gpu_forked_fail("tp_event_record");
 }
 
+static tp_status forked_event_record_uncaptured(tp_event *event, tp_stream *stream, bool *captured)
+{
+    (void)event;
+    (void)stream;
+    (void)captured;
+    return gpu_forked_fail("tp_event_record");
+}
+
 static tp_status forked_event_query(tp_event *event, bool *done)
 {
     (void)event;
@@ -332,4 +340,6 @@ void gpu_use_forked_entries(tp_backend *table)
     if (table->event_ipc_send_prepare)
         table->event_ipc_send_prepare = forked_event_ipc_send_prepare;
     table->event_ipc_receive = forked_event_ipc_receive;
+    if (table->event_record_uncaptured) /* plain events only */
+        table->event_record_uncaptured = forked_event_record_uncaptured;
 }

@@ -273,6 +273,21 @@ tp_status gpu_capture_event_record(tp_event *base, tp_stream *stream_base)
     return gpu_plain_event_record(base, stream_base); /* a wrapped stream nobody captures */
 }
 
+/* The trace's mark (core/backend.h): the one question, then the record outside any
+ * capture, or none. */
+tp_status gpu_capture_event_record_uncaptured(tp_event *base, tp_stream *stream_base, bool *captured)
+{
+    gpu_capture *token = stream_capture(gpu_as_stream(stream_base));
+    *captured = token != NULL;
+    gpu_capture_token_unref(token);
+    if (*captured)
+        return TP_OK;
+    gpu_event *event = gpu_as_event(base);
+    if (atomic_load_explicit(&event->capture, memory_order_relaxed) != NULL)
+        return record_outside(event, gpu_as_stream(stream_base));
+    return gpu_plain_event_record(base, stream_base);
+}
+
 TP_COLD static tp_status refuse_interprocess(const char *operation)
 {
     return gpu.host->fail(TP_ERR_CAPTURING,

@@ -111,6 +111,7 @@ static inline void gpu_stream_set_capture_check(gpu_stream *stream, bool check)
  * each ends in the entry below it where none is after all. Then the capture
  * entries. */
 tp_status gpu_capture_event_record(tp_event *event, tp_stream *stream);
+tp_status gpu_capture_event_record_uncaptured(tp_event *event, tp_stream *stream, bool *captured);
 tp_status gpu_capture_wait_event(tp_stream *stream, tp_event *event);
 tp_status gpu_capture_ipc_wait_event(tp_stream *stream, tp_event *event);
 tp_status gpu_capture_ipc_event_record(tp_event *event, tp_stream *stream);

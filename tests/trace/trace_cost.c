@@ -7,8 +7,9 @@
  *     call more than untraced (the trace's one timing record: docs/timeline.md);
  *   - a traced query or synchronize makes none more;
  *   - on a stream wrapped with tp_stream_from_native, a traced record makes at
- *     most three more (its mark, and two questions whether the stream captures),
- *     and waits again on one record, which draw no flow, none more;
+ *     most two more (its mark, and one question whether the stream captures: the
+ *     backend's event_record_uncaptured asks it once for both), a range push and
+ *     pop two each, and waits again on one record, which draw no flow, none more;
  *   - while a trace runs, with a range open, after traced work, and while none runs,
  *     nothing of tpevent's calls the runtime when the caller does not: no poller,
  *     no clock loop, nothing that could contend with the caller's own calls.
@@ -137,15 +138,17 @@ static void check_idle(const char *when)
 
 /* A record on a stream wrapped with tp_stream_from_native (a PyTorch stream): the
  * runtime is asked whether it captures, by the record's own capture layer untraced,
- * and traced also by the trace and by its mark's record (docs/timeline.md). Counted
- * and held to that: one timing record and two capture questions more. */
+ * and traced also by its mark's record, once (docs/timeline.md; it was asked twice,
+ * by the trace and by the mark's record, before the backend's event_record_uncaptured).
+ * Counted and held to that: one timing record and one capture question more, and as
+ * much for each range push and pop. */
 static void count_wrapped(objects *o, const char *device)
 {
     void *native = NULL;
     tp_stream *wrapped = NULL;
     check_ok(tp_stream_native(o->stream, &native), "tp_stream_native");
     check_ok(tp_stream_from_native(&wrapped, device, native), "tp_stream_from_native");
-    unsigned long made[2], waits[2];
+    unsigned long made[2], waits[2], ranges[2];
     for (int traced = 0; traced < 2; traced++) {
         if (traced)
             check_ok(tp_trace_start(), "tp_trace_start");
@@ -163,11 +166,18 @@ static void count_wrapped(objects *o, const char *device)
             check_ok(tp_stream_wait_event(wrapped, o->event), "tp_stream_wait_event");
         waits[traced] = calls() - before;
         check_ok(tp_stream_synchronize(wrapped), "tp_stream_synchronize");
+        before = calls();
+        for (int i = 0; i < OPS; i++) {
+            check_ok(tp_range_push(wrapped, "r"), "tp_range_push");
+            check_ok(tp_range_pop(wrapped), "tp_range_pop");
+        }
+        ranges[traced] = calls() - before;
+        check_ok(tp_stream_synchronize(wrapped), "tp_stream_synchronize");
         if (traced)
             check_ok(tp_trace_stop("/dev/null"), "tp_trace_stop");
     }
-    /* One flow's worth: the trace's question and its mark (a question and a record). */
-    unsigned long waits_allowed = waits[0] + 3;
+    /* One flow's worth: its mark (a question and a record). */
+    unsigned long waits_allowed = waits[0] + 2;
     printf("  wait of a wrapped stream, same record, %d ops: untraced %lu runtime calls, traced %lu (allowed %lu)\n",
            OPS, waits[0], waits[1], waits_allowed);
     if (waits[1] > waits_allowed) {
@@ -177,12 +187,20 @@ static void count_wrapped(objects *o, const char *device)
                 waits[1], OPS, waits_allowed);
         failures++;
     }
-    unsigned long allowed = made[0] + 3ul * OPS;
+    unsigned long allowed = made[0] + 2ul * OPS;
     printf("  record on a wrapped stream %d ops: untraced %lu runtime calls, traced %lu (allowed %lu)\n", OPS, made[0],
            made[1], allowed);
     if (made[1] > allowed) {
         fprintf(stderr, "FAIL: traced records on a wrapped stream made %lu runtime calls for %d, more than %lu\n",
                 made[1], OPS, allowed);
+        failures++;
+    }
+    unsigned long ranges_allowed = ranges[0] + 4ul * OPS;
+    printf("  range push + pop on a wrapped stream %d ops: untraced %lu runtime calls, traced %lu (allowed %lu)\n", OPS,
+           ranges[0], ranges[1], ranges_allowed);
+    if (ranges[1] > ranges_allowed) {
+        fprintf(stderr, "FAIL: traced ranges on a wrapped stream made %lu runtime calls for %d, more than %lu\n",
+                ranges[1], OPS, ranges_allowed);
         failures++;
     }
     tp_stream_destroy(wrapped);
