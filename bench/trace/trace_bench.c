@@ -75,10 +75,12 @@ static const struct {
 /* Where in a phase the raw calls are timed: at its start (a trace just started,
  * nothing of it on the device), at its end (after the traced ops, everything
  * reached), right after a range's pop (its end record maybe still pending), and
- * after a burst: --burst records of one event with no synchronize between them
- * (traced: each with its mark, thousands of timing records queued at once), the
- * stream synchronized, a range pushed and popped, as `tpevent bench --trace` times
- * its raw calls after its ops (1,000 + 10,000 calls each by default). */
+ * after a burst: --burst records of an event without timing and as many of one with,
+ * no synchronize between them (traced: each with its mark, thousands of timing
+ * records queued at once), the stream synchronized, a range pushed and popped, with
+ * a range open around it all, as `tpevent bench --trace` times its raw calls after
+ * its ops (1,000 + 10,000 calls each by default; its first two ops are these
+ * records, and its device's range stays open). */
 enum { RAW_START, RAW_END, RAW_AFTER_POP, RAW_AFTER_BURST, RAW_PLACES };
 static const char *const raw_place_names[RAW_PLACES] = {"start", "end", "pop", "burst"};
 enum { UNTRACED, TRACED, STATES };
@@ -93,7 +95,7 @@ typedef struct options {
 typedef struct target {
     const char *device;
     tp_stream *stream, *waiting, *raw_stream;
-    tp_event *event;
+    tp_event *event, *timing; /* timing: the burst's second half */
     raw_side raw;
     double *figures;  /* [op][state][round] */
     double *raw_figs; /* [raw op][state][place][round] */
@@ -228,12 +230,16 @@ static void run_phase(target *t, int state, size_t round, const options *o)
     check(tp_range_pop(t->stream), "tp_range_pop");
     time_raw(t, state, RAW_AFTER_POP, round, o);
     check(tp_stream_synchronize(t->stream), "tp_stream_synchronize");
-    for (size_t i = 0; i < o->burst; i++)
-        check(tp_event_record(t->event, t->stream), "tp_event_record");
+    /* As the tool's first two ops: records of an event without timing, then of one
+     * with, inside a range left open over the raw calls (the tool's device range). */
+    check(tp_range_push(t->stream, "burst"), "tp_range_push");
+    for (size_t i = 0; i < 2 * o->burst; i++)
+        check(tp_event_record(i < o->burst ? t->event : t->timing, t->stream), "tp_event_record");
     check(tp_stream_synchronize(t->stream), "tp_stream_synchronize");
     check(tp_range_push(t->stream, "raw calls next"), "tp_range_push");
     check(tp_range_pop(t->stream), "tp_range_pop");
     time_raw(t, state, RAW_AFTER_BURST, round, o);
+    check(tp_range_pop(t->stream), "tp_range_pop");
     check(tp_stream_synchronize(t->stream), "tp_stream_synchronize");
     if (state == TRACED)
         check(tp_trace_stop(o->trace_file), "tp_trace_stop");
@@ -254,6 +260,7 @@ static void open_target(target *t, const char *device, const options *o)
     (void)tp_stream_set_name(t->stream, "bench: calls");
     (void)tp_stream_set_name(t->waiting, "bench: waits");
     check(tp_event_create(&t->event, device, TP_EVENT_DEFAULT), "tp_event_create");
+    check(tp_event_create(&t->timing, device, TP_EVENT_TIMING), "tp_event_create");
     if (!raw_side_open(&t->raw, device, t->raw_stream, error, sizeof error))
         die("raw side");
     t->figures = calloc(OP_COUNT * STATES * o->rounds, sizeof *t->figures);
@@ -266,6 +273,7 @@ static void close_target(target *t)
 {
     raw_side_close(&t->raw);
     tp_event_destroy(t->event);
+    tp_event_destroy(t->timing);
     tp_stream_destroy(t->raw_stream);
     tp_stream_destroy(t->waiting);
     tp_stream_destroy(t->stream);
