@@ -575,16 +575,16 @@ tp_status gpu_ipc_event_synchronize(tp_event *event);
 tp_status gpu_ipc_stream_wait_event(tp_stream *stream, tp_event *event);
 tp_status gpu_event_ipc_export(tp_event *event, unsigned char *payload, size_t *length);
 tp_status gpu_event_ipc_import(int device, const unsigned char *payload, size_t length, tp_event **out);
-
-/* ============================================================== gpu_snapshot.c */
-/* Snapshot entries, both kinds of event: a pooled native event (`object`) marks a record. */
-tp_status gpu_snapshot_take(tp_event *event, tp_snapshot *out);
-void gpu_snapshot_release(tp_snapshot *snapshot);
 /* Handed over a Unix socket (gpu_ipc_page.c holds the record state); paged: the
  * event records through its page (a capture refuses it rather than capture it). */
 tp_status gpu_event_ipc_send_prepare(tp_event *event, int *fd, unsigned char *payload, size_t *length);
 tp_status gpu_event_ipc_receive(int device, int fd, const unsigned char *payload, size_t length, tp_event **out);
 bool gpu_ipc_event_paged(tp_event *event);
+
+/* ============================================================== gpu_snapshot.c */
+/* Snapshot entries, both kinds of event: a pooled native event (`object`) marks a record. */
+tp_status gpu_snapshot_take(tp_event *event, tp_snapshot *out);
+void gpu_snapshot_release(tp_snapshot *snapshot);
 tp_status gpu_snapshot_query(const tp_snapshot *snapshot, bool *reached);
 tp_status gpu_snapshot_synchronize(const tp_snapshot *snapshot);
 tp_status gpu_snapshot_notify(const tp_snapshot *snapshot, void (*fn)(void *), void *arg);

@@ -595,6 +595,6 @@ TP_API tp_status tp_event_from_ipc_handle(tp_event **out, const char *device, co
 #endif
 
 #include <tpevent/measure.h> /* tp_measure (rule 18) */
-
 #include <tpevent/ipc.h>     /* tp_event_ipc_send, tp_event_ipc_recv */
+
 #endif /* TPEVENT_TPEVENT_H */
