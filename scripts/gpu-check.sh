@@ -60,7 +60,7 @@ if ! cmake --build "$build" -j "$jobs" >"$build_log" 2>&1; then
   grep -E 'error' "$build_log" | head -20
   build_note="BUILD INCOMPLETE: some targets failed (see $build_log)"
   if ! cmake --build "$build" -j "$jobs" --target tpevent tpevent_cuda tpevent_bench_cuda \
-         tpevent_bench_timestamp tpevent_bench_timestamp_cuda tpevent_bench_cross_wait tpevent_bench_hold tpevent_bench_graph tpevent_bench_graph_raw tpevent_bench_host_fn tpevent_bench_measure_cpu tpevent_conformance tpevent_gpu_test_cuda \
+         tpevent_bench_timestamp tpevent_bench_timestamp_cuda tpevent_bench_cross_wait tpevent_bench_hold tpevent_bench_graph tpevent_bench_graph_raw tpevent_bench_host_fn tpevent_bench_measure_cpu tpevent_bench_compare_cpu tpevent_conformance tpevent_gpu_test_cuda \
          tpevent_gpu_measure_test_cuda tpevent_gpu_clock_after_idle tpevent_bench_trace tpevent_ncu_ranges \
          tpevent_bench_ipc_wait >>"$build_log" 2>&1; then
     echo "gpu-check: the CUDA backend, its tests or its benchmark do not build"
@@ -245,6 +245,10 @@ fi
 measure_cpu_log="$out/gpu-check-measure-cpu-bench.log"
 step "measure benchmark, CPU ($measure_cpu_log)"
 timeout 200 "$build/bin/tpevent_bench_measure_cpu" >"$measure_cpu_log" 2>&1
+# tp_measure_compare's verdicts in trials, and python -m tpevent.timeit against python -m
+# timeit (issues 51, 49), on this machine's quieter cores.
+timeout 120 "$build/bin/tpevent_bench_compare_cpu" >>"$measure_cpu_log" 2>&1
+[ -n "$site" ] && PYTHONPATH="$site" timeout 300 python3 bench/measure/timeit_cpu.py >>"$measure_cpu_log" 2>&1
 measure_gpu_log="$out/gpu-check-measure-gpu-bench.log"
 if [ -n "$site" ]; then
   step "measure benchmark, GPU ($measure_gpu_log)"
@@ -405,7 +409,7 @@ group_line() { # label, name pattern
   cat "$measure_gpu_log"
   echo
   echo "measure budgets (issues 48, 49):"
-  grep -hE '^measure budgets' "$measure_cpu_log" "$measure_gpu_log" || echo "  no budget line (see $measure_gpu_log)"
+  grep -hE '^(measure|compare|timeit) budgets' "$measure_cpu_log" "$measure_gpu_log" || echo "  no budget line (see $measure_gpu_log)"
   sed -n '/^ncu reference/,/^$/p' "$measure_gpu_log"
   echo
   echo "trace budgets (issue 52):"
