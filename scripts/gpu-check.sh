@@ -20,6 +20,19 @@
 #        MEMCHECK_STRIDE, MEMCHECK_OFFSET, MEMCHECK_SECONDS  the conformance subset run
 #                 under compute-sanitizer (scripts/gpu-memcheck.sh: every 8th test,
 #                 rotated by the day of the year, in 90 s)
+#        VULKAN_DEVICES  the Vulkan devices the Vulkan step runs on (default: every
+#                 vulkan:N that is not lavapipe, as `tpevent devices` lists them);
+#                 "vulkan:0" runs it on lavapipe, to try the step without a GPU
+# Vulkan (issue 56): the GPU machine has NVIDIA's Vulkan driver but no Vulkan loader
+# and no package index, so a run must carry the repository's ignored folder .gl/
+# (the device tool's `carry: [".gl"]`) holding Debian's libvulkan1 and libvulkan-dev
+# (headers too), fetched once on a machine with Debian's index:
+#   mkdir -p .gl /tmp/amd64/partial
+#   o='-oAPT::Architecture=amd64 -oAPT::Architectures=amd64 -oDir::State::Lists=/tmp/amd64'
+#   apt-get $o update; (cd .gl && apt-get $o download libvulkan1 libvulkan-dev)
+# The script unpacks them into / before configuring (dpkg -x, ldconfig) where no
+# libvulkan.so.1 is installed, and points the loader at NVIDIA's manifest where no
+# driver manifest is installed. The summary says when Vulkan was not there and why.
 # Exit status: 0 when configure, build and every test passed, and compute-sanitizer
 # found no memory error; the benchmark's budgets are reported, not enforced.
 set -uo pipefail
@@ -39,10 +52,58 @@ summary="$out/gpu-check-summary.txt"
 
 step() { printf '== %s\n' "$*"; }
 
+# The Vulkan loader and driver (issue 56; the header says what .gl/ holds). Sets
+# vulkan_note to what was done or why Vulkan cannot be there; returns 1 then.
+nvidia_vulkan_icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+vulkan_note=""
+vulkan_loader() {
+  if ldconfig -p 2>/dev/null | grep -q 'libvulkan\.so\.1 '; then
+    vulkan_note="loader: the machine's own"
+  else
+    local debs=(.gl/*.deb)
+    if [ ! -e "${debs[0]}" ]; then
+      vulkan_note="no Vulkan loader (libvulkan.so.1) on the machine and no .gl/*.deb carried (this script's header says how)"
+      return 1
+    fi
+    local deb
+    for deb in "${debs[@]}"; do
+      if ! dpkg -x "$deb" / 2>&1; then
+        vulkan_note="dpkg -x $deb / failed (not root?): no Vulkan loader"
+        return 1
+      fi
+    done
+    ldconfig
+    if ! ldconfig -p | grep -q 'libvulkan\.so\.1 '; then
+      vulkan_note="unpacked ${debs[*]} but ldconfig lists no libvulkan.so.1"
+      return 1
+    fi
+    vulkan_note="loader: unpacked from ${debs[*]}"
+  fi
+  local manifests
+  manifests=$(ls /usr/share/vulkan/icd.d/*.json /etc/vulkan/icd.d/*.json 2>/dev/null)
+  if [ -z "$manifests" ]; then
+    if [ ! -f "$nvidia_vulkan_icd" ]; then
+      vulkan_note+="; no driver manifest in /usr/share/vulkan/icd.d, /etc/vulkan/icd.d or $nvidia_vulkan_icd"
+      return 1
+    fi
+    export VK_DRIVER_FILES="$nvidia_vulkan_icd"
+    vulkan_note+="; driver: VK_DRIVER_FILES=$nvidia_vulkan_icd"
+  elif ! grep -q nvidia <<<"$manifests" && [ -f "$nvidia_vulkan_icd" ]; then
+    export VK_ADD_DRIVER_FILES="$nvidia_vulkan_icd" # beside the others (lavapipe)
+    vulkan_note+="; drivers: $(tr '\n' ' ' <<<"$manifests")and VK_ADD_DRIVER_FILES=$nvidia_vulkan_icd"
+  else
+    vulkan_note+="; drivers: $(tr '\n' ' ' <<<"$manifests")"
+  fi
+}
+
 gpus="$(nvidia-smi -L 2>/dev/null || true)"
 gpu_count=$(printf '%s' "$gpus" | grep -c '^GPU ' || true)
 step "GPUs: ${gpu_count}"
 [ -n "$gpus" ] && printf '%s\n' "$gpus"
+
+step "Vulkan loader and driver"
+vulkan_loader
+echo "  $vulkan_note"
 
 step "configure ($configure_log)"
 if ! cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTPEVENT_WERROR=ON -DTPEVENT_CUDA=ON >"$configure_log" 2>&1; then
@@ -319,6 +380,73 @@ for device in $opencl_gpus; do
 done
 [ -z "$opencl_gpus" ] && opencl_gpu_summary="  no OpenCL device other than PoCL"$'\n'
 
+# The conformance suite, the model and bench/vulkan on every Vulkan device that is
+# not lavapipe (ctest runs vulkan:N, whichever driver that is): NVIDIA's Vulkan
+# (issue 56). Pairings: cuda:0 and cpu:0 as the peer, the whole suite on the device
+# with cuda:0, and each way only what involves two backends otherwise; the waits
+# across backends say which mechanism they used (device: an external timeline
+# semaphore; host: the fallback, and why), gathered into the summary.
+vulkan_gpu_log="$out/gpu-check-vulkan-gpu.log"
+vulkan_bench_log="$out/gpu-check-vulkan-bench.log"
+step "conformance, model and benchmark on Vulkan GPUs ($vulkan_gpu_log, $vulkan_bench_log)"
+: >"$vulkan_gpu_log"
+: >"$vulkan_bench_log"
+vulkan_devices_line=$("$build/bin/tpevent" devices 2>&1 | grep -E '^vulkan' || true)
+vulkan_gpus=${VULKAN_DEVICES:-$("$build/bin/tpevent" devices 2>/dev/null | grep -E '^vulkan:[0-9]+ ' |
+                               grep -viE 'llvmpipe|lavapipe' | awk '{print $1}')}
+vulkan_gpu_summary=""
+# conformance_pair DEVICE PEER WHICH: WHICH "all" runs every test, "across" only those
+# that involve two backends; appends a line to vulkan_gpu_summary.
+conformance_pair() {
+  local passed=0 skipped=0 failed=0 failed_names="" names name
+  names=$("$build/bin/tpevent_conformance" --list)
+  [ "$3" = across ] && names=$(grep -E 'across_backends|two_backends|rule17_hold_beside|rule17_ten_thousand' <<<"$names")
+  for name in $names; do
+    timeout 120 "$build/bin/tpevent_conformance" --device "$1" --peer "$2" --test "$name" >>"$vulkan_gpu_log" 2>&1
+    case $? in
+      0) passed=$((passed + 1)) ;;
+      77) skipped=$((skipped + 1)) ;;
+      *) failed=$((failed + 1)); failed_names="$failed_names $name"; echo "FAILED: $1 peer $2: $name" >>"$vulkan_gpu_log" ;;
+    esac
+  done
+  vulkan_gpu_summary+="  conformance $1 (peer $2, $3): passed $passed  skipped $skipped  failed $failed${failed_names:+ ($failed_names )}"$'\n'
+}
+if ! grep -q '^-- tpevent: Vulkan backend built' "$configure_log"; then
+  vulkan_gpu_summary="  NOT RUN: the Vulkan backend was not built: $(grep -E '^-- tpevent: Vulkan' "$configure_log" | sed 's/^-- tpevent: //')"$'\n'
+elif [ -z "$vulkan_gpus" ]; then
+  vulkan_gpu_summary="  NOT RUN: no Vulkan device other than lavapipe: ${vulkan_devices_line:-tpevent devices lists no vulkan line}"$'\n'
+else
+  # The peers: cuda:0 where there is a GPU, then cpu:0.
+  peers=()
+  [ "$gpu_count" -ge 1 ] && peers+=(cuda:0)
+  peers+=(cpu:0)
+  for device in $vulkan_gpus; do
+    for peer in "${peers[@]}"; do
+      if [ "$peer" = "${peers[0]}" ]; then conformance_pair "$device" "$peer" all; else conformance_pair "$device" "$peer" across; fi
+      conformance_pair "$peer" "$device" across
+    done
+    for peer in "${peers[@]}"; do
+      timeout 300 "$build/bin/tpevent_model" --device "$device" --peer "$peer" --sequences 300 >>"$vulkan_gpu_log" 2>&1
+      vulkan_gpu_summary+="  model $device (peer $peer): exit status $?"$'\n'
+    done
+    if [ -x "$build/bin/tpevent_bench_vulkan" ]; then
+      timeout 300 "$build/bin/tpevent_bench_vulkan" --device "$device" >>"$vulkan_bench_log" 2>&1
+      echo "(exit status $?)" >>"$vulkan_bench_log"
+    else
+      echo "tpevent_bench_vulkan was not built (see $build_log)" >>"$vulkan_bench_log"
+    fi
+    # Waits Vulkan <-> CUDA: the device's path (an exported timeline semaphore) beside
+    # the host's and each backend's floor, in one run (issue 56).
+    if [ "$gpu_count" -ge 1 ] && [ -x "$build/bin/tpevent_bench_vulkan_cuda_wait" ]; then
+      timeout 120 "$build/bin/tpevent_bench_vulkan_cuda_wait" --vulkan "$device" --cuda cuda:0 --samples 500 \
+        >>"$vulkan_bench_log" 2>&1
+      echo "(exit status $?)" >>"$vulkan_bench_log"
+    fi
+  done
+  mechanisms=$(grep -hE '^wait mechanism ' "$vulkan_gpu_log" "$vulkan_bench_log" | sort | uniq -c | sed 's/^ */    /')
+  vulkan_gpu_summary+="  waits across backends, by mechanism (count, pair, what it used):"$'\n'"${mechanisms:-    none reported}"$'\n'
+fi
+
 # --------------------------------------------------------------- summary
 # One line per test in CTest's log: "  n/N Test  #k: name ....   Passed   0.1 sec".
 count() { grep -cE "Test +#[0-9]+: $1 .*$2" "$test_log" || true; }
@@ -342,6 +470,13 @@ group_line() { # label, name pattern
   cat "$memcheck_summary"
   echo "OpenCL GPUs (not PoCL), conformance and model:"
   printf '%s' "$opencl_gpu_summary"
+  echo "Vulkan (issue 56): $vulkan_note"
+  echo "  tpevent devices:"
+  printf '%s\n' "${vulkan_devices_line:-no vulkan line}" | sed 's/^/    /'
+  group_line "conformance on vulkan (ctest)" 'conformance\.vulkan:[0-9]+\.[^ ]+'
+  group_line "every test naming vulkan (ctest)" '[^ ]*vulkan[^ ]*'
+  echo "Vulkan GPUs (not lavapipe), conformance, model and bench/vulkan:"
+  printf '%s' "$vulkan_gpu_summary"
   if [ "$gpu_count" -lt 2 ]; then
     echo "  one GPU only: the cross-device rules on cuda:0/cuda:1 skipped (no peer)"
   fi
@@ -389,6 +524,9 @@ group_line() { # label, name pattern
   echo
   echo "OpenCL benchmark:"
   cat "$opencl_bench_log"
+  echo
+  echo "Vulkan benchmark (issue 56: each op within 1.03x of raw Vulkan; waits Vulkan <-> CUDA by both paths):"
+  if [ -s "$vulkan_bench_log" ]; then cat "$vulkan_bench_log"; else echo "  not run: see the Vulkan lines above"; fi
   echo
   echo "tpevent bench:"
   cat "$tool_bench_log"
