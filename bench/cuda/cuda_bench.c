@@ -32,6 +32,8 @@
 
 #include <tpevent/tpevent.h>
 
+#include "bench_rounds.h"
+
 #include <cuda_runtime_api.h>
 
 #include <stdio.h>
@@ -78,13 +80,6 @@ typedef struct op {
     void (*raw_batch)(raw_fixture *r, size_t n);
     op_budget budget;
 } op;
-
-static uint64_t now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
 
 /* A benchmark that fails measures nothing: stop with the reason. */
 static void check_tp(tp_status status, const char *what)
@@ -348,45 +343,27 @@ static void raw_fixture_settle(raw_fixture *r)
     check_raw(cudaStreamSynchronize(r->other), "cudaStreamSynchronize");
 }
 
-/* ------------------------------------------------------------ statistics */
-
-static int compare_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* The q-quantile (0..1) of values, which it sorts. */
-static double quantile(double *values, size_t count, double q)
-{
-    qsort(values, count, sizeof *values, compare_double);
-    double position = q * (double)(count - 1);
-    size_t below = (size_t)position;
-    if (below + 1 >= count)
-        return values[count - 1];
-    double weight = position - (double)below;
-    return values[below] * (1 - weight) + values[below + 1] * weight;
-}
-
 /* ------------------------------------------------------------------ main */
 
-static double time_tp_batch(const op *o, tp_fixture *f, size_t batch)
+static double time_tp_batch(void *fixture, size_t index, size_t batch)
 {
+    tp_fixture *f = fixture;
     tp_fixture_settle(f);
     check_raw(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-    uint64_t t0 = now_ns();
-    o->tp_batch(f, batch);
-    uint64_t t1 = now_ns();
+    uint64_t t0 = bench_now_ns();
+    ops[index].tp_batch(f, batch);
+    uint64_t t1 = bench_now_ns();
     return (double)(t1 - t0) / (double)batch;
 }
 
-static double time_raw_batch(const op *o, raw_fixture *r, size_t batch)
+static double time_raw_batch(void *fixture, size_t index, size_t batch)
 {
+    raw_fixture *r = fixture;
     raw_fixture_settle(r);
     check_raw(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-    uint64_t t0 = now_ns();
-    o->raw_batch(r, batch);
-    uint64_t t1 = now_ns();
+    uint64_t t0 = bench_now_ns();
+    ops[index].raw_batch(r, batch);
+    uint64_t t1 = bench_now_ns();
     return (double)(t1 - t0) / (double)batch;
 }
 
@@ -418,12 +395,12 @@ static double tp_two_slow_ms(const char *device)
     check_tp(tp_stream_launch_host_fn(b, noop_host_fn, NULL), "tp_stream_launch_host_fn");
     check_tp(tp_stream_synchronize(a), "tp_stream_synchronize");
     check_tp(tp_stream_synchronize(b), "tp_stream_synchronize");
-    uint64_t t0 = now_ns();
+    uint64_t t0 = bench_now_ns();
     check_tp(tp_stream_launch_host_fn(a, slow_host_fn, NULL), "tp_stream_launch_host_fn");
     check_tp(tp_stream_launch_host_fn(b, slow_host_fn, NULL), "tp_stream_launch_host_fn");
     check_tp(tp_stream_synchronize(a), "tp_stream_synchronize");
     check_tp(tp_stream_synchronize(b), "tp_stream_synchronize");
-    uint64_t t1 = now_ns();
+    uint64_t t1 = bench_now_ns();
     check_tp(tp_stream_destroy(b), "tp_stream_destroy");
     check_tp(tp_stream_destroy(a), "tp_stream_destroy");
     return (double)(t1 - t0) / 1e6;
@@ -434,12 +411,12 @@ static double raw_two_slow_ms(void)
     cudaStream_t a, b;
     check_raw(cudaStreamCreateWithPriority(&a, cudaStreamNonBlocking, 0), "cudaStreamCreateWithPriority");
     check_raw(cudaStreamCreateWithPriority(&b, cudaStreamNonBlocking, 0), "cudaStreamCreateWithPriority");
-    uint64_t t0 = now_ns();
+    uint64_t t0 = bench_now_ns();
     check_raw(cudaLaunchHostFunc(a, slow_host_fn, NULL), "cudaLaunchHostFunc");
     check_raw(cudaLaunchHostFunc(b, slow_host_fn, NULL), "cudaLaunchHostFunc");
     check_raw(cudaStreamSynchronize(a), "cudaStreamSynchronize");
     check_raw(cudaStreamSynchronize(b), "cudaStreamSynchronize");
-    uint64_t t1 = now_ns();
+    uint64_t t1 = bench_now_ns();
     check_raw(cudaStreamDestroy(b), "cudaStreamDestroy");
     check_raw(cudaStreamDestroy(a), "cudaStreamDestroy");
     return (double)(t1 - t0) / 1e6;
@@ -460,7 +437,7 @@ static bool report_two_slow_host_fns(const char *device, size_t rounds)
             tp_ms[i] = tp_two_slow_ms(device);
         }
     }
-    double tp_median = quantile(tp_ms, n, 0.5), raw_median = quantile(raw_ms, n, 0.5);
+    double tp_median = bench_quantile(tp_ms, n, 0.5), raw_median = bench_quantile(raw_ms, n, 0.5);
     bool over = tp_median >= TWO_SLOW_BUDGET_MS;
     printf("\ntwo %d ms host functions on two streams, launched together, both synchronized (median of %zu):\n",
            SLOW_HOST_FN_MS, n);
@@ -514,13 +491,9 @@ int main(int argc, char **argv)
     check_raw(cudaDriverGetVersion(&driver_version), "cudaDriverGetVersion");
 
     size_t rounds = opt.rounds;
-    double *tp_ns = malloc(OP_COUNT * rounds * sizeof *tp_ns);
-    double *raw_ns = malloc(OP_COUNT * rounds * sizeof *raw_ns);
-    double *ratios = malloc(OP_COUNT * rounds * sizeof *ratios);
-    if (!tp_ns || !raw_ns || !ratios) {
-        fprintf(stderr, "tpevent_bench_cuda: out of memory for %zu rounds\n", rounds);
+    bench_samples samples;
+    if (!bench_samples_alloc(&samples, "tpevent_bench_cuda", OP_COUNT, rounds))
         return 1;
-    }
 
     tp_fixture f;
     raw_fixture r;
@@ -535,23 +508,19 @@ int main(int argc, char **argv)
         for (size_t o = 0; o < OP_COUNT; o++) {
             if ((ops[o].budget == BUDGET_NONE) != host_fns)
                 continue;
-            (void)time_tp_batch(&ops[o], &f, opt.batch);
-            (void)time_raw_batch(&ops[o], &r, opt.batch);
+            (void)time_tp_batch(&f, o, opt.batch);
+            (void)time_raw_batch(&r, o, opt.batch);
         }
+        bench_sides sides = {time_tp_batch, time_raw_batch, &f, &r};
         for (size_t round = 0; round < rounds; round++) {
             for (size_t o = 0; o < OP_COUNT; o++) {
                 if ((ops[o].budget == BUDGET_NONE) != host_fns)
                     continue;
-                double *tp_sample = &tp_ns[o * rounds + round], *raw_sample = &raw_ns[o * rounds + round];
-                if (round % 2 == 0) {
-                    *tp_sample = time_tp_batch(&ops[o], &f, opt.batch);
-                    *raw_sample = time_raw_batch(&ops[o], &r, opt.batch);
-                } else {
-                    *raw_sample = time_raw_batch(&ops[o], &r, opt.batch);
-                    *tp_sample = time_tp_batch(&ops[o], &f, opt.batch);
-                }
-                ratios[o * rounds + round] = ops[o].budget != BUDGET_SPEEDUP ? *tp_sample / *raw_sample
-                                                                             : *raw_sample / *tp_sample;
+                size_t at = o * rounds + round;
+                double *tp_sample = &samples.tp_ns[at], *raw_sample = &samples.raw_ns[at];
+                bench_time_round(&sides, o, round, opt.batch, tp_sample, raw_sample);
+                samples.ratios[at] = ops[o].budget != BUDGET_SPEEDUP ? *tp_sample / *raw_sample
+                                                                     : *raw_sample / *tp_sample;
             }
         }
     }
@@ -561,38 +530,25 @@ int main(int argc, char **argv)
     printf("tpevent CUDA backend vs raw cudart on %s (%s)\n", opt.device, name);
     printf("raw side: cudart %d.%d linked into this program (the toolkit the module links), driver %d.%d\n",
            runtime_version / 1000, runtime_version % 1000 / 10, driver_version / 1000, driver_version % 1000 / 10);
-    printf(
-        "%zu interleaved rounds per op; a sample is one batch of %zu calls timed as a whole (ns per call);\n"
-        "medians per side; ratio: median of the rounds' tpevent/raw (speedup: raw/tpevent), IQR its spread\n\n",
-        rounds, opt.batch);
-    printf("%-26s %11s %9s %8s %8s  %s\n", "op", "tpevent ns", "raw ns", "ratio", "IQR", "budget");
+    bench_print_table_head(rounds, opt.batch, "median of the rounds' tpevent/raw (speedup: raw/tpevent)");
     int over = 0;
     for (size_t o = 0; o < OP_COUNT; o++) {
-        double tp_median = quantile(tp_ns + o * rounds, rounds, 0.5);
-        double raw_median = quantile(raw_ns + o * rounds, rounds, 0.5);
-        double *op_ratios = ratios + o * rounds;
-        double ratio = quantile(op_ratios, rounds, 0.5);
-        double iqr = quantile(op_ratios, rounds, 0.75) - quantile(op_ratios, rounds, 0.25);
-        char verdict[64];
+        bench_summary s = bench_summarize(&samples, o);
         if (ops[o].budget == BUDGET_NONE) {
-            printf("%-26s %11.1f %9.1f %8.3f %8.3f  %s\n", ops[o].name, tp_median, raw_median, ratio, iqr,
-                   "reported, no budget");
+            bench_print_row(ops[o].name, &s, "reported, no budget");
         } else if (ops[o].budget == BUDGET_RATIO) {
-            int ok = ratio <= 1.03;
-            snprintf(verdict, sizeof verdict, "<= 1.03: %s", ok ? "ok" : "OVER");
-            over += !ok;
-            printf("%-26s %11.1f %9.1f %8.3f %8.3f  %s\n", ops[o].name, tp_median, raw_median, ratio, iqr, verdict);
+            over += !bench_print_ratio_row(ops[o].name, &s, 1.03);
         } else {
-            int ok = ratio >= 10.0;
+            int ok = s.ratio >= 10.0;
+            char verdict[64];
             snprintf(verdict, sizeof verdict, ">= 10x faster: %s", ok ? "ok" : "SHORT");
             over += !ok;
-            printf("%-26s %11.1f %9.1f %7.1fx %8.2f  %s\n", ops[o].name, tp_median, raw_median, ratio, iqr, verdict);
+            printf("%-26s %11.1f %9.1f %7.1fx %8.2f  %s\n", ops[o].name, s.tp_median, s.raw_median, s.ratio, s.iqr,
+                   verdict);
         }
     }
     over += report_two_slow_host_fns(opt.device, rounds);
     printf("\n%s\n", over ? "budget: missed (see above)" : "budget: met for every op");
-    free(ratios);
-    free(raw_ns);
-    free(tp_ns);
+    bench_samples_free(&samples);
     return opt.check && over ? EXIT_OVER_BUDGET : 0;
 }

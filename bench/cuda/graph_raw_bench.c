@@ -20,10 +20,10 @@
 
 #include <tpevent/tpevent.h>
 
-#include <cuda.h>
+#include "cu_driver.h"
+
 #include <cuda_runtime_api.h>
 
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,22 +32,6 @@
 #define EXIT_UNAVAILABLE 77
 #define EVENTS 8
 #define MAX_NS 8
-
-static const char empty_ptx[] =
-    ".version 7.8\n"
-    ".target sm_75\n"
-    ".address_size 64\n"
-    ".visible .entry empty()\n"
-    "{\n"
-    "    ret;\n"
-    "}\n";
-
-static struct {
-    CUresult (*module_load_data)(CUmodule *, const void *);
-    CUresult (*module_get_function)(CUfunction *, CUmodule, const char *);
-    CUresult (*launch_kernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-                              CUstream, void **, void **);
-} cu;
 
 static CUfunction empty_kernel;
 
@@ -78,16 +62,10 @@ static void check_cu(CUresult result, const char *what)
 /* The empty kernel, in the current (primary) context; false where no driver. */
 static bool kernel_load(void)
 {
-    void *library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!library)
-        return false;
-    *(void **)&cu.module_load_data = dlsym(library, "cuModuleLoadData");
-    *(void **)&cu.module_get_function = dlsym(library, "cuModuleGetFunction");
-    *(void **)&cu.launch_kernel = dlsym(library, "cuLaunchKernel");
-    if (!cu.module_load_data || !cu.module_get_function || !cu.launch_kernel)
+    if (!bench_cu_load())
         return false;
     CUmodule module;
-    check_cu(cu.module_load_data(&module, empty_ptx), "cuModuleLoadData");
+    check_cu(cu.module_load_data(&module, bench_cu_empty_ptx), "cuModuleLoadData");
     check_cu(cu.module_get_function(&empty_kernel, module, "empty"), "cuModuleGetFunction");
     return true;
 }

@@ -18,9 +18,8 @@
  */
 #include <tpevent/tpevent.h>
 
-#include <cuda.h>
+#include "cu_driver.h"
 
-#include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,46 +42,6 @@ static const char stamp_ptx[] =
     "    ret;\n"
     "}\n";
 
-/* The driver API, from libcuda.so.1 at run time: a machine without a driver builds
- * and skips (exit 77), as the rest of the suite does. */
-static struct {
-    CUresult (*init)(unsigned);
-    CUresult (*device_get)(CUdevice *, int);
-    CUresult (*primary_ctx_retain)(CUcontext *, CUdevice);
-    CUresult (*ctx_set_current)(CUcontext);
-    CUresult (*module_load_data)(CUmodule *, const void *);
-    CUresult (*module_get_function)(CUfunction *, CUmodule, const char *);
-    CUresult (*module_unload)(CUmodule);
-    CUresult (*mem_alloc)(CUdeviceptr *, size_t);
-    CUresult (*mem_free)(CUdeviceptr);
-    CUresult (*memcpy_dtoh)(void *, CUdeviceptr, size_t);
-    CUresult (*launch_kernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-                              CUstream, void **, void **);
-    CUresult (*get_error_name)(CUresult, const char **);
-} cu;
-
-static bool driver_load(void)
-{
-    void *library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!library)
-        return false;
-    *(void **)&cu.init = dlsym(library, "cuInit");
-    *(void **)&cu.device_get = dlsym(library, "cuDeviceGet");
-    *(void **)&cu.primary_ctx_retain = dlsym(library, "cuDevicePrimaryCtxRetain");
-    *(void **)&cu.ctx_set_current = dlsym(library, "cuCtxSetCurrent");
-    *(void **)&cu.module_load_data = dlsym(library, "cuModuleLoadData");
-    *(void **)&cu.module_get_function = dlsym(library, "cuModuleGetFunction");
-    *(void **)&cu.module_unload = dlsym(library, "cuModuleUnload");
-    *(void **)&cu.mem_alloc = dlsym(library, "cuMemAlloc_v2");
-    *(void **)&cu.mem_free = dlsym(library, "cuMemFree_v2");
-    *(void **)&cu.memcpy_dtoh = dlsym(library, "cuMemcpyDtoH_v2");
-    *(void **)&cu.launch_kernel = dlsym(library, "cuLaunchKernel");
-    *(void **)&cu.get_error_name = dlsym(library, "cuGetErrorName");
-    return cu.init && cu.device_get && cu.primary_ctx_retain && cu.ctx_set_current && cu.module_load_data &&
-           cu.module_get_function && cu.module_unload && cu.mem_alloc && cu.mem_free && cu.memcpy_dtoh &&
-           cu.launch_kernel && cu.get_error_name;
-}
-
 typedef struct side {
     const char *name;
     double *events_us; /* per launch, per round */
@@ -103,11 +62,8 @@ static void check_tp(tp_status status, const char *what)
 
 static void check_cu(CUresult result, const char *what)
 {
-    if (result != CUDA_SUCCESS) {
-        const char *name = "?";
-        cu.get_error_name(result, &name);
-        die(what, name);
-    }
+    if (result != CUDA_SUCCESS)
+        die(what, bench_cu_error_name(result));
 }
 
 static int compare_doubles(const void *a, const void *b)
@@ -173,7 +129,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "tpevent_bench_hold: --launches must be at least 2 and --rounds at least 1\n");
         return 2;
     }
-    if (!driver_load()) {
+    if (!bench_cu_load()) {
         printf("skipped: the CUDA driver API (libcuda.so.1) cannot be loaded\n");
         return 77;
     }
@@ -184,13 +140,9 @@ int main(int argc, char **argv)
     }
     /* The device's primary context, the one tpevent's streams are of, current here
      * for the driver calls below. */
-    CUdevice cu_device;
-    CUcontext context;
-    const char *colon = strchr(device, ':');
-    check_cu(cu.init(0), "cuInit");
-    check_cu(cu.device_get(&cu_device, colon ? atoi(colon + 1) : 0), "cuDeviceGet");
-    check_cu(cu.primary_ctx_retain(&context, cu_device), "cuDevicePrimaryCtxRetain");
-    check_cu(cu.ctx_set_current(context), "cuCtxSetCurrent");
+    const char *failed_call = NULL;
+    CUresult current = bench_cu_primary_context_current(device, &failed_call);
+    check_cu(current, failed_call);
     CUmodule module;
     CUfunction stamp;
     CUdeviceptr log;

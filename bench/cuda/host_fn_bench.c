@@ -27,6 +27,8 @@
 
 #include <tpevent/tpevent.h>
 
+#include "bench_rounds.h"
+
 #include <cuda_runtime_api.h>
 
 #include <stdatomic.h>
@@ -45,13 +47,6 @@ typedef struct options {
     int samples;
     int check;
 } options;
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static void pause_ns(long ns)
 {
@@ -81,7 +76,7 @@ static _Atomic uint64_t fn_started;
 static void stamp_fn(void *arg)
 {
     (void)arg;
-    atomic_store_explicit(&fn_started, now_ns(), memory_order_release);
+    atomic_store_explicit(&fn_started, bench_now_ns(), memory_order_release);
 }
 
 typedef struct sides {
@@ -95,7 +90,7 @@ static void sample(const sides *s, int raw, long pause, double *start, double *r
     if (pause)
         pause_ns(pause);
     atomic_store_explicit(&fn_started, 0, memory_order_relaxed);
-    uint64_t t0 = now_ns();
+    uint64_t t0 = bench_now_ns();
     if (raw) {
         check_raw(cudaLaunchHostFunc(s->raw, stamp_fn, NULL), "cudaLaunchHostFunc");
         check_raw(cudaStreamSynchronize(s->raw), "cudaStreamSynchronize");
@@ -103,7 +98,7 @@ static void sample(const sides *s, int raw, long pause, double *start, double *r
         check_tp(tp_stream_launch_host_fn(s->tp, stamp_fn, NULL), "tp_stream_launch_host_fn");
         check_tp(tp_stream_synchronize(s->tp), "tp_stream_synchronize");
     }
-    uint64_t t2 = now_ns();
+    uint64_t t2 = bench_now_ns();
     uint64_t t1 = atomic_load_explicit(&fn_started, memory_order_acquire);
     if (t1 < t0) {
         fprintf(stderr, "tpevent_bench_host_fn: the host function did not run before the synchronize returned\n");

@@ -30,6 +30,7 @@
 
 #include <tpevent/tpevent.h>
 
+#include "bench_rounds.h"
 #include "runtime_handle.h"
 
 #include <errno.h>
@@ -61,13 +62,6 @@ typedef struct shared {
     int runtime_handle_ok;
 } shared;
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static void check(tp_status status, const char *what)
 {
     if (status != TP_OK) {
@@ -92,12 +86,12 @@ static char hear(int fd)
 
 static void note_t0(void *arg)
 {
-    atomic_store(&((shared *)arg)->t0, now_ns());
+    atomic_store(&((shared *)arg)->t0, bench_now_ns());
 }
 
 static void note_t1(void *arg)
 {
-    atomic_store(&((shared *)arg)->t1, now_ns());
+    atomic_store(&((shared *)arg)->t1, bench_now_ns());
 }
 
 static int compare(const void *a, const void *b)
@@ -133,12 +127,12 @@ static int child_main(const char *device, int control, shared *sh, bool socket_c
         if (c == 'r') {
             round++;
             say(control, 'a');
-            uint64_t spin_until = now_ns() + 20000;
+            uint64_t spin_until = bench_now_ns() + 20000;
             while (atomic_load(&sh->raw_word) != round) {
-                if (now_ns() > spin_until)
+                if (bench_now_ns() > spin_until)
                     syscall(SYS_futex, &sh->raw_word, FUTEX_WAIT, round - 1, NULL, NULL, 0);
             }
-            atomic_store(&sh->t1, now_ns());
+            atomic_store(&sh->t1, bench_now_ns());
             say(control, 'd');
             continue;
         }
@@ -376,7 +370,7 @@ int main(int argc, char **argv)
                 say(control, 'r');
                 hear(control);
                 usleep(50); /* let the child reach its futex, as a stream's idle worker would */
-                uint64_t t0 = now_ns();
+                uint64_t t0 = bench_now_ns();
                 atomic_store(&sh->raw_word, (uint32_t)(s + 1));
                 syscall(SYS_futex, &sh->raw_word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
                 hear(control);

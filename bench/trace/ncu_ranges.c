@@ -19,56 +19,17 @@
 #define _POSIX_C_SOURCE 200809L
 #include <tpevent/tpevent.h>
 
-#include <cuda.h>
+#include "cu_driver.h"
 
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-static const char empty_ptx[] =
-    ".version 7.8\n"
-    ".target sm_75\n"
-    ".address_size 64\n"
-    ".visible .entry empty()\n"
-    "{\n"
-    "    ret;\n"
-    "}\n";
-
-static struct {
-    CUresult (*init)(unsigned);
-    CUresult (*device_get)(CUdevice *, int);
-    CUresult (*primary_ctx_retain)(CUcontext *, CUdevice);
-    CUresult (*ctx_set_current)(CUcontext);
-    CUresult (*module_load_data)(CUmodule *, const void *);
-    CUresult (*module_get_function)(CUfunction *, CUmodule, const char *);
-    CUresult (*launch_kernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-                              CUstream, void **, void **);
-    CUresult (*get_error_name)(CUresult, const char **);
-} cu;
-
 typedef struct launch {
     CUfunction kernel;
     CUstream stream;
 } launch;
-
-static bool driver_load(void)
-{
-    void *library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!library)
-        return false;
-    *(void **)&cu.init = dlsym(library, "cuInit");
-    *(void **)&cu.device_get = dlsym(library, "cuDeviceGet");
-    *(void **)&cu.primary_ctx_retain = dlsym(library, "cuDevicePrimaryCtxRetain");
-    *(void **)&cu.ctx_set_current = dlsym(library, "cuCtxSetCurrent");
-    *(void **)&cu.module_load_data = dlsym(library, "cuModuleLoadData");
-    *(void **)&cu.module_get_function = dlsym(library, "cuModuleGetFunction");
-    *(void **)&cu.launch_kernel = dlsym(library, "cuLaunchKernel");
-    *(void **)&cu.get_error_name = dlsym(library, "cuGetErrorName");
-    return cu.init && cu.device_get && cu.primary_ctx_retain && cu.ctx_set_current && cu.module_load_data &&
-           cu.module_get_function && cu.launch_kernel && cu.get_error_name;
-}
 
 static void die(const char *what, const char *detail)
 {
@@ -90,11 +51,8 @@ static CUresult launch_once(const launch *l)
 static void check_launch(const launch *l)
 {
     CUresult result = launch_once(l);
-    if (result != CUDA_SUCCESS) {
-        const char *name = "?";
-        cu.get_error_name(result, &name);
-        die("cuLaunchKernel", name);
-    }
+    if (result != CUDA_SUCCESS)
+        die("cuLaunchKernel", bench_cu_error_name(result));
 }
 
 /* tp_measure's work: one launch per call. */
@@ -141,7 +99,7 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (!driver_load()) {
+    if (!bench_cu_load()) {
         printf("skipped: the CUDA driver API (libcuda.so.1) cannot be loaded\n");
         return 77;
     }
@@ -151,17 +109,14 @@ int main(int argc, char **argv)
         printf("skipped: %s: %s\n", device, tp_last_error());
         return 77;
     }
-    CUdevice cu_device;
-    CUcontext context;
     CUmodule module;
     launch l = {0};
-    const char *colon = strchr(device, ':');
+    const char *failed_call = NULL;
     void *native = NULL;
     check_tp(tp_stream_native(stream, &native), "tp_stream_native");
     l.stream = native;
-    if (cu.init(0) != CUDA_SUCCESS || cu.device_get(&cu_device, colon ? atoi(colon + 1) : 0) != CUDA_SUCCESS ||
-        cu.primary_ctx_retain(&context, cu_device) != CUDA_SUCCESS || cu.ctx_set_current(context) != CUDA_SUCCESS ||
-        cu.module_load_data(&module, empty_ptx) != CUDA_SUCCESS ||
+    if (bench_cu_primary_context_current(device, &failed_call) != CUDA_SUCCESS ||
+        cu.module_load_data(&module, bench_cu_empty_ptx) != CUDA_SUCCESS ||
         cu.module_get_function(&l.kernel, module, "empty") != CUDA_SUCCESS)
         die("the driver API", "cannot load the empty kernel on the device's primary context");
 

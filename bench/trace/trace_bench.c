@@ -34,6 +34,8 @@
 
 #include <tpevent/tpevent.h>
 
+#include "bench_rounds.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,13 +107,6 @@ static double *samples;
 static uint64_t *raw_samples;
 static char error[512];
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static void die(const char *what)
 {
     fprintf(stderr, "tpevent_bench_trace: %s: %s\n", what, error[0] ? error : tp_last_error());
@@ -145,7 +140,7 @@ static double time_batch(target *t, tp_op op, size_t batch)
 {
     bool done = false;
     tp_status status = TP_OK;
-    uint64_t before = now_ns();
+    uint64_t before = bench_now_ns();
     for (size_t b = 0; b < batch && status == TP_OK; b++) {
         switch (op) {
         case OP_RECORD:
@@ -177,7 +172,7 @@ static double time_batch(target *t, tp_op op, size_t batch)
             break;
         }
     }
-    uint64_t after = now_ns();
+    uint64_t after = bench_now_ns();
     check(status, op_info[op].label);
     check(tp_stream_synchronize(t->stream), "tp_stream_synchronize");
     check(tp_stream_synchronize(t->waiting), "tp_stream_synchronize");

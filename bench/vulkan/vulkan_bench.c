@@ -34,24 +34,18 @@
 
 #include <tpevent/tpevent.h>
 
+#include "bench_rounds.h"
+
 #include <vulkan/vulkan.h>
 
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define EXIT_UNAVAILABLE 77
 #define EXIT_OVER_BUDGET 3
 #define BUDGET_RATIO 1.03
-
-typedef struct options {
-    const char *device; /* NULL: every Vulkan device */
-    size_t batch;
-    size_t rounds;
-    bool check;
-} options;
 
 typedef struct tp_fixture {
     tp_stream *stream, *other;
@@ -76,13 +70,6 @@ typedef struct op {
     void (*tp_batch)(tp_fixture *f, size_t n);
     void (*raw_batch)(raw_fixture *r, size_t n);
 } op;
-
-static uint64_t now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
 
 static void check_tp(tp_status status, const char *what)
 {
@@ -371,131 +358,57 @@ static void raw_fixture_close(raw_fixture *r)
     vkDestroyInstance(r->instance, NULL);
 }
 
-/* ------------------------------------------------------------ statistics */
-
-static int compare_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* The q-quantile (0..1) of values, which it sorts. */
-static double quantile(double *values, size_t count, double q)
-{
-    qsort(values, count, sizeof *values, compare_double);
-    double position = q * (double)(count - 1);
-    size_t below = (size_t)position;
-    if (below + 1 >= count)
-        return values[count - 1];
-    double weight = position - (double)below;
-    return values[below] * (1 - weight) + values[below + 1] * weight;
-}
-
 /* ------------------------------------------------------------------ main */
 
-static double time_tp_batch(const op *o, tp_fixture *f, size_t batch)
+static double time_tp_batch(void *fixture, size_t index, size_t batch)
 {
+    tp_fixture *f = fixture;
     tp_fixture_settle(f);
-    uint64_t t0 = now_ns();
-    o->tp_batch(f, batch);
-    uint64_t t1 = now_ns();
+    uint64_t t0 = bench_now_ns();
+    ops[index].tp_batch(f, batch);
+    uint64_t t1 = bench_now_ns();
     return (double)(t1 - t0) / (double)batch;
 }
 
-static double time_raw_batch(const op *o, raw_fixture *r, size_t batch)
+static double time_raw_batch(void *fixture, size_t index, size_t batch)
 {
+    raw_fixture *r = fixture;
     raw_fixture_settle(r);
-    uint64_t t0 = now_ns();
-    o->raw_batch(r, batch);
-    uint64_t t1 = now_ns();
+    uint64_t t0 = bench_now_ns();
+    ops[index].raw_batch(r, batch);
+    uint64_t t1 = bench_now_ns();
     return (double)(t1 - t0) / (double)batch;
 }
 
 /* One device's table; the number of ops over budget. */
-static int bench_device(const char *device, const options *opt, double *tp_ns, double *raw_ns, double *ratios)
+static int bench_device(const char *device, const bench_options *opt, bench_samples *samples)
 {
-    size_t rounds = opt->rounds;
     char name[256] = "?";
     check_tp(tp_device_name(device, name, sizeof name), "tp_device_name");
     tp_fixture f;
     raw_fixture r;
     tp_fixture_open(&f, device);
     raw_fixture_open(&r, name);
-    for (size_t o = 0; o < OP_COUNT; o++) { /* warm-up: pools filled, code loaded */
-        (void)time_tp_batch(&ops[o], &f, opt->batch);
-        (void)time_raw_batch(&ops[o], &r, opt->batch);
-    }
-    for (size_t round = 0; round < rounds; round++) {
-        for (size_t o = 0; o < OP_COUNT; o++) {
-            double *tp_sample = &tp_ns[o * rounds + round], *raw_sample = &raw_ns[o * rounds + round];
-            if (round % 2 == 0) {
-                *tp_sample = time_tp_batch(&ops[o], &f, opt->batch);
-                *raw_sample = time_raw_batch(&ops[o], &r, opt->batch);
-            } else {
-                *raw_sample = time_raw_batch(&ops[o], &r, opt->batch);
-                *tp_sample = time_tp_batch(&ops[o], &f, opt->batch);
-            }
-            ratios[o * rounds + round] = *tp_sample / *raw_sample;
-        }
-    }
+    bench_sides sides = {time_tp_batch, time_raw_batch, &f, &r};
+    bench_run_rounds(&sides, opt->batch, samples);
     raw_fixture_close(&r);
     tp_fixture_close(&f);
 
     printf("tpevent Vulkan backend vs raw Vulkan on %s: %s\n", device, name);
-    printf(
-        "%zu interleaved rounds per op; a sample is one batch of %zu calls timed as a whole (ns per call);\n"
-        "medians per side; ratio: median of the rounds' tpevent/raw, IQR its spread\n\n",
-        rounds, opt->batch);
-    printf("%-26s %11s %9s %8s %8s  %s\n", "op", "tpevent ns", "raw ns", "ratio", "IQR", "budget");
+    bench_print_table_head(opt->rounds, opt->batch, "median of the rounds' tpevent/raw");
     int over = 0;
     for (size_t o = 0; o < OP_COUNT; o++) {
-        double tp_median = quantile(tp_ns + o * rounds, rounds, 0.5);
-        double raw_median = quantile(raw_ns + o * rounds, rounds, 0.5);
-        double *op_ratios = ratios + o * rounds;
-        double ratio = quantile(op_ratios, rounds, 0.5);
-        double iqr = quantile(op_ratios, rounds, 0.75) - quantile(op_ratios, rounds, 0.25);
-        bool ok = ratio <= BUDGET_RATIO;
-        over += !ok;
-        printf("%-26s %11.1f %9.1f %8.3f %8.3f  <= %.2f: %s\n", ops[o].name, tp_median, raw_median, ratio, iqr,
-               BUDGET_RATIO, ok ? "ok" : "OVER");
+        bench_summary summary = bench_summarize(samples, o);
+        over += !bench_print_ratio_row(ops[o].name, &summary, BUDGET_RATIO);
     }
     printf("\n%s\n\n", over ? "budget: missed (see above)" : "budget: met for every op");
     return over;
 }
 
-static bool parse_size(const char *text, size_t *out)
-{
-    char *end = NULL;
-    unsigned long long value = strtoull(text, &end, 10);
-    if (!*text || *end || value == 0)
-        return false;
-    *out = (size_t)value;
-    return true;
-}
-
-static bool parse_options(int argc, char **argv, options *opt)
-{
-    *opt = (options){.device = NULL, .batch = 100, .rounds = 101, .check = false};
-    for (int i = 1; i < argc; i++) {
-        const char *value = i + 1 < argc ? argv[i + 1] : "";
-        if (strcmp(argv[i], "--device") == 0 && i + 1 < argc)
-            opt->device = argv[++i];
-        else if (strcmp(argv[i], "--batch") == 0 && parse_size(value, &opt->batch))
-            i++;
-        else if (strcmp(argv[i], "--rounds") == 0 && parse_size(value, &opt->rounds))
-            i++;
-        else if (strcmp(argv[i], "--check") == 0)
-            opt->check = true;
-        else
-            return false;
-    }
-    return true;
-}
-
 int main(int argc, char **argv)
 {
-    options opt;
-    if (!parse_options(argc, argv, &opt)) {
+    bench_options opt;
+    if (!bench_parse_options(argc, argv, 100, 101, &opt)) {
         fprintf(stderr, "usage: %s [--device vulkan:N] [--batch N] [--rounds N] [--check]\n", argv[0]);
         return 2;
     }
@@ -506,26 +419,10 @@ int main(int argc, char **argv)
     }
     int count = 0;
     check_tp(tp_device_count("vulkan", &count), "tp_device_count");
-    size_t rounds = opt.rounds;
-    double *tp_ns = malloc(OP_COUNT * rounds * sizeof *tp_ns);
-    double *raw_ns = malloc(OP_COUNT * rounds * sizeof *raw_ns);
-    double *ratios = malloc(OP_COUNT * rounds * sizeof *ratios);
-    if (!tp_ns || !raw_ns || !ratios) {
-        fprintf(stderr, "tpevent_bench_vulkan: out of memory for %zu rounds\n", rounds);
+    bench_samples samples;
+    if (!bench_samples_alloc(&samples, "tpevent_bench_vulkan", OP_COUNT, opt.rounds))
         return 1;
-    }
-    int over = 0;
-    if (opt.device) {
-        over += bench_device(opt.device, &opt, tp_ns, raw_ns, ratios);
-    } else {
-        for (int index = 0; index < count; index++) {
-            char device[32];
-            snprintf(device, sizeof device, "vulkan:%d", index);
-            over += bench_device(device, &opt, tp_ns, raw_ns, ratios);
-        }
-    }
-    free(ratios);
-    free(raw_ns);
-    free(tp_ns);
+    int over = bench_each_device("vulkan", count, &opt, bench_device, &samples);
+    bench_samples_free(&samples);
     return opt.check && over ? EXIT_OVER_BUDGET : 0;
 }
