@@ -47,26 +47,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     return 0;
 }
 
-static uint32_t fnv1a(uint32_t hash, const unsigned char *bytes, size_t length)
-{
-    for (size_t i = 0; i < length; i++) {
-        hash ^= bytes[i];
-        hash *= 16777619u;
-    }
-    return hash;
-}
-
-static void put_u32(unsigned char *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint32_t get_u32(const unsigned char *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
 /*
  * Makes the header valid around whatever payload the bytes hold. The device type
  * and index are reduced rather than forced, so that most handles name cpu:0 or
@@ -80,11 +60,11 @@ static void reseal(tp_ipc_handle *handle)
     b[5] = 0;
     b[6] = (unsigned char)(b[6] % 8 < 6 ? TP_DEVICE_CPU : b[6] % 4); /* 3: no such type */
     b[7] = (unsigned char)(b[7] % 3);                                /* 2: past the end */
-    uint32_t length = get_u32(b + 8) % (PAYLOAD_MAX + 1);
-    put_u32(b + 8, length);
+    uint32_t length = fuzz_get_u32(b + 8) % (PAYLOAD_MAX + 1);
+    fuzz_put_u32(b + 8, length);
     memset(b + HEADER_SIZE + length, 0, PAYLOAD_MAX - length);
-    uint32_t hash = fnv1a(2166136261u, b, 12);
-    put_u32(b + 12, fnv1a(hash, b + HEADER_SIZE, length));
+    uint32_t hash = fuzz_fnv1a(2166136261u, b, 12);
+    fuzz_put_u32(b + 12, fuzz_fnv1a(hash, b + HEADER_SIZE, length));
 }
 
 /* A header-valid handle of cpu:<index> with an empty payload. */
@@ -113,26 +93,6 @@ static void export_cpu_handle(int index, bool recorded, tp_ipc_handle *handle, t
     FUZZ_REQUIRE(tp_event_destroy(*event) == TP_OK);
     *event = NULL;
     seal_empty(handle, index);
-}
-
-static void use_imported(tp_event *event)
-{
-    tp_device device;
-    bool done = false;
-    FUZZ_REQUIRE(tp_event_device(event, &device) == TP_OK);
-    FUZZ_REQUIRE(device.type == TP_DEVICE_CPU);
-    FUZZ_REQUIRE(tp_event_query(event, &done) == TP_OK);
-    /* A record of our own, on an idle default stream, is reached at once: after it
-     * synchronize cannot wait on whatever the payload pointed at. */
-    tp_stream *stream = NULL;
-    char text[16];
-    FUZZ_REQUIRE(tp_device_format(device, text, sizeof text) == TP_OK);
-    FUZZ_REQUIRE(tp_stream_default(text, &stream) == TP_OK);
-    FUZZ_REQUIRE(tp_event_record(event, stream) == TP_OK);
-    FUZZ_REQUIRE(tp_event_synchronize(event) == TP_OK);
-    FUZZ_REQUIRE(tp_event_query(event, &done) == TP_OK && done);
-    FUZZ_REQUIRE(tp_event_wait(event, stream) == TP_OK);
-    FUZZ_REQUIRE(tp_stream_synchronize(stream) == TP_OK);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -170,7 +130,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_REQUIRE(status == TP_OK);
     if (status == TP_OK) {
         FUZZ_REQUIRE(imported != NULL && imported != sentinel);
-        use_imported(imported);
+        fuzz_use_cpu_event(imported);
         FUZZ_REQUIRE(tp_event_destroy(imported) == TP_OK);
     } else {
         FUZZ_REQUIRE(imported == sentinel);

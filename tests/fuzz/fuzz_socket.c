@@ -45,26 +45,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     return 0;
 }
 
-static uint32_t fnv1a(uint32_t hash, const unsigned char *bytes, size_t length)
-{
-    for (size_t i = 0; i < length; i++) {
-        hash ^= bytes[i];
-        hash *= 16777619u;
-    }
-    return hash;
-}
-
-static void put_u32(unsigned char *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint32_t get_u32(const unsigned char *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
 /* A valid header around whatever the bytes hold; the device reduced, not forced. */
 static void reseal(unsigned char *m)
 {
@@ -73,11 +53,11 @@ static void reseal(unsigned char *m)
     m[5] = 0;
     m[6] = (unsigned char)(m[6] % 8 < 6 ? TP_DEVICE_CPU : m[6] % 4);
     m[7] = (unsigned char)(m[7] % 3);
-    uint32_t length = get_u32(m + 20) % (PAYLOAD_MAX + 1);
-    put_u32(m + 20, length);
+    uint32_t length = fuzz_get_u32(m + 20) % (PAYLOAD_MAX + 1);
+    fuzz_put_u32(m + 20, length);
     memset(m + 28, 0, 4);
     memset(m + HEADER_SIZE + length, 0, PAYLOAD_MAX - length);
-    put_u32(m + 24, fnv1a(fnv1a(2166136261u, m, 24), m + HEADER_SIZE, length));
+    fuzz_put_u32(m + 24, fuzz_fnv1a(fuzz_fnv1a(2166136261u, m, 24), m + HEADER_SIZE, length));
 }
 
 static void send_with(int socket, const unsigned char *bytes, size_t length, int fd)
@@ -131,24 +111,6 @@ static int open_descriptors(void)
         count++;
     closedir(dir);
     return count;
-}
-
-static void use_received(tp_event *event)
-{
-    tp_device device;
-    bool done = false;
-    FUZZ_REQUIRE(tp_event_device(event, &device) == TP_OK);
-    FUZZ_REQUIRE(device.type == TP_DEVICE_CPU);
-    FUZZ_REQUIRE(tp_event_query(event, &done) == TP_OK);
-    tp_stream *stream = NULL;
-    char text[16];
-    FUZZ_REQUIRE(tp_device_format(device, text, sizeof text) == TP_OK);
-    FUZZ_REQUIRE(tp_stream_default(text, &stream) == TP_OK);
-    FUZZ_REQUIRE(tp_event_record(event, stream) == TP_OK);
-    FUZZ_REQUIRE(tp_event_synchronize(event) == TP_OK);
-    FUZZ_REQUIRE(tp_event_query(event, &done) == TP_OK && done);
-    FUZZ_REQUIRE(tp_event_wait(event, stream) == TP_OK);
-    FUZZ_REQUIRE(tp_stream_synchronize(stream) == TP_OK);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -205,7 +167,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_REQUIRE(status == TP_OK); /* a real message, whole and unchanged */
     if (status == TP_OK) {
         FUZZ_REQUIRE(received != NULL && received != sentinel);
-        use_received(received);
+        fuzz_use_cpu_event(received);
         FUZZ_REQUIRE(tp_event_destroy(received) == TP_OK);
     } else {
         FUZZ_REQUIRE(received == sentinel);
