@@ -11,8 +11,8 @@
 #define _GNU_SOURCE /* memfd_create */
 
 #include "ipc_support.h"
+#include "namespace_child.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -102,36 +102,6 @@ static raw_message real_message(tp_event *event)
     return m;
 }
 
-/* Skips, saying why, where the backend cannot hand events over a socket. */
-static bool socket_supported(const char *device)
-{
-    if (!ipc_supported(device, true))
-        return false;
-    tp_event *event = new_event(device, TP_EVENT_INTERPROCESS);
-    int pair[2];
-    CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) == 0);
-    tp_status status = tp_event_ipc_send(event, pair[0]);
-    if (status == TP_ERR_UNSUPPORTED)
-        printf("skipped: %s\n", tp_last_error());
-    else
-        CHECK_OK(status);
-    close(pair[0]);
-    close(pair[1]);
-    CHECK_OK(tp_event_destroy(event));
-    return status == TP_OK;
-}
-
-static int open_descriptors(void)
-{
-    DIR *dir = opendir("/proc/self/fd");
-    CHECK(dir != NULL);
-    int count = 0;
-    while (readdir(dir) != NULL)
-        count++;
-    closedir(dir);
-    return count;
-}
-
 /* Sends what `send_fn` writes on a fresh socketpair of `type`, expects the receive
  * refused naming `words`, and no descriptor left open by the receive. */
 static void expect_refused(const char *device, int type, const unsigned char *bytes, size_t length, const int *fds,
@@ -139,7 +109,7 @@ static void expect_refused(const char *device, int type, const unsigned char *by
 {
     int pair[2];
     CHECK(socketpair(AF_UNIX, type | SOCK_CLOEXEC, 0, pair) == 0);
-    int before = open_descriptors();
+    int before = open_fd_count();
     send_raw(pair[0], bytes, length, fds, fd_count);
     if (close_after)
         close(pair[0]);
@@ -148,7 +118,7 @@ static void expect_refused(const char *device, int type, const unsigned char *by
     CHECK(event == (tp_event *)&pair);
     CHECK_ERROR_MENTIONS("tp_event_ipc_recv: socket");
     CHECK_ERROR_MENTIONS(words);
-    CHECK(open_descriptors() == before - (close_after ? 1 : 0));
+    CHECK(open_fd_count() == before - (close_after ? 1 : 0));
     if (!close_after)
         close(pair[0]);
     close(pair[1]);
@@ -156,7 +126,7 @@ static void expect_refused(const char *device, int type, const unsigned char *by
 
 TEST(socket_forged_and_corrupted_messages_refused)
 {
-    if (!socket_supported(env->device))
+    if (!socket_ipc_supported(env->device))
         return TEST_SKIP;
     tp_event *event = new_event(env->device, TP_EVENT_INTERPROCESS);
     raw_message good = real_message(event);
@@ -196,12 +166,12 @@ TEST(socket_forged_and_corrupted_messages_refused)
     reseal(&m);
     int pair[2];
     CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) == 0);
-    int before = open_descriptors();
+    int before = open_fd_count();
     send_raw(pair[0], m.bytes, MESSAGE_SIZE, &m.fd, 1);
     tp_event *received = NULL;
     CHECK_STATUS(tp_event_ipc_recv(&received, pair[1], env->device), TP_ERR_INVALID_ARGUMENT);
     CHECK(tp_last_error()[0] != '\0');
-    CHECK(open_descriptors() == before);
+    CHECK(open_fd_count() == before);
     close(pair[0]);
     close(pair[1]);
 
@@ -216,14 +186,14 @@ TEST(socket_forged_and_corrupted_messages_refused)
      * files): loaded before the count, so that only the message's descriptor counts. */
     int opencl_devices = 0;
     (void)tp_device_count("opencl", &opencl_devices);
-    before = open_descriptors();
+    before = open_fd_count();
     send_raw(pair[0], m.bytes, MESSAGE_SIZE, &m.fd, 1);
     received = NULL;
     tp_status status = tp_event_ipc_recv(&received, pair[1], NULL);
     CHECK(status == TP_ERR_UNSUPPORTED || status == TP_ERR_BACKEND_UNAVAILABLE);
     CHECK(received == NULL);
     CHECK_ERROR_MENTIONS("opencl");
-    CHECK(open_descriptors() == before);
+    CHECK(open_fd_count() == before);
     close(pair[0]);
     close(pair[1]);
 
@@ -242,7 +212,7 @@ TEST(socket_forged_and_corrupted_messages_refused)
 
 TEST(socket_wrong_descriptors_refused)
 {
-    if (!socket_supported(env->device))
+    if (!socket_ipc_supported(env->device))
         return TEST_SKIP;
     tp_event *event = new_event(env->device, TP_EVENT_INTERPROCESS);
     raw_message good = real_message(event);
