@@ -219,6 +219,18 @@ static tp_status ipc_event_new(int device, unsigned flags, cpu_ipc *ipc, tp_even
     return TP_OK;
 }
 
+/* An event of another process's region (opened from a handle or received over a
+ * socket): blocking as its creator made it. Takes over ipc's reference, let go
+ * where the event cannot be made. */
+static tp_status imported_event_new(int device, cpu_ipc *ipc, tp_event **out)
+{
+    unsigned flags = TP_EVENT_INTERPROCESS | (tp_cpu_ipc_flags(ipc) & TP_EVENT_BLOCKING);
+    tp_status status = ipc_event_new(device, flags, ipc, out);
+    if (status != TP_OK)
+        tp_cpu_ipc_unref(ipc);
+    return status;
+}
+
 tp_status tp_cpu_ipc_event_create(int device, unsigned flags, tp_event **out)
 {
     return ipc_event_new(device, flags, NULL, out);
@@ -285,11 +297,7 @@ tp_status tp_cpu_event_ipc_import(int device, const unsigned char *payload, size
     tp_status status = tp_cpu_ipc_open(&name, who, &ipc);
     if (status != TP_OK)
         return status;
-    unsigned flags = TP_EVENT_INTERPROCESS | (tp_cpu_ipc_flags(ipc) & TP_EVENT_BLOCKING);
-    status = ipc_event_new(device, flags, ipc, out);
-    if (status != TP_OK)
-        tp_cpu_ipc_unref(ipc);
-    return status;
+    return imported_event_new(device, ipc, out);
 }
 
 /* ------------------------------------------------- over a Unix socket */
@@ -329,9 +337,5 @@ tp_status tp_cpu_event_ipc_receive(int device, int fd, const unsigned char *payl
     tp_status status = tp_cpu_ipc_adopt(fd, token, who, &ipc);
     if (status != TP_OK)
         return status;
-    unsigned flags = TP_EVENT_INTERPROCESS | (tp_cpu_ipc_flags(ipc) & TP_EVENT_BLOCKING);
-    status = ipc_event_new(device, flags, ipc, out);
-    if (status != TP_OK)
-        tp_cpu_ipc_unref(ipc);
-    return status;
+    return imported_event_new(device, ipc, out);
 }

@@ -19,6 +19,7 @@
  * and the region's magic, layout and token after.
  */
 #include "backends/cpu/cpu_ipc.h"
+#include "common/ipc_file.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -26,24 +27,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 /* The memfd's name, as readlink shows it ("/memfd:tpevent-cpu-event (deleted)"). */
 #define CPU_IPC_MEMFD_NAME "tpevent-cpu-event"
 #define CPU_IPC_MEMFD_LINK "/memfd:" CPU_IPC_MEMFD_NAME
-
-static uint64_t random_token(void)
-{
-    uint64_t token = 0;
-    if (getrandom(&token, sizeof token, GRND_NONBLOCK) != (ssize_t)sizeof token) {
-        /* Entropy not ready this early in boot: the token guards against stale
-         * handles, not against an adversary, so a weaker one will do. */
-        token = tp_now_ns() * UINT64_C(0x9e3779b97f4a7c15) ^ (uint64_t)getpid() << 32 ^ (uintptr_t)&token;
-    }
-    return token ? token : 1;
-}
 
 /* The inode of this process's PID namespace, which tells apart equal pids of two
  * containers; 0 where /proc cannot say. */
@@ -53,41 +42,18 @@ static uint64_t pid_namespace(void)
     return stat("/proc/self/ns/pid", &st) == 0 ? (uint64_t)st.st_ino : 0;
 }
 
-/* Where the handles' locks are: past the region, a byte each, picked at random. */
-#define LOCK_BASE (UINT64_C(1) << 20)
-#define LOCK_SPAN (UINT64_C(1) << 40)
-
 /*
- * Liveness that needs no pid: each handle holds an OFD lock on a byte of its own past
- * the region, on an open file description of its own (memfd_create's, an open of
- * /proc/<pid>/fd, or a received one reopened: tp_cpu_ipc_adopt). Any process, whatever
- * its PID namespace, sees the byte locked while the handle lives and free once its
- * process is gone: the kernel drops the lock with the description's last descriptor.
- * A receiver holds the sender's description only until it has reopened its own; one
- * that could not (no /proc) keeps it, takes no lock and never judges (it would see
- * the sender's lock as its own), and the sender is then never taken for gone.
+ * Liveness that needs no pid (common/ipc_file.h): each handle holds an OFD lock on a
+ * byte of its own past the region, on an open file description of its own
+ * (memfd_create's, an open of /proc/<pid>/fd, or a received one reopened:
+ * tp_cpu_ipc_adopt). A receiver holds the sender's description only until it has
+ * reopened its own; one that could not (no /proc) keeps it, takes no lock and never
+ * judges (it would see the sender's lock as its own), and the sender is then never
+ * taken for gone.
  */
-static void take_liveness_lock(cpu_ipc *ipc)
-{
-    for (int attempt = 0; attempt < 4; attempt++) {
-        uint64_t offset = LOCK_BASE + random_token() % LOCK_SPAN;
-        struct flock lock = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = (off_t)offset, .l_len = 1};
-        if (fcntl(ipc->fd, F_OFD_SETLK, &lock) == 0) {
-            ipc->lock_offset = offset;
-            return;
-        }
-    }
-}
-
 bool tp_cpu_ipc_owner_gone(const cpu_ipc *ipc, uint64_t offset)
 {
-    if (offset < LOCK_BASE || ipc->lock_offset == 0)
-        return false;
-    /* Another description's lock shows as a conflict; a lock of this one would not. */
-    struct flock lock = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = (off_t)offset, .l_len = 1};
-    if (fcntl(ipc->fd, F_OFD_GETLK, &lock) != 0)
-        return false; /* failing to look is never "gone" */
-    return lock.l_type == F_UNLCK;
+    return ipc->lock_offset != 0 && tp_ipc_liveness_lock_free(ipc->fd, offset);
 }
 
 /* `own`: fd is an open file description of this handle's alone, fit to lock. */
@@ -110,7 +76,7 @@ static tp_status ipc_wrap(int fd, cpu_ipc_region *region, const tp_process_id *s
     atomic_init(&ipc->dead_ticket, 0);
     ipc->lock_offset = 0;
     if (own)
-        take_liveness_lock(ipc);
+        ipc->lock_offset = tp_ipc_liveness_lock(fd);
     *out = ipc;
     return TP_OK;
 }
@@ -137,18 +103,13 @@ tp_status tp_cpu_ipc_create(unsigned flags, const char *operation, cpu_ipc **out
     tp_process_id self;
     if (!tp_process_self(&self))
         return host->fail(TP_ERR_BACKEND, "%s: cannot read this process's start time from /proc/self/stat", operation);
-    int fd = memfd_create(CPU_IPC_MEMFD_NAME, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    bool sizing_failed;
+    int fd = tp_ipc_sealed_memfd(CPU_IPC_MEMFD_NAME, CPU_IPC_REGION_SIZE, &sizing_failed);
+    if (fd < 0 && sizing_failed)
+        return host->fail(TP_ERR_BACKEND, "%s: sizing an interprocess event's shared memory: %s", operation,
+                          strerror(errno));
     if (fd < 0)
         return host->fail(TP_ERR_BACKEND, "%s: memfd_create for an interprocess event: %s", operation, strerror(errno));
-    /* Sealed at its size, so that no process can shrink it under the others'
-     * mappings (which would kill them with SIGBUS). */
-    if (ftruncate(fd, CPU_IPC_REGION_SIZE) != 0 ||
-        fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
-        int err = errno;
-        close(fd);
-        return host->fail(TP_ERR_BACKEND, "%s: sizing an interprocess event's shared memory: %s", operation,
-                          strerror(err));
-    }
     cpu_ipc_region *region = mmap(NULL, CPU_IPC_REGION_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (region == MAP_FAILED) {
         int err = errno;
@@ -160,7 +121,7 @@ tp_status tp_cpu_ipc_create(unsigned flags, const char *operation, cpu_ipc **out
     memcpy(region->magic, CPU_IPC_MAGIC, sizeof region->magic);
     region->layout_version = CPU_IPC_LAYOUT_VERSION;
     region->size = CPU_IPC_REGION_SIZE;
-    region->token = random_token();
+    region->token = tp_ipc_random_token();
     region->flags = flags & TP_EVENT_BLOCKING;
     int err = init_region_lock(region);
     if (err != 0) {
@@ -320,16 +281,8 @@ tp_status tp_cpu_ipc_adopt(int fd, uint64_t token, const char *operation, cpu_ip
         close(fd);
         return status;
     }
-    /* The sender's description: reopened as this handle's own, to lock, so that
-     * the sender's lock goes with the sender (and a receiver's with the receiver). */
-    char path[64];
-    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
-    int own = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY);
-    if (own >= 0) {
-        close(fd);
-        fd = own;
-    }
-    return ipc_wrap(fd, region, &self, own >= 0, operation, out);
+    bool own = tp_ipc_reopen_own(&fd);
+    return ipc_wrap(fd, region, &self, own, operation, out);
 }
 
 int tp_cpu_ipc_descriptor(const cpu_ipc *ipc)

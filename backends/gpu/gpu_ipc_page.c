@@ -30,6 +30,7 @@
 #include "backends/gpu/runtime_cuda_page.h" /* HIP's and the fake's are in their mappings */
 #endif
 #include "common/bytes.h"
+#include "common/ipc_file.h"
 #include "common/spin.h"
 
 #include <errno.h>
@@ -39,7 +40,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -99,14 +99,6 @@ static struct {
 } retired = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* ------------------------------------------------------------ helpers */
-
-static uint64_t random_tag(void)
-{
-    uint64_t tag = 0;
-    if (getrandom(&tag, sizeof tag, GRND_NONBLOCK) != (ssize_t)sizeof tag)
-        tag = tp_now_ns() * UINT64_C(0x9e3779b97f4a7c15) ^ (uint64_t)getpid() << 32 ^ (uintptr_t)&tag;
-    return tag ? tag : 1;
-}
 
 static bool page_lock(page_layout *layout)
 {
@@ -173,32 +165,15 @@ static rt_device_ptr device_pointer_of(const gpu_page *page, _Atomic uint64_t *w
 
 /* ------------------------------------------------------------ liveness */
 
-/* Where the handles' locks are: past the page, a byte each, picked at random. */
-#define LOCK_BASE (UINT64_C(1) << 20)
-#define LOCK_SPAN (UINT64_C(1) << 40)
-
-static void take_liveness_lock(gpu_page *page)
-{
-    for (int attempt = 0; attempt < 4; attempt++) {
-        uint64_t offset = LOCK_BASE + random_tag() % LOCK_SPAN;
-        struct flock lock = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = (off_t)offset, .l_len = 1};
-        if (fcntl(page->fd, F_OFD_SETLK, &lock) == 0) {
-            page->lock_offset = offset;
-            return;
-        }
-    }
-}
-
 /* Whether the handle that made the pending record `count` of `channel` is gone and
  * the record not reached after all; false where it cannot tell. */
 static bool recorder_gone(gpu_page *page, page_channel *channel, uint64_t count)
 {
     uint64_t offset = atomic_load_explicit(&channel->owner_lock, memory_order_relaxed);
-    if (offset < LOCK_BASE || offset == page->lock_offset || page->lock_offset == 0)
-        return false; /* no lock to look at, or this handle's own */
-    struct flock lock = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = (off_t)offset, .l_len = 1};
-    if (fcntl(page->fd, F_OFD_GETLK, &lock) != 0 || lock.l_type != F_UNLCK)
-        return false; /* failing to look is never "gone" */
+    if (offset == page->lock_offset || page->lock_offset == 0)
+        return false; /* this handle's own, or it holds no lock to compare with */
+    if (!tp_ipc_liveness_lock_free(page->fd, offset))
+        return false; /* held, no lock to look at, or failing to look: never "gone" */
     return !channel_reached(channel, count);
 }
 
@@ -341,13 +316,13 @@ static tp_status page_wrap(gpu_device *device, int fd, bool fresh, bool own, uin
     page->fd = fd;
     page->layout = layout;
     page->device = device;
-    page->tag = random_tag();
+    page->tag = tp_ipc_random_token();
     atomic_init(&page->claimed, 0);
     page->lock_offset = 0;
     atomic_init(&page->next_liveness_check_ns, 0);
     atomic_init(&page->dead_ticket, 0);
     if (own)
-        take_liveness_lock(page);
+        page->lock_offset = tp_ipc_liveness_lock(fd);
     *out = page;
     return TP_OK;
 }
@@ -371,16 +346,13 @@ tp_status gpu_page_create(gpu_device *device, unsigned flags, gpu_page **out)
     tp_status status = check_support(device, who);
     if (status != TP_OK)
         return status;
-    int fd = memfd_create("tpevent-gpu-event", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    bool sizing_failed;
+    int fd = tp_ipc_sealed_memfd("tpevent-gpu-event", PAGE_BYTES, &sizing_failed);
+    if (fd < 0 && sizing_failed)
+        return gpu.host->fail(TP_ERR_BACKEND, "%s: sizing the event's shared page: %s", who, strerror(errno));
     if (fd < 0)
         return gpu.host->fail(TP_ERR_BACKEND, "%s: memfd_create: %s", who, strerror(errno));
-    /* Sealed at its size: no process can shrink it under another's mapping (SIGBUS). */
-    if (ftruncate(fd, PAGE_BYTES) != 0 || fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
-        int err = errno;
-        close(fd);
-        return gpu.host->fail(TP_ERR_BACKEND, "%s: sizing the event's shared page: %s", who, strerror(err));
-    }
-    return page_wrap(device, fd, true, true, random_tag(), flags, who, out);
+    return page_wrap(device, fd, true, true, tp_ipc_random_token(), flags, who, out);
 }
 
 tp_status gpu_page_adopt(gpu_device *device, int fd, const unsigned char *payload, size_t length, gpu_page **out)
@@ -404,16 +376,8 @@ tp_status gpu_page_adopt(gpu_device *device, int fd, const unsigned char *payloa
         close(fd);
         return status;
     }
-    /* The sender's description: reopened as this handle's own, to lock (the
-     * sender's lock then goes with the sender); none without /proc. */
-    char path[64];
-    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
-    int own = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY);
-    if (own >= 0) {
-        close(fd);
-        fd = own;
-    }
-    return page_wrap(device, fd, false, own >= 0, token, 0, who, out);
+    bool own = tp_ipc_reopen_own(&fd);
+    return page_wrap(device, fd, false, own, token, 0, who, out);
 }
 
 void gpu_page_describe(const gpu_page *page, int *fd, unsigned char *payload, size_t *length)
