@@ -57,21 +57,6 @@ static tp_status work_fn(tp_stream *stream, void *arg)
     return w->synchronize ? tp_stream_synchronize(stream) : TP_OK;
 }
 
-/* Short measurements: a test lasts well under a second. No noise criterion: on a
- * loaded machine a host function now and then runs 20 times its length (its thread
- * descheduled), and the relative deviation of busy-waits is then far above 50 %;
- * rule18_measure_stops_at_max_time_unconverged tests the criterion. */
-static tp_measure_options quick_options(void)
-{
-    tp_measure_options options;
-    tp_measure_options_init(&options);
-    options.min_time_ns = 10 * 1000 * 1000;
-    options.max_time_ns = 5LL * 1000 * 1000 * 1000;
-    options.min_samples = 5;
-    options.max_noise = 1e9;
-    return options;
-}
-
 static tp_measurement new_measurement(void)
 {
     tp_measurement m;
@@ -100,7 +85,7 @@ TEST(rule18_measure_times_work_of_known_length)
 {
     tp_stream *stream = new_stream(env->device);
     work w = {.stream_ns = 300 * 1000};
-    tp_measure_options options = quick_options();
+    tp_measure_options options = quick_measure_options();
     tp_measurement m = new_measurement();
     CHECK_OK(tp_measure(stream, work_fn, &w, &options, &m));
     printf("shortest call %.1f us, median %.1f us\n", m.min_ns / 1e3, m.median_ns / 1e3);
@@ -122,7 +107,7 @@ TEST(rule18_measure_hold_keeps_the_host_submission_rate_out)
 {
     tp_stream *stream = new_stream(env->device);
     work w = {.stream_ns = 100 * 1000, .host_ns = 5000 * 1000};
-    tp_measure_options options = quick_options();
+    tp_measure_options options = quick_measure_options();
     tp_measurement held = new_measurement(), unheld = new_measurement();
     CHECK_OK(tp_measure(stream, work_fn, &w, &options, &held));
     options.flags = TP_MEASURE_NO_HOLD;
@@ -145,7 +130,7 @@ TEST(rule18_measure_cold_times_each_call_without_the_flush)
 {
     tp_stream *stream = new_stream(env->device);
     work w = {.stream_ns = 200 * 1000};
-    tp_measure_options options = quick_options();
+    tp_measure_options options = quick_measure_options();
     options.flags = TP_MEASURE_COLD;
     options.min_time_ns = 0; /* a few flushes: under a sanitizer or valgrind a CPU flush is slow */
     options.min_samples = 5;
@@ -175,7 +160,7 @@ TEST(rule18_measure_work_that_synchronizes_is_measured_unheld)
 {
     tp_stream *stream = new_stream(env->device);
     work w = {.stream_ns = 50 * 1000, .synchronize = true};
-    tp_measure_options options = quick_options();
+    tp_measure_options options = quick_measure_options();
     options.max_time_ns = 20LL * 1000 * 1000 * 1000;
     tp_measurement m = new_measurement();
     double started = monotonic_seconds();
@@ -194,7 +179,7 @@ TEST(rule18_measure_failing_work_returns_its_status_and_message)
 {
     tp_stream *stream = new_stream(env->device);
     work w = {.stream_ns = 20 * 1000, .fail_at = 6};
-    tp_measure_options options = quick_options();
+    tp_measure_options options = quick_measure_options();
     options.batch = 2;
     tp_measurement m = new_measurement();
     CHECK_STATUS(tp_measure(stream, work_fn, &w, &options, &m), TP_ERR_INVALID_ARGUMENT);
@@ -231,7 +216,7 @@ TEST(rule18_measure_stops_at_max_time_unconverged)
 {
     tp_stream *stream = new_stream(env->device);
     work w = {.stream_ns = 20 * 1000};
-    tp_measure_options options = quick_options();
+    tp_measure_options options = quick_measure_options();
     options.max_noise = 0;                   /* samples of busy-waits are never all equal */
     options.max_time_ns = 600 * 1000 * 1000; /* under valgrind the fake GPU's warm-up alone took 200 ms */
     tp_measurement m = new_measurement();
@@ -245,12 +230,12 @@ TEST(rule18_measure_stops_at_max_time_unconverged)
 }
 
 /* Converged: min_samples and min_time_ns reached (and the noise within max_noise,
- * which quick_options leaves unbounded), well before max_time. */
+ * which quick_measure_options leaves unbounded), well before max_time. */
 TEST(rule18_measure_converges_after_min_time_and_min_samples)
 {
     tp_stream *stream = new_stream(env->device);
     work w = {.stream_ns = 100 * 1000};
-    tp_measure_options options = quick_options();
+    tp_measure_options options = quick_measure_options();
     tp_measurement m = new_measurement();
     CHECK_OK(tp_measure(stream, work_fn, &w, &options, &m));
     CHECK(m.converged && m.samples >= options.min_samples);
@@ -267,7 +252,7 @@ TEST(rule18_measure_fills_the_callers_samples_buffer)
     tp_stream *stream = new_stream(env->device);
     work w = {.stream_ns = 50 * 1000};
     double samples[4] = {-1, -1, -1, -1};
-    tp_measure_options options = quick_options();
+    tp_measure_options options = quick_measure_options();
     options.samples_ns = samples;
     options.samples_capacity = 3;
     tp_measurement m = new_measurement();
@@ -287,7 +272,7 @@ TEST(rule18_measure_notes_work_run_inside_fn)
 {
     tp_stream *stream = new_stream(env->device);
     work w = {.host_ns = 200 * 1000};
-    tp_measure_options options = quick_options();
+    tp_measure_options options = quick_measure_options();
     options.min_time_ns = 0;
     options.max_time_ns = 3LL * 1000 * 1000 * 1000;
     options.min_samples = 9; /* a median that a few samples with the worker descheduled leave alone */
@@ -309,7 +294,7 @@ TEST(rule18_measure_holds_again_after_one_hold_runs_out)
 {
     tp_stream *stream = new_stream(env->device);
     work w = {.stream_ns = 50 * 1000, .block_at = 3};
-    tp_measure_options options = quick_options();
+    tp_measure_options options = quick_measure_options();
     tp_measurement m = new_measurement();
     CHECK_OK(tp_measure(stream, work_fn, &w, &options, &m));
     printf("%lld calls in %lld samples, note: %s\n", (long long)m.calls, (long long)m.samples, m.note);
@@ -327,7 +312,7 @@ TEST(rule18_measure_keeps_one_sample_when_max_time_passes_first)
 {
     tp_stream *stream = new_stream(env->device);
     work w = {.stream_ns = 2 * 1000 * 1000};
-    tp_measure_options options = quick_options();
+    tp_measure_options options = quick_measure_options();
     options.max_time_ns = 1000 * 1000;
     tp_measurement m = new_measurement();
     CHECK_OK(tp_measure(stream, work_fn, &w, &options, &m));
@@ -346,7 +331,7 @@ TEST(rule18_measure_null_stream_is_the_current_stream)
     CHECK_OK(tp_set_device(env->device));
     CHECK_OK(tp_stream_set_current(stream));
     work w = {.stream_ns = 10 * 1000};
-    tp_measure_options options = quick_options();
+    tp_measure_options options = quick_measure_options();
     options.min_time_ns = 0;
     tp_measurement m = new_measurement();
     CHECK_OK(tp_measure(NULL, work_fn, &w, &options, &m));
@@ -363,7 +348,7 @@ TEST(rule18_measure_writes_the_answer_up_to_its_size)
 {
     tp_stream *stream = new_stream(env->device);
     work w = {.stream_ns = 10 * 1000};
-    tp_measure_options options = quick_options();
+    tp_measure_options options = quick_measure_options();
     options.min_time_ns = 0;
     unsigned char buffer[sizeof(tp_measurement)];
     memset(buffer, 0xab, sizeof buffer);
@@ -430,7 +415,7 @@ TEST(rule18_measure_traces_each_sample_as_a_range)
 {
     tp_stream *stream = new_stream(env->device);
     work w = {.stream_ns = 20 * 1000};
-    tp_measure_options options = quick_options();
+    tp_measure_options options = quick_measure_options();
     options.min_time_ns = 0;
     options.batch = 2;
     tp_measurement m = new_measurement();
@@ -456,7 +441,7 @@ TEST(rule18_measure_batch_stays_within_the_window)
     int64_t window = 0;
     CHECK_OK(tp_stream_hold_window(stream, &window));
     work w = {.stream_ns = 1};
-    tp_measure_options options = quick_options();
+    tp_measure_options options = quick_measure_options();
     options.min_time_ns = 0;
     tp_measurement m = new_measurement();
     CHECK_OK(tp_measure(stream, work_fn, &w, &options, &m));

@@ -16,23 +16,12 @@ static tp_status spin_fn(tp_stream *stream, void *ns)
     return tp_stream_launch_host_fn(stream, busy_host_fn, ns);
 }
 
-static tp_measure_options quick_options(void)
-{
-    tp_measure_options options;
-    tp_measure_options_init(&options);
-    options.min_time_ns = 10 * 1000 * 1000;
-    options.max_time_ns = 5LL * 1000 * 1000 * 1000;
-    options.min_samples = 5;
-    options.max_noise = 1e9;
-    return options;
-}
-
 /* The clock, or "clock unknown" and why; CUDA's is read. */
 TEST(rule18_measure_says_its_clock_or_why_not)
 {
     tp_stream *stream = new_stream(env->device);
     int64_t ns = 200 * 1000;
-    tp_measure_options options = quick_options();
+    tp_measure_options options = quick_measure_options();
     tp_measurement m = {.size = sizeof m};
     CHECK_OK(tp_measure(stream, spin_fn, &ns, &options, &m));
     printf("%s: SM clock %.0f MHz (max %.0f), %lld stretches, %lld low; note '%s'\n", env->device, m.sm_clock_mhz,
@@ -53,7 +42,7 @@ TEST(rule18_measure_clock_threshold_out_of_range_is_refused)
     int64_t ns = 1000;
     const double bad[] = {-0.1, 1.5, NAN};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        tp_measure_options options = quick_options();
+        tp_measure_options options = quick_measure_options();
         options.sm_clock_threshold = bad[i];
         tp_measurement m = {.size = sizeof m};
         CHECK_STATUS(tp_measure(stream, spin_fn, &ns, &options, &m), TP_ERR_INVALID_ARGUMENT);
@@ -69,7 +58,7 @@ TEST(rule18_measure_writes_no_field_a_caller_lacks)
 {
     tp_stream *stream = new_stream(env->device);
     int64_t ns = 100 * 1000;
-    tp_measure_options options = quick_options();
+    tp_measure_options options = quick_measure_options();
     size_t old_size = offsetof(tp_measurement, sm_clock_mhz);
     unsigned char buffer[sizeof(tp_measurement)];
     memset(buffer, 0xa5, sizeof buffer);

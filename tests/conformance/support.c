@@ -104,6 +104,17 @@ void busy_host_fn(void *ns)
     }
 }
 
+tp_measure_options quick_measure_options(void)
+{
+    tp_measure_options options;
+    tp_measure_options_init(&options);
+    options.min_time_ns = 10 * 1000 * 1000;
+    options.max_time_ns = 5LL * 1000 * 1000 * 1000;
+    options.min_samples = 5;
+    options.max_noise = 1e9;
+    return options;
+}
+
 void counter_host_fn(void *counter)
 {
     atomic_fetch_add((atomic_int *)counter, 1);

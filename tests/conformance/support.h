@@ -61,6 +61,13 @@ void busy_host_fn(void *ns);
 /* Host function: sleeps for (intptr_t)arg milliseconds. */
 void sleep_host_fn(void *ms);
 
+/* Options for rule 18's short measurements: a test lasts well under a second. No
+ * noise criterion: on a loaded machine a host function now and then runs 20 times
+ * its length (its thread descheduled), and the relative deviation of busy-waits is
+ * then far above 50 %; rule18_measure_stops_at_max_time_unconverged tests the
+ * criterion. */
+tp_measure_options quick_measure_options(void);
+
 /* A log that host functions append to, to see the order they ran in. */
 #define ORDER_LOG_MAX 256
 
