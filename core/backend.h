@@ -37,6 +37,8 @@
 #include <tpevent/tpevent_diagnostics.h> /* tp_native_op, for native_sample */
 #include <tpevent/vulkan.h>              /* tp_vulkan_info, for vulkan_stream_info */
 
+#include "core/backend_timeline.h" /* tp_timeline_export, for the waits on the device */
+
 #include "common/compiler.h" /* TP_PRINTF */
 
 #ifdef __cplusplus
@@ -550,6 +552,15 @@ struct tp_backend {
      * instead of two). `event` is the trace's own (TP_EVENT_TIMING, of this table).
      */
     tp_status (*event_record_uncaptured)(tp_event *event, tp_stream *stream, bool *captured);
+
+    /* Waits across backends on the device (appended; optional, NULL: the host path):
+     * a record exported as a timeline semaphore's value that another backend's
+     * stream waits on in its queue. The contract, entry by entry:
+     * core/backend_timeline.h. */
+    tp_status (*timeline_export_support)(int device, unsigned char uuid[16], char *how, size_t how_size);
+    tp_status (*snapshot_export_timeline)(const tp_snapshot *snapshot, struct tp_timeline_export *out);
+    tp_status (*timeline_import_support)(int device, const unsigned char uuid[16], char *how, size_t how_size);
+    tp_status (*stream_wait_timeline)(tp_stream *stream, const struct tp_timeline_export *timeline);
 };
 
 /*

@@ -17,6 +17,10 @@
  *     stream memory operation on host memory, no thread held), and the event's
  *     backend runs the release once the record is reached (snapshot_notify).
  *
+ * Before both, the device's own path where the two drivers have one: the record
+ * exported as a timeline semaphore that the waiting stream's queue waits on
+ * (core/wait_across_device.c); these two are its fallback.
+ *
  * Inside a capture: a host function captured on the waiting stream, that waits
  * at each launch (below).
  *
@@ -211,8 +215,11 @@ tp_status tp_wait_across_backends(tp_event *event, tp_stream *stream)
     bool capturing = false;
     if (waiting->stream_is_capturing && waiting->stream_is_capturing(stream, &capturing) == TP_OK && capturing)
         return wait_in_capture(event, stream, &snapshot);
-    if (snapshot.state != TP_SNAPSHOT_PENDING) {
-        tp_snapshot_release(&snapshot); /* never recorded or reached: nothing to wait for (rule 6) */
+    if (snapshot.state != TP_SNAPSHOT_PENDING || tp_wait_across_on_device(stream, &snapshot)) {
+        /* Never recorded or reached: nothing to wait for (rule 6); or the stream waits
+         * on the device (core/wait_across_device.c), for a semaphore that outlives the
+         * record. */
+        tp_snapshot_release(&snapshot);
         return TP_OK;
     }
     return blocking ? wait_blocking(stream, &snapshot) : wait_held(stream, &snapshot);

@@ -12,6 +12,11 @@
 /* tp_event_wait of a stream on an event of another backend (rules 6, 14). */
 tp_status tp_wait_across_backends(tp_event *event, tp_stream *stream) TP_COLD;
 
+/* Before the host path (core/wait_across_device.c): true when the stream now waits
+ * for the pending snapshot's record on the device, through a timeline semaphore the
+ * event's backend exported; false (nothing done) where either backend cannot. */
+bool tp_wait_across_on_device(tp_stream *stream, const tp_snapshot *snapshot) TP_COLD;
+
 /* The wait itself (rule 6), for tp_event_wait and the trace's: one table call on
  * one backend. One backend per device type; a backend may give its events of
  * different kinds tables of their own, so the tables are not what is compared. */

@@ -20,6 +20,7 @@
 #include "backends/gpu/gpu_internal.h"
 #include "backends/gpu/gpu_event_direct.h"
 #include "backends/gpu/gpu_graph.h"
+#include "backends/gpu/gpu_timeline_wait.h"
 #include "backends/gpu/gpu_tool.h"
 
 #include <stdio.h>
@@ -214,7 +215,8 @@ static tp_status captured_ipc_event_record(tp_event *event, tp_stream *stream)
     .tool_stream_name = gpu_tool_stream_name, .stream_capture_host_fn = gpu_stream_capture_host_fn,                    \
     .stream_waits_for_itself = stream_waits_for_itself, .sm_clock = &gpu_sm_clock_ops,                                 \
     .event_waits_for_itself = NULL, /* an event does not know its record's stream (the README) */                      \
-        .event_elapsed = captured_event_elapsed, .event_ipc_receive = gpu_event_ipc_receive
+        .event_elapsed = captured_event_elapsed, .event_ipc_receive = gpu_event_ipc_receive,                           \
+    .timeline_import_support = gpu_timeline_import_support, .stream_wait_timeline = gpu_stream_wait_timeline
 
 /* Not const: a child created by fork() puts gpu_forked.c's entries in their place
  * (use_forked_tables), so that no call tests for fork on its way. */

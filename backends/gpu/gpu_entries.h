@@ -77,7 +77,9 @@
     X(stream_waits_for_itself, LOCAL)  \
     X(event_waits_for_itself, NONE)    \
     X(event_elapsed, CAPTURED)         \
-    X(sm_clock, GUARDED)
+    X(sm_clock, GUARDED)               \
+    X(timeline_import_support, GUARDED) \
+    X(stream_wait_timeline, GUARDED)
 
 #define GPU_PLAIN_EVENT_SLOTS_LIST(X)    \
     X(stream_wait_event, CAPTURED)       \

@@ -297,6 +297,23 @@ static tp_status forked_event_ipc_receive(int device, int fd, const unsigned cha
     return gpu_forked_fail("tp_event_ipc_recv");
 }
 
+/* Waits on another runtime's timeline (gpu_timeline_wait.c): refused with no message,
+ * as the contract says, and the core's host path then fails as above. */
+static tp_status forked_timeline_import_support(int device, const unsigned char uuid[16], char *how, size_t how_size)
+{
+    (void)device;
+    (void)uuid;
+    snprintf(how, how_size, "the driver cannot be used in a child created by fork()");
+    return TP_ERR_UNSUPPORTED;
+}
+
+static tp_status forked_stream_wait_timeline(tp_stream *stream, const tp_timeline_export *timeline)
+{
+    (void)stream;
+    (void)timeline;
+    return TP_ERR_UNSUPPORTED;
+}
+
 void gpu_use_forked_entries(tp_backend *table)
 {
     table->device_synchronize = forked_device_synchronize;
@@ -342,4 +359,6 @@ void gpu_use_forked_entries(tp_backend *table)
     table->event_ipc_receive = forked_event_ipc_receive;
     if (table->event_record_uncaptured) /* plain events only */
         table->event_record_uncaptured = forked_event_record_uncaptured;
+    table->timeline_import_support = forked_timeline_import_support;
+    table->stream_wait_timeline = forked_stream_wait_timeline;
 }

@@ -39,6 +39,8 @@
  *   gpu_flush.c, gpu_empty.c  tp_measure's device work (rule 18): the cold
  *                    calls' cache flush, the floor's empty kernel
  *   gpu_sm_clock.c   tp_measure's SM clock around each stretch (rule 18)
+ *   gpu_timeline_wait.c  waits on another runtime's exported timeline semaphores
+ *                    on the device (Vulkan's records; gpu_timeline_wait.h)
  *   gpu_tool.c       the tool entries (gpu_tool.h): ranges and stream names for
  *                    the runtime's profiling tools (NVTX)
  *   gpu_graph.c      rule 16 (gpu_graph.h): records, waits and the rest inside a
@@ -58,6 +60,7 @@
  *   runtime_cuda_page.h  CUDA's calls of gpu_ipc_page.c and gpu_host_fn_capture.c
  *                    (runtime_cuda.h is full)
  *   runtime_cuda_sm_clock.h  the CUDA mapping's SM clock part (gpu_sm_clock.c's)
+ *   runtime_cuda_semaphore.h  CUDA's external semaphores (gpu_timeline_wait.c's)
  *   gpu_module.cmake the build: the sources once per runtime, one object each
  *
  * How the pieces fit:

@@ -115,6 +115,15 @@ static const tp_backend vk_table = {
     .stream_hold_window = NULL, /* INT64_MAX: the worker's queue is the host's */
     .stream_flush_cache = tp_vk_stream_flush_cache,
     .stream_launch_empty = tp_vk_stream_launch_empty,
+    /* Records as timeline semaphores another runtime waits on, where the driver can
+     * export them (vk_export.c). A stream of this backend waits on another backend's
+     * records on the host: importing a CUDA record would need CUDA to signal a
+     * semaphore after it (cudaSignalExternalSemaphoresAsync on a stream that waited
+     * for the event), not yet written. */
+    .timeline_export_support = tp_vk_timeline_export_support,
+    .snapshot_export_timeline = tp_vk_snapshot_export_timeline,
+    .timeline_import_support = NULL,
+    .stream_wait_timeline = NULL,
 };
 
 tp_status tp_backend_entry_vulkan(uint32_t core_abi, const tp_backend **out, char *reason, size_t reason_size)

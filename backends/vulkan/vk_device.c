@@ -152,6 +152,12 @@ tp_status tp_vk_timeline_take(vk_device *device, const char *call, vk_timeline *
         return module_host->fail(TP_ERR_OUT_OF_MEMORY, "%s: out of memory", call);
     VkSemaphoreTypeCreateInfo type = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
                                       .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE};
+    /* Exportable where the driver said so: any record may be waited for by another
+     * runtime's stream (vk_export.c). */
+    VkExportSemaphoreCreateInfo exportable = {.sType = VK_STRUCTURE_TYPE_EXPORT_SEMAPHORE_CREATE_INFO,
+                                              .handleTypes = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT};
+    if (device->export_fd)
+        type.pNext = &exportable;
     VkSemaphoreCreateInfo info = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, .pNext = &type};
     VkResult result = vkCreateSemaphore(device->device, &info, NULL, &timeline->semaphore);
     if (result != VK_SUCCESS) {
@@ -235,6 +241,36 @@ static bool has_extension(VkPhysicalDevice physical, const char *name)
             found = strcmp(all[i].extensionName, name) == 0;
     free(all);
     return found;
+}
+
+/*
+ * Whether the device's timeline semaphores can be exported as opaque fds, for
+ * another runtime's stream to wait on them on the device (issue 56: CUDA's
+ * cudaImportExternalSemaphore of a timeline fd): the driver's answer, asked rather
+ * than assumed, said in `note` either way (vk_export.c reports it).
+ */
+static bool timeline_exportable(VkPhysicalDevice physical, char *note, size_t size)
+{
+    VkSemaphoreTypeCreateInfo type = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
+                                      .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE};
+    VkPhysicalDeviceExternalSemaphoreInfo info = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_SEMAPHORE_INFO,
+                                                  .pNext = &type,
+                                                  .handleType = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT};
+    VkExternalSemaphoreProperties answer = {.sType = VK_STRUCTURE_TYPE_EXTERNAL_SEMAPHORE_PROPERTIES};
+    vkGetPhysicalDeviceExternalSemaphoreProperties(physical, &info, &answer);
+    if (!(answer.externalSemaphoreFeatures & VK_EXTERNAL_SEMAPHORE_FEATURE_EXPORTABLE_BIT)) {
+        snprintf(note, size,
+                 "vkGetPhysicalDeviceExternalSemaphoreProperties: a timeline semaphore is not exportable as an "
+                 "opaque fd (externalSemaphoreFeatures 0x%x, compatibleHandleTypes 0x%x)",
+                 (unsigned)answer.externalSemaphoreFeatures, (unsigned)answer.compatibleHandleTypes);
+        return false;
+    }
+    if (!has_extension(physical, VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME)) {
+        snprintf(note, size, "exportable, but the driver has no VK_KHR_external_semaphore_fd to export them with");
+        return false;
+    }
+    snprintf(note, size, "timeline semaphores as opaque fds (VK_KHR_external_semaphore_fd)");
+    return true;
 }
 
 /* Whether the device calibrates its timestamps against CLOCK_MONOTONIC. */
@@ -332,6 +368,11 @@ static tp_status device_open(vk_device *device, VkPhysicalDevice physical, uint3
     device->calibrated = has_extension(physical, VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME) &&
                          has_monotonic_domain(physical);
     device->cache_bytes = last_level_cache(physical);
+    bool exportable = timeline_exportable(physical, device->export_note, sizeof device->export_note);
+    VkPhysicalDeviceIDProperties id = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES};
+    VkPhysicalDeviceProperties2 with_id = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &id};
+    vkGetPhysicalDeviceProperties2(physical, &with_id);
+    memcpy(device->uuid, id.deviceUUID, sizeof device->uuid);
 
     float priority = 1.0f;
     VkDeviceQueueCreateInfo queue = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
@@ -359,6 +400,8 @@ static tp_status device_open(vk_device *device, VkPhysicalDevice physical, uint3
         device->extensions[device->extension_count++] = VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME;
     if (features12.pNext)
         device->extensions[device->extension_count++] = VK_KHR_SHADER_CLOCK_EXTENSION_NAME;
+    if (exportable)
+        device->extensions[device->extension_count++] = VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME;
     VkDeviceCreateInfo info = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
                                .pNext = &features12,
                                .queueCreateInfoCount = 1,
@@ -375,6 +418,10 @@ static tp_status device_open(vk_device *device, VkPhysicalDevice physical, uint3
         device->get_calibrated = (PFN_vkGetCalibratedTimestampsEXT)vkGetDeviceProcAddr(device->device,
                                                                                        "vkGetCalibratedTimestampsEXT");
     device->calibrated = device->get_calibrated != NULL;
+    if (exportable)
+        device->export_fd = (PFN_vkGetSemaphoreFdKHR)vkGetDeviceProcAddr(device->device, "vkGetSemaphoreFdKHR");
+    if (exportable && !device->export_fd)
+        snprintf(device->export_note, sizeof device->export_note, "vkGetDeviceProcAddr found no vkGetSemaphoreFdKHR");
     VkCommandPoolCreateInfo pool = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, .queueFamilyIndex = family};
     result = vkCreateCommandPool(device->device, &pool, NULL, &device->commands);
     if (result != VK_SUCCESS) {

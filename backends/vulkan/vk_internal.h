@@ -20,6 +20,8 @@
  *                  Vulkan objects behind a stream (include/tpevent/vulkan.h)
  *   vk_event.c     the event entries
  *   vk_snapshot.c  snapshots of records
+ *   vk_export.c    records as exported timeline semaphores, for another
+ *                  runtime's stream to wait on them on the device
  *   vk_backend.c   the table and the entry
  */
 #ifndef TPEVENT_BACKENDS_VULKAN_VK_INTERNAL_H
@@ -87,6 +89,9 @@ typedef struct vk_timeline {
     VkCommandBuffer joined[VK_JOINED_MOST];
     uint64_t joined_value[VK_JOINED_MOST];
     int joined_count;
+    /* Its opaque fd once exported (vk_export.c), kept for the module's life as the
+     * timeline is: 0 before, else fd + 1. Under the device's lock. */
+    int exported_fd_plus_1;
 } vk_timeline;
 
 /* The measure's device work of one device (vk_flush.c): made at first use. */
@@ -113,9 +118,15 @@ struct vk_device {
     PFN_vkGetCalibratedTimestampsEXT get_calibrated;
     VkDeviceSize cache_bytes; /* what a flush writes */
     uint32_t api_version;
-    const char *extensions[2]; /* the device extensions enabled */
+    const char *extensions[3]; /* the device extensions enabled */
     uint32_t extension_count;
     bool shader_clock[2]; /* shaderSubgroupClock, shaderDeviceClock enabled */
+    /* Its timelines exported as opaque fds for other runtimes' waits (vk_export.c):
+     * vkGetSemaphoreFdKHR where the driver said it can (NULL: cannot, export_note
+     * says why; else what it does), and the device's UUID that importers match. */
+    PFN_vkGetSemaphoreFdKHR export_fd;
+    char export_note[200];
+    unsigned char uuid[VK_UUID_SIZE];
 
     pthread_mutex_t queue_lock; /* vkQueueSubmit: the queue is externally synchronized */
     pthread_mutex_t lock;       /* the members below */
@@ -296,6 +307,11 @@ tp_status tp_vk_stream_launch_empty(tp_stream *stream);
 
 tp_status tp_vk_stream_info(tp_stream *stream, tp_vulkan_info *info);
 tp_status tp_vk_stream_submit(tp_stream *stream, void *const *cmds, uint32_t count);
+
+/* ------------------------------------------------------------ vk_export.c */
+
+tp_status tp_vk_timeline_export_support(int device, unsigned char uuid[16], char *how, size_t how_size);
+tp_status tp_vk_snapshot_export_timeline(const tp_snapshot *snapshot, tp_timeline_export *out);
 
 /* ------------------------------------------------------------- vk_event.c */
 

@@ -50,6 +50,17 @@ TP_API tp_status tp_native_sample(const char *device, tp_native_op op, uint64_t 
  */
 TP_API tp_status tp_device_wait_mechanism(const char *device, char *buf, size_t size);
 
+/*
+ * What a stream of `stream_device` waiting on a record of `event_device` (of another
+ * backend) uses, in words, into buf: "device: a timeline semaphore: ..." where the
+ * event's driver exports its records as timeline semaphores and the stream's waits
+ * on them in its queue (Vulkan's records, CUDA's streams), each driver's capability
+ * query asked; else "host: <tp_device_wait_mechanism's answer> (the device's path not
+ * taken: <why>)". TP_ERR_INVALID_ARGUMENT for two devices of one backend.
+ */
+TP_API tp_status tp_wait_across_mechanism(const char *event_device, const char *stream_device, char *buf,
+                                          size_t size);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,9 +1,10 @@
 /* Conformance, rule 14: waits across backends never block a runtime's thread;
  * interprocess events are refused; many waits on one stream are released in turn;
- * exit with waits held for good ends; the wait mechanism is reported. */
+ * exit with waits held for good ends; the wait mechanism is reported, and the one
+ * a pair's wait used (the device's or the host's, and why). */
 #include "across_backends.h"
 
-#include <tpevent/tpevent_diagnostics.h> /* tp_device_wait_mechanism */
+#include <tpevent/tpevent_diagnostics.h> /* tp_device_wait_mechanism, tp_wait_across_mechanism */
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,6 +67,39 @@ static void wait_stream_waits(const char *other_device, const char *stream_devic
 TEST(rule14_across_backends_stream_waits_for_stream)
 {
     BOTH_WAYS(env, wait_stream_waits, TP_EVENT_DEFAULT);
+}
+
+/* A wait across backends takes the device's path where both drivers have one (the
+ * record exported as a timeline semaphore that the stream's queue waits on: Vulkan's
+ * records, CUDA's streams), else the host's; either way the later work waits for the
+ * record. The test says which it used, as "wait mechanism <event> -> <stream>: ..."
+ * (scripts/gpu-check.sh gathers those lines). Lavapipe's answer to the capability
+ * query is no: there the host path is taken, naming the query. */
+static void waits_and_says_how(const char *event_device, const char *stream_device, unsigned flags)
+{
+    char how[1024] = "";
+    CHECK_OK(tp_wait_across_mechanism(event_device, stream_device, how, sizeof how));
+    printf("wait mechanism %s -> %s: %s\n", event_device, stream_device, how);
+    fflush(stdout);
+    CHECK(strncmp(how, "device: ", 8) == 0 || strncmp(how, "host: ", 6) == 0);
+    char name[256] = "";
+    CHECK_OK(tp_device_name(event_device, name, sizeof name));
+    if (strncmp(event_device, "vulkan", 6) == 0 && strstr(name, "llvmpipe") != NULL) {
+        CHECK(strncmp(how, "host: ", 6) == 0);
+        CHECK_CONTAINS(how, "vkGetPhysicalDeviceExternalSemaphoreProperties: a timeline semaphore is not exportable");
+    }
+    across a;
+    across_make(&a, event_device, stream_device, flags);
+    CHECK_OK(tp_event_wait(a.event, a.waiting));
+    CHECK_OK(tp_event_record(a.after, a.waiting));
+    CHECK(event_pending_for(a.after, 100));
+    CHECK(event_pending_for(a.event, 0)); /* the gate still holds the record */
+    across_finish(&a);                    /* opens the gate: the later work then runs */
+}
+
+TEST(rule14_across_backends_wait_holds_later_work_and_says_how)
+{
+    BOTH_WAYS(env, waits_and_says_how, TP_EVENT_DEFAULT);
 }
 
 /* Many waits pending at once on one stream, each released in turn: holds do not

@@ -1,0 +1,64 @@
+/*
+ * Records as exported timeline semaphores (core/backend.h's snapshot_export_timeline;
+ * issue 56): another runtime's stream (CUDA's, through cudaImportExternalSemaphore
+ * and cudaWaitExternalSemaphoresAsync) waits for a record on the device, no host
+ * thread in between. A record is (timeline, value); the timeline's semaphore is
+ * exported once as an opaque fd and kept, as the timeline is, for the module's life,
+ * so an importer imports each semaphore once (by its key). Where the driver said its
+ * timelines are not exportable (vk_device.c asked
+ * vkGetPhysicalDeviceExternalSemaphoreProperties; lavapipe's answer is no), every
+ * export is refused and the core waits on the host.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "backends/vulkan/vk_internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+tp_status tp_vk_timeline_export_support(int index, unsigned char uuid[16], char *how, size_t how_size)
+{
+    const vk_device *device = tp_vk_device(index);
+    memcpy(uuid, device->uuid, 16);
+    snprintf(how, how_size, "%s", device->export_note);
+    return device->export_fd ? TP_OK : TP_ERR_UNSUPPORTED;
+}
+
+/* The timeline's opaque fd, exported at its first need; -1 where vkGetSemaphoreFdKHR
+ * failed (the core then waits on the host). */
+static int timeline_fd(vk_device *device, vk_timeline *timeline)
+{
+    pthread_mutex_lock(&device->lock);
+    int fd = timeline->exported_fd_plus_1 - 1;
+    if (fd < 0) {
+        VkSemaphoreGetFdInfoKHR info = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_GET_FD_INFO_KHR,
+                                        .semaphore = timeline->semaphore,
+                                        .handleType = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT};
+        if (device->export_fd(device->device, &info, &fd) != VK_SUCCESS)
+            fd = -1;
+        else
+            timeline->exported_fd_plus_1 = fd + 1;
+    }
+    pthread_mutex_unlock(&device->lock);
+    return fd;
+}
+
+tp_status tp_vk_snapshot_export_timeline(const tp_snapshot *snapshot, tp_timeline_export *out)
+{
+    const vk_record *record = snapshot->object;
+    vk_device *device = record->device;
+    if (!device->export_fd)
+        return TP_ERR_UNSUPPORTED;
+    /* The pool's timelines are the module's, never freed: the const is the record's
+     * promise not to signal, which an export keeps. */
+    vk_timeline *timeline = (vk_timeline *)record->timeline;
+    int fd = timeline_fd(device, timeline);
+    if (fd < 0)
+        return TP_ERR_UNSUPPORTED;
+    *out = (tp_timeline_export){.fd = fd, .value = record->value, .key = (uint64_t)(uintptr_t)timeline};
+    memcpy(out->uuid, device->uuid, sizeof out->uuid);
+    /* The importer's device may wait for a value the stream has not handed to the
+     * queue yet (behind a hold or a host-side wait in its worker): a wait before the
+     * signal, which timeline semaphores allow, and which holds up only the importer's
+     * stream (its queue is the other runtime's). */
+    return TP_OK;
+}
