@@ -184,7 +184,10 @@ TEST(measure_compare_of_spin_and_a_longer_spin_says_slower)
     printf("b / a: %.3f [%.3f, %.3f] over %lld pairs, verdict %d\n", out.ratio, out.ratio_low, out.ratio_high,
            (long long)out.pairs, out.verdict);
     CHECK(out.verdict == TP_SLOWER);
-    CHECK(out.ratio > 1.1 && out.ratio < 1.6);
+    /* Lavapipe's shaders run on the host's threads: a loaded host stretches a stretch of
+     * A or of B, not both alike (CI's Release run, four suites on two cores, read it
+     * outside 1.1-1.6 once), so the ratio's bounds are wide; the verdict is the claim. */
+    CHECK(out.ratio > 1.05 && out.ratio < 2.5);
     teardown(&s);
     return 0;
 }
