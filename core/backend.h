@@ -560,7 +560,8 @@ struct tp_backend {
     tp_status (*timeline_export_support)(int device, unsigned char uuid[16], char *how, size_t how_size);
     tp_status (*snapshot_export_timeline)(const tp_snapshot *snapshot, struct tp_timeline_export *out);
     tp_status (*timeline_import_support)(int device, const unsigned char uuid[16], char *how, size_t how_size);
-    tp_status (*stream_wait_timeline)(tp_stream *stream, const struct tp_timeline_export *timeline);
+    tp_status (*stream_wait_timeline)(tp_stream *stream, const struct tp_timeline_export *timeline,
+                                      void (**passed)(void *), void **arg);
 };
 
 /*

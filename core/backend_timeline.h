@@ -26,11 +26,15 @@
  *       export. The fd stays the exporter's (the importer dups what it keeps); the
  *       semaphore lives as long as the process, so an importer may keep its import
  *       by `key`. The snapshot may be released once this returns.
- *   stream_wait_timeline(stream, timeline)
+ *   stream_wait_timeline(stream, timeline, passed, arg)
  *       Later work of the stream waits, on the device, until the semaphore's counter
  *       reaches `value`; TP_ERR_UNSUPPORTED with no message set where the stream
- *       cannot (another device, an import the runtime refused): the core then takes
- *       the host path. The stream does not capture (the core asked).
+ *       cannot (another device, an import the runtime refused, rule 17's window
+ *       full): the core then takes the host path. The stream does not capture (the
+ *       core asked). On TP_OK, *passed (NULL: none) is called with *arg once, when
+ *       the record is reached (the core asks the exporter's snapshot_notify), so
+ *       that the backend can count the waits still queued on its stream against
+ *       its window (rule 17: a runtime's queue is finite).
  */
 #ifndef TPEVENT_CORE_BACKEND_TIMELINE_H
 #define TPEVENT_CORE_BACKEND_TIMELINE_H

@@ -41,9 +41,16 @@ bool tp_wait_across_on_device(tp_stream *stream, const tp_snapshot *snapshot)
     tp_timeline_export timeline;
     if (owner->snapshot_export_timeline(snapshot, &timeline) != TP_OK)
         return false;
-    /* Any refusal (another device, an import the runtime turned down) leaves the
-     * stream as it was, and the host path makes the wait. */
-    return waiting->stream_wait_timeline(stream, &timeline) == TP_OK;
+    /* Any refusal (another device, an import the runtime turned down, its window
+     * full) leaves the stream as it was, and the host path makes the wait. */
+    void (*passed)(void *) = NULL;
+    void *arg = NULL;
+    if (waiting->stream_wait_timeline(stream, &timeline, &passed, &arg) != TP_OK)
+        return false;
+    /* The waiting backend counts its queued waits (rule 17): told when this one passed. */
+    if (passed && (!owner->snapshot_notify || owner->snapshot_notify(snapshot, passed, arg) != TP_OK))
+        passed(arg);
+    return true;
 }
 
 /* Why the pair takes the host path, into why; false when it takes the device's. */

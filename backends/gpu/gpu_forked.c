@@ -307,10 +307,13 @@ static tp_status forked_timeline_import_support(int device, const unsigned char 
     return TP_ERR_UNSUPPORTED;
 }
 
-static tp_status forked_stream_wait_timeline(tp_stream *stream, const tp_timeline_export *timeline)
+static tp_status forked_stream_wait_timeline(tp_stream *stream, const tp_timeline_export *timeline,
+                                             void (**passed)(void *), void **arg)
 {
     (void)stream;
     (void)timeline;
+    (void)passed;
+    (void)arg;
     return TP_ERR_UNSUPPORTED;
 }
 

@@ -20,7 +20,10 @@
  * the latest one queued instead of queuing a new operation: that one is then let go
  * only once its own release and every joined release came. Work submitted between
  * the two waits for the later release too (an order no event asked for, rule 12),
- * the price of never blocking the caller; docs/semantics.md says so.
+ * the price of never blocking the caller; docs/semantics.md says so. A wait on
+ * another runtime's timeline semaphore (gpu_timeline_wait.c) takes a place in the
+ * window too (gpu_hold_slot), given back once its record is reached; with the window
+ * full the core makes that wait a hold instead, which joins.
  *
  * The fallback (no stream memory operations, or TPEVENT_GPU_WAIT=host-fn): hold k
  * is a runtime host function on the stream that blocks until the chain let holds
@@ -43,6 +46,7 @@
  * launch, which would break rule 6 at replay (docs/design.md, pitfalls).
  */
 #include "backends/gpu/gpu_internal.h"
+#include "backends/gpu/gpu_timeline_wait.h" /* gpu_hold_slot */
 #include "common/env.h"
 #include "common/free_list.h"
 
@@ -333,6 +337,29 @@ static tp_status hold_stream(gpu_stream *stream, int mode, void (**release)(void
         ticket_give(ticket);
         chain_release(chain, seq); /* queued on the chain, not on the stream: let go at once */
         return status;
+    }
+    *ticket = (hold_ticket){.chain = chain, .seq = seq};
+    *release = ticket_release;
+    *arg = ticket;
+    return TP_OK;
+}
+
+/* gpu_timeline_wait.h: a place in the window for a wait queued by the caller. */
+tp_status gpu_hold_slot(gpu_stream *stream, void (**release)(void *), void **arg)
+{
+    gpu_hold_chain *chain;
+    if (stream_chain(stream, hold_mode(stream->device), &chain) != TP_OK)
+        return TP_ERR_UNSUPPORTED;
+    hold_ticket *ticket = ticket_take();
+    if (!ticket)
+        return TP_ERR_UNSUPPORTED;
+    uint64_t seq = 0;
+    pthread_mutex_lock(&chain->lock);
+    bool room = chain->queued - chain->passed < RT_HOLD_WINDOW && chain_add_locked(chain, &seq);
+    pthread_mutex_unlock(&chain->lock);
+    if (!room) {
+        ticket_give(ticket);
+        return TP_ERR_UNSUPPORTED;
     }
     *ticket = (hold_ticket){.chain = chain, .seq = seq};
     *release = ticket_release;

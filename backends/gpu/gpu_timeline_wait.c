@@ -120,7 +120,12 @@ tp_status gpu_timeline_import_support(int device, const unsigned char uuid[16], 
     return supported ? TP_OK : TP_ERR_UNSUPPORTED;
 }
 
-tp_status gpu_stream_wait_timeline(tp_stream *base, const tp_timeline_export *timeline)
+/* Rule 17: each wait takes a place in the stream's window of holds (gpu_hold.c), given
+ * back once the record is reached (the core calls *passed then): the runtime's queue
+ * is finite, and a wait past the window would block the caller. With the window full
+ * the wait is refused, and the core's host path makes it a hold, which joins. */
+tp_status gpu_stream_wait_timeline(tp_stream *base, const tp_timeline_export *timeline, void (**passed)(void *),
+                                   void **arg)
 {
     gpu_stream *stream = gpu_as_stream(base);
     int device = stream->device->index;
@@ -133,11 +138,17 @@ tp_status gpu_stream_wait_timeline(tp_stream *base, const tp_timeline_export *ti
     bool ready = answer && answer->supported && memcmp(answer->uuid, timeline->uuid, 16) == 0 &&
                  imported(device, timeline, &semaphore);
     pthread_mutex_unlock(&timelines.lock);
+    if (ready && gpu_hold_slot(stream, passed, arg) != TP_OK)
+        ready = false;
     rt_error e = ready ? rt_wait_timeline(semaphore, timeline->value, stream->native) : RT_SUCCESS;
     rt_guard_leave(&guard);
     if (!ready)
         return TP_ERR_UNSUPPORTED;
-    return e == RT_SUCCESS ? TP_OK : gpu_fail_call(RT_WAIT_SEMAPHORE_CALL, e);
+    if (e != RT_SUCCESS) {
+        (*passed)(*arg); /* nothing queued: the place goes back at once */
+        return gpu_fail_call(RT_WAIT_SEMAPHORE_CALL, e);
+    }
+    return TP_OK;
 }
 
 #else /* HIP, the fake runtime */
@@ -151,10 +162,13 @@ tp_status gpu_timeline_import_support(int device, const unsigned char uuid[16], 
     return TP_ERR_UNSUPPORTED;
 }
 
-tp_status gpu_stream_wait_timeline(tp_stream *stream, const tp_timeline_export *timeline)
+tp_status gpu_stream_wait_timeline(tp_stream *stream, const tp_timeline_export *timeline, void (**passed)(void *),
+                                   void **arg)
 {
     (void)stream;
     (void)timeline;
+    (void)passed;
+    (void)arg;
     return TP_ERR_UNSUPPORTED;
 }
 
