@@ -1,4 +1,4 @@
-# The static build (TPEVENT_STATIC=ON): libtpevent.a with the GPU and OpenCL backends linked in,
+# The static build (TPEVENT_STATIC=ON): libtpevent.a with the module backends linked in,
 # for programs that cannot load modules. Included by TpeventInstall.cmake, after every
 # folder has been read, so that the backend modules' targets exist.
 #
@@ -20,7 +20,7 @@
 set(TPEVENT_BACKENDS_BUILT_IN "")
 set(TPEVENT_STATIC_PC_LIBS "")
 set(TPEVENT_CONFIG_FIND_DEPENDENCIES "")
-set(TPEVENT_STATIC_NOTE " (static: libtpevent.a, GPU and OpenCL backends linked in)")
+set(TPEVENT_STATIC_NOTE " (static: libtpevent.a, the module backends linked in)")
 
 # tpevent_pc_link_flags(<out> <items...>): pkg-config flags for CMake link items:
 # imported targets (followed through their own link interface), library files,
@@ -125,32 +125,35 @@ foreach(backend IN LISTS TPEVENT_MODULE_DEVICE_TYPES)
   endif()
 endforeach()
 
-# OpenCL, when its module is built (the ICD loader was found): its objects go in as
-# they are, since its functions are its own (tp_ocl_*), not a second build of the
-# GPU backend's; the loader, libOpenCL.so.1, joins the link interface. The registry
-# calls tp_backend_entry_opencl (TPEVENT_BUILTIN_OPENCL).
-if(TARGET tpevent_opencl AND TARGET tpevent_backend_opencl_objects)
-  find_package(OpenCL REQUIRED) # its target, OpenCL::OpenCL, seen from this folder
-  target_sources(tpevent PRIVATE $<TARGET_OBJECTS:tpevent_backend_opencl_objects>)
-  target_link_libraries(tpevent PRIVATE OpenCL::OpenCL m)
-  target_compile_definitions(tpevent_static_objects PRIVATE TPEVENT_BUILTIN_OPENCL)
-  list(APPEND TPEVENT_BACKENDS_BUILT_IN opencl)
-  tpevent_pc_link_flags(pc_flags OpenCL::OpenCL m)
+# Every other module type whose folder builds its objects as they are
+# (tpevent_backend_<type>_objects: its functions have a prefix of their own, tp_ocl_*,
+# tp_vk_*, not a second build of another backend's): the objects go in as they are,
+# with their link interface. Imported targets of a folder are not visible from this
+# one, so the package that the folder names in the objects' TPEVENT_PACKAGE property
+# (OpenCL, Vulkan) is found again here and becomes a find_dependency(). The registry
+# calls tp_backend_entry_<type> (TPEVENT_BUILTIN_<TYPE>). Nothing here names a type.
+foreach(backend IN LISTS TPEVENT_MODULE_DEVICE_TYPES)
+  set(objects tpevent_backend_${backend}_objects)
+  if(NOT TARGET tpevent_${backend} OR NOT TARGET ${objects} OR TARGET tpevent_backend_${backend}_linked)
+    continue()
+  endif()
+  get_target_property(package ${objects} TPEVENT_PACKAGE)
+  if(package)
+    find_package(${package} REQUIRED)
+    string(APPEND TPEVENT_CONFIG_FIND_DEPENDENCIES "find_dependency(${package})\n")
+  endif()
+  get_target_property(link_items ${objects} INTERFACE_LINK_LIBRARIES)
+  if(NOT link_items)
+    set(link_items "")
+  endif()
+  string(TOUPPER "${backend}" upper)
+  target_sources(tpevent PRIVATE $<TARGET_OBJECTS:${objects}>)
+  target_link_libraries(tpevent PRIVATE ${link_items})
+  target_compile_definitions(tpevent_static_objects PRIVATE TPEVENT_BUILTIN_${upper})
+  list(APPEND TPEVENT_BACKENDS_BUILT_IN ${backend})
+  tpevent_pc_link_flags(pc_flags ${link_items})
   list(APPEND TPEVENT_STATIC_PC_LIBS ${pc_flags})
-  string(APPEND TPEVENT_CONFIG_FIND_DEPENDENCIES "find_dependency(OpenCL)\n")
-endif()
-
-# Vulkan, likewise (its functions are tp_vk_*), with the loader, libvulkan.so.1.
-if(TARGET tpevent_vulkan AND TARGET tpevent_backend_vulkan_objects)
-  find_package(Vulkan REQUIRED)
-  target_sources(tpevent PRIVATE $<TARGET_OBJECTS:tpevent_backend_vulkan_objects>)
-  target_link_libraries(tpevent PRIVATE Vulkan::Vulkan m)
-  target_compile_definitions(tpevent_static_objects PRIVATE TPEVENT_BUILTIN_VULKAN)
-  list(APPEND TPEVENT_BACKENDS_BUILT_IN vulkan)
-  tpevent_pc_link_flags(pc_flags Vulkan::Vulkan m)
-  list(APPEND TPEVENT_STATIC_PC_LIBS ${pc_flags})
-  string(APPEND TPEVENT_CONFIG_FIND_DEPENDENCIES "find_dependency(Vulkan)\n")
-endif()
+endforeach()
 
 list(REMOVE_DUPLICATES TPEVENT_STATIC_PC_LIBS)
 string(REPLACE ";" " " TPEVENT_STATIC_PC_LIBS "${TPEVENT_STATIC_PC_LIBS}")
