@@ -19,6 +19,12 @@
 
 void expect_child_exits(const char *device, const char *test, const char *mark_env, int exit_status, double seconds)
 {
+    expect_child_exits_with_peer(device, NULL, test, mark_env, exit_status, seconds);
+}
+
+void expect_child_exits_with_peer(const char *device, const char *peer, const char *test, const char *mark_env,
+                                  int exit_status, double seconds)
+{
     char mark[128];
     snprintf(mark, sizeof mark, "%s=1", mark_env);
     /* The environment with the child's mark added, and the same test again. */
@@ -32,9 +38,15 @@ void expect_child_exits(const char *device, const char *test, const char *mark_e
     child_env[count] = mark;
     /* The child runs as this process does, --unfinished too: what it cannot do on an
      * unfinished backend it skips, and so does this test (below). */
-    char *child_argv[] = {"tpevent_conformance", "--device", (char *)device, "--test", (char *)test, NULL, NULL};
+    char *child_argv[] = {
+        "tpevent_conformance", "--device", (char *)device, "--test", (char *)test, NULL, NULL, NULL, NULL};
+    int argc = 5;
+    if (peer) {
+        child_argv[argc++] = "--peer";
+        child_argv[argc++] = (char *)peer;
+    }
     if (test_unfinished_type() != NULL)
-        child_argv[5] = "--unfinished";
+        child_argv[argc] = "--unfinished";
     int out[2];
     CHECK(pipe(out) == 0);
     posix_spawn_file_actions_t actions;

@@ -193,8 +193,8 @@ TEST(rule14_across_backends_exit_with_waits_held_forever)
     REQUIRE_OTHER_BACKEND(env, other);
     if (getenv(ACROSS_EXIT_ENV) != NULL)
         across_exit_child(env->device, other);
-    expect_child_exits(env->device, "rule14_across_backends_exit_with_waits_held_forever", ACROSS_EXIT_ENV,
-                       ACROSS_EXIT_STATUS, 60.0);
+    expect_child_exits_with_peer(env->device, env->peer, "rule14_across_backends_exit_with_waits_held_forever",
+                                 ACROSS_EXIT_ENV, ACROSS_EXIT_STATUS, 60.0);
     return 0;
 }
 

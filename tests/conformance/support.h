@@ -143,6 +143,10 @@ bool ipc_supported(const char *device, bool say_why);
 /* Runs `test` of this program in a child with `mark_env`=1 set; fails unless it
  * prints "ready" and exits with `exit_status` within `seconds` (exit_child.c). */
 void expect_child_exits(const char *device, const char *test, const char *mark_env, int exit_status, double seconds);
+/* The same with --peer `peer` (NULL: none) for the child, which then pairs with the
+ * same other backend as this process. */
+void expect_child_exits_with_peer(const char *device, const char *peer, const char *test, const char *mark_env,
+                                  int exit_status, double seconds);
 
 /* Event and stream creation that fails the test on error. */
 tp_event *new_event(const char *device, unsigned flags);
