@@ -13,7 +13,68 @@
 #include "backends/vulkan/vk_internal.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+/*
+ * Process exit. A CUDA stream waiting on an exported timeline for a value that never
+ * comes (a record behind a hold kept for good, rule 14's exit test) would be a stream
+ * held at the runtime's teardown, which the host path never leaves (its holds'
+ * counters are raised at exit, gpu_host_counter.c). So an exit handler, registered at
+ * the first export, signals each exported timeline from the host up to the last value
+ * it gave out, where nothing is pending on the queue for it (its counter at what was
+ * submitted: a host signal must stay below every pending signal, and what the worker
+ * holds was never submitted). Exported timelines are listed here, never removed.
+ */
+static struct {
+    pthread_once_t once;
+    pthread_mutex_t lock;
+    vk_timeline **items;
+    size_t count, capacity;
+} exported = {.once = PTHREAD_ONCE_INIT, .lock = PTHREAD_MUTEX_INITIALIZER};
+
+static void signal_exported_at_exit(void)
+{
+    pthread_mutex_lock(&exported.lock);
+    for (size_t i = 0; i < exported.count; i++) {
+        vk_timeline *timeline = exported.items[i];
+        uint64_t counter = tp_vk_timeline_counter(timeline);
+        uint64_t submitted = atomic_load_explicit(&timeline->submitted, memory_order_acquire);
+        uint64_t issued = timeline->issued;
+        if (submitted <= counter && issued > counter) {
+            VkSemaphoreSignalInfo info = {
+                .sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO, .semaphore = timeline->semaphore, .value = issued};
+            (void)vkSignalSemaphore(timeline->device->device, &info);
+        }
+    }
+    pthread_mutex_unlock(&exported.lock);
+}
+
+static void register_exit_handler(void)
+{
+    (void)atexit(signal_exported_at_exit);
+}
+
+/* Lists a timeline exported just now; false: out of memory (it is then not exported). */
+static bool list_exported(vk_timeline *timeline)
+{
+    pthread_once(&exported.once, register_exit_handler);
+    pthread_mutex_lock(&exported.lock);
+    bool listed = exported.count < exported.capacity;
+    if (!listed) {
+        size_t capacity = exported.capacity ? 2 * exported.capacity : 16;
+        vk_timeline **grown = realloc(exported.items, capacity * sizeof *grown);
+        if (grown) {
+            exported.items = grown;
+            exported.capacity = capacity;
+            listed = true;
+        }
+    }
+    if (listed)
+        exported.items[exported.count++] = timeline;
+    pthread_mutex_unlock(&exported.lock);
+    return listed;
+}
 
 tp_status tp_vk_timeline_export_support(int index, unsigned char uuid[16], char *how, size_t how_size)
 {
@@ -33,8 +94,8 @@ static int timeline_fd(vk_device *device, vk_timeline *timeline)
         VkSemaphoreGetFdInfoKHR info = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_GET_FD_INFO_KHR,
                                         .semaphore = timeline->semaphore,
                                         .handleType = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT};
-        if (device->export_fd(device->device, &info, &fd) != VK_SUCCESS)
-            fd = -1;
+        if (!list_exported(timeline) || device->export_fd(device->device, &info, &fd) != VK_SUCCESS)
+            fd = -1; /* a timeline listed but not exported only gets a needless signal at exit */
         else
             timeline->exported_fd_plus_1 = fd + 1;
     }
