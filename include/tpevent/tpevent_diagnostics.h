@@ -58,8 +58,7 @@ TP_API tp_status tp_device_wait_mechanism(const char *device, char *buf, size_t 
  * query asked; else "host: <tp_device_wait_mechanism's answer> (the device's path not
  * taken: <why>)". TP_ERR_INVALID_ARGUMENT for two devices of one backend.
  */
-TP_API tp_status tp_wait_across_mechanism(const char *event_device, const char *stream_device, char *buf,
-                                          size_t size);
+TP_API tp_status tp_wait_across_mechanism(const char *event_device, const char *stream_device, char *buf, size_t size);
 
 #ifdef __cplusplus
 }
