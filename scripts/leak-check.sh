@@ -70,11 +70,12 @@ done
 # ~10 s instead of 0.2 s (167 of them: ~28 min of CI's 45), and glibc's own rpath
 # expansion while loading PoCL's libraries reports invalid reads (strncmp in is_dst,
 # dl-load.c) that are not tpevent's. LeakSanitizer runs them whole (the asan preset).
-# So the fake GPU paired with PoCL (fake-opencl-peer) is left out too.
+# So the fake GPU paired with PoCL (fake-opencl-peer) is left out too, and with lavapipe
+# (fake-vulkan-peer).
 # vulkan:0 runs lavapipe, which loads LLVM too: ~4 s a test under memcheck instead of
 # 0.1 s (230 of them), and the Vulkan loader's and lavapipe's own allocations at
 # vkCreateDevice are reported possibly lost at exit. LeakSanitizer runs them whole (asan).
-excluded=(fake-runtime-host-fns cpu:1 opencl fake-opencl-peer vulkan)
+excluded=(fake-runtime-host-fns cpu:1 opencl fake-opencl-peer vulkan fake-vulkan-peer)
 if [ ${#unusable[@]} -gt 0 ]; then
   excluded+=("${unusable[@]}")
   echo "leak-check.sh: not under memcheck, their backend unusable here: conformance tests of ${unusable[*]}"
