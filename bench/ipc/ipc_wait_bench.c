@@ -361,8 +361,13 @@ int main(int argc, char **argv)
     check(tp_stream_create(&stream, device, 0), "tp_stream_create");
 
     double *values[PATHS];
-    for (int p = 0; p < PATHS; p++)
+    for (int p = 0; p < PATHS; p++) {
         values[p] = calloc(samples, sizeof(double));
+        if (!values[p]) { /* --samples is the user's: calloc checks the product */
+            fprintf(stderr, "tpevent_bench_ipc_wait: out of memory for %zu samples\n", samples);
+            exit(2);
+        }
+    }
     for (size_t s = 0; s < samples; s++) {
         for (int p = 0; p < PATHS; p++) {
             int control = controls[p];
