@@ -15,26 +15,22 @@
  */
 #include <tpevent/tpevent.h>
 
+#include "bench_rounds.h" /* bench_now_ns, bench_quantile */
+
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-enum { MAX_TRIALS = 200 };
-
-static int64_t now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
+/* --us is at most a second: a trial measures it for up to max_time, and the spin's
+ * length in ns (and 1.3 times it) stays far inside int64_t. */
+enum { MAX_TRIALS = 200, MAX_US = 1000000 };
 
 static void spin_host_fn(void *arg)
 {
-    int64_t ns = *(const int64_t *)arg, started = now_ns();
-    while (now_ns() - started < ns) {
+    uint64_t ns = *(const uint64_t *)arg, started = bench_now_ns();
+    while (bench_now_ns() - started < ns) {
     }
 }
 
@@ -51,24 +47,12 @@ static void check(tp_status status, const char *what)
     }
 }
 
-static int compare_doubles(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *values, int n)
-{
-    qsort(values, (size_t)n, sizeof values[0], compare_doubles);
-    return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
-
 typedef struct trial_counts {
     int verdicts[4]; /* by tp_verdict */
     double ratios[MAX_TRIALS], seconds[MAX_TRIALS];
 } trial_counts;
 
-static void run_trials(tp_stream *stream, int64_t a_ns, int64_t b_ns, int trials, int64_t max_time_ns,
+static void run_trials(tp_stream *stream, uint64_t a_ns, uint64_t b_ns, int trials, int64_t max_time_ns,
                        trial_counts *counts)
 {
     tp_compare_options options;
@@ -79,9 +63,9 @@ static void run_trials(tp_stream *stream, int64_t a_ns, int64_t b_ns, int trials
         tp_comparison c;
         memset(&c, 0, sizeof c);
         c.size = sizeof c;
-        int64_t began = now_ns();
+        uint64_t began = bench_now_ns();
         check(tp_measure_compare(stream, spin_launch, &a_ns, spin_launch, &b_ns, &options, &c), "tp_measure_compare");
-        counts->seconds[i] = (double)(now_ns() - began) / 1e9;
+        counts->seconds[i] = (double)(bench_now_ns() - began) / 1e9;
         counts->ratios[i] = c.ratio;
         if (c.verdict >= TP_UNDECIDED && c.verdict <= TP_SLOWER)
             counts->verdicts[c.verdict]++;
@@ -92,39 +76,42 @@ static void print_case(const char *name, trial_counts *counts, int trials)
 {
     printf("    %-12s same %2d, slower %2d, faster %2d, undecided %2d; ratio median %.4f; seconds median %.2f\n", name,
            counts->verdicts[TP_SAME], counts->verdicts[TP_SLOWER], counts->verdicts[TP_FASTER],
-           counts->verdicts[TP_UNDECIDED], median(counts->ratios, trials), median(counts->seconds, trials));
+           counts->verdicts[TP_UNDECIDED], bench_quantile(counts->ratios, (size_t)trials, 0.5),
+           bench_quantile(counts->seconds, (size_t)trials, 0.5));
 }
 
 int main(int argc, char **argv)
 {
     const char *device = "cpu:0";
-    int trials = 20;
-    int64_t d_us = 100, max_time_ns = 10LL * 1000 * 1000 * 1000;
+    long trials_asked = 20;
+    long long d_us = 100;
+    int64_t max_time_ns = 10LL * 1000 * 1000 * 1000;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--device") == 0 && i + 1 < argc)
             device = argv[++i];
         else if (strcmp(argv[i], "--trials") == 0 && i + 1 < argc)
-            trials = atoi(argv[++i]);
+            trials_asked = strtol(argv[++i], NULL, 10);
         else if (strcmp(argv[i], "--us") == 0 && i + 1 < argc)
-            d_us = atoll(argv[++i]);
+            d_us = strtoll(argv[++i], NULL, 10);
         else if (strcmp(argv[i], "--quick") == 0) {
-            trials = 3;
+            trials_asked = 3;
             max_time_ns = 2LL * 1000 * 1000 * 1000;
         } else {
             fprintf(stderr, "usage: %s [--device cpu:N] [--trials N] [--us D] [--quick]\n", argv[0]);
             return 2;
         }
     }
-    if (trials < 1 || trials > MAX_TRIALS || d_us < 1) {
-        fprintf(stderr, "tpevent_bench_compare_cpu: --trials is 1 to %d, --us at least 1\n", MAX_TRIALS);
+    if (trials_asked < 1 || trials_asked > MAX_TRIALS || d_us < 1 || d_us > MAX_US) {
+        fprintf(stderr, "tpevent_bench_compare_cpu: --trials is 1 to %d, --us 1 to %d\n", MAX_TRIALS, MAX_US);
         return 2;
     }
+    int trials = (int)trials_asked;
     tp_stream *stream = NULL;
     check(tp_stream_create(&stream, device, 0), "tp_stream_create");
-    int64_t a_ns = d_us * 1000, longer_ns = a_ns + a_ns * 3 / 10;
+    uint64_t a_ns = (uint64_t)d_us * 1000, longer_ns = a_ns + a_ns * 3 / 10;
     static trial_counts same, slower; /* zeroed; a few kB each */
     printf("tp_measure_compare on %s, %d trials each, host functions of %lld us (min_effect 2 %%, 95 %%):\n", device,
-           trials, (long long)d_us);
+           trials, d_us);
     run_trials(stream, a_ns, a_ns, trials, max_time_ns, &same);
     print_case("A vs A", &same, trials);
     run_trials(stream, a_ns, longer_ns, trials, max_time_ns, &slower);
