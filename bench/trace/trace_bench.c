@@ -121,16 +121,10 @@ static void check(tp_status status, const char *what)
     }
 }
 
-static int compare_doubles(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
+/* The median of values, which it sorts (bench_rounds.h). */
 static double median(double *values, size_t count)
 {
-    qsort(values, count, sizeof *values, compare_doubles);
-    return count % 2 ? values[count / 2] : (values[count / 2 - 1] + values[count / 2]) / 2;
+    return bench_quantile(values, count, 0.5);
 }
 
 /* ------------------------------------------------------------ tpevent's side */
