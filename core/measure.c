@@ -136,7 +136,7 @@ static tp_status measure_keep(measure_run *run, const double *samples_ns, int64_
 /* The median and its interval, as answered; false when out of memory. */
 static bool measure_interval(measure_run *run, double *median, double *low, double *high)
 {
-    if (!measure_samples_median_interval(&run->samples, MEASURE_Z_95, median, low, high))
+    if (!measure_samples_median_interval(&run->samples, TP_MEDIAN_Z_95, median, low, high))
         return false;
     *median = measure_answered(run, *median);
     *low = measure_answered(run, *low);

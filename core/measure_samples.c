@@ -126,10 +126,8 @@ bool measure_samples_median_interval(measure_samples *samples, double z, double 
     }
     double *v = samples->scratch;
     memcpy(v, samples->values, n * sizeof *v);
-    double spread = z * measure_square_root((double)n);
-    double j = ((double)n - spread) / 2.0, k = 1.0 + ((double)n + spread) / 2.0;
-    size_t lo = j < 1.0 ? 0 : (size_t)j - 1;                                      /* floor, 1-based to 0-based */
-    size_t hi = k >= (double)n ? n - 1 : (size_t)k + ((double)(size_t)k < k) - 1; /* ceil, likewise */
+    size_t lo, hi;
+    tp_median_interval_ranks(n, z * measure_square_root((double)n), &lo, &hi);
     *median = select_kth(v, n, n / 2);
     if (n % 2 == 0)
         *median = (*median + select_kth(v, n, n / 2 - 1)) / 2.0;

@@ -4,6 +4,8 @@
 #ifndef TPEVENT_CORE_MEASURE_SAMPLES_H
 #define TPEVENT_CORE_MEASURE_SAMPLES_H
 
+#include "common/median_interval.h" /* TP_MEDIAN_Z_95, the ranks */
+
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -35,16 +37,11 @@ typedef struct measure_stats {
  * out of memory. */
 bool measure_samples_stats(const measure_samples *samples, measure_stats *out);
 
-/* z of a two-sided 95 % interval. */
-#define MEASURE_Z_95 1.959964
-
 /*
- * The median of the samples and its confidence interval at `z` (MEASURE_Z_95), from
- * order statistics, which assume nothing of the samples' distribution (GPU times are
- * skewed, with a tail): [x_(j), x_(k)], 1-based, j = floor((n - z sqrt(n)) / 2),
- * k = ceil(1 + (n + z sqrt(n)) / 2), clamped to the samples. O(n) (selection on a
- * scratch copy), so that it can be asked after every stretch. All zero without a
- * sample; false when out of memory.
+ * The median of the samples and its confidence interval at `z` (TP_MEDIAN_Z_95), from
+ * order statistics (common/median_interval.h). O(n) (selection on a scratch copy), so
+ * that it can be asked after every stretch. All zero without a sample; false when out
+ * of memory.
  */
 bool measure_samples_median_interval(measure_samples *samples, double z, double *median, double *low, double *high);
 

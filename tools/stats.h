@@ -8,7 +8,7 @@ typedef struct sample_summary {
     double median_ns; /* the middle sample; the upper middle one of an even count */
     double p99_ns;    /* nearest rank: the smallest sample >= 99% of the samples */
     /* The median's 95 % confidence interval from order statistics, as tp_measure's
-     * (core/measure_samples.h): the saved results' "median_low_ns", "median_high_ns". */
+     * (common/median_interval.h): the saved results' "median_low_ns", "median_high_ns". */
     double median_low_ns, median_high_ns;
     double mean_ns, stdev_ns, min_ns, max_ns;
     size_t count;

@@ -26,7 +26,7 @@ TEST(median_interval_is_the_order_statistics_of_the_rule)
         values[i] = (double)((i * 37) % 100 + 1); /* 1..100, shuffled */
     measure_samples samples = samples_of(values, 100);
     double median, low, high;
-    CHECK(measure_samples_median_interval(&samples, MEASURE_Z_95, &median, &low, &high));
+    CHECK(measure_samples_median_interval(&samples, TP_MEDIAN_Z_95, &median, &low, &high));
     /* n = 100, z sqrt(n) = 19.6: j = floor(40.2) = 40, k = ceil(60.8) = 61 */
     CHECK(median == 50.5 && low == 40.0 && high == 61.0);
     measure_samples_free(&samples);
@@ -41,15 +41,15 @@ TEST(median_interval_of_few_or_equal_samples_is_clamped)
         same[i] = 4.0;
     double median, low, high;
     measure_samples samples = samples_of(one, 1);
-    CHECK(measure_samples_median_interval(&samples, MEASURE_Z_95, &median, &low, &high));
+    CHECK(measure_samples_median_interval(&samples, TP_MEDIAN_Z_95, &median, &low, &high));
     CHECK(median == 7.0 && low == 7.0 && high == 7.0);
     measure_samples_free(&samples);
     samples = samples_of(two, 2);
-    CHECK(measure_samples_median_interval(&samples, MEASURE_Z_95, &median, &low, &high));
+    CHECK(measure_samples_median_interval(&samples, TP_MEDIAN_Z_95, &median, &low, &high));
     CHECK(median == 6.0 && low == 3.0 && high == 9.0);
     measure_samples_free(&samples);
     samples = samples_of(same, 50);
-    CHECK(measure_samples_median_interval(&samples, MEASURE_Z_95, &median, &low, &high));
+    CHECK(measure_samples_median_interval(&samples, TP_MEDIAN_Z_95, &median, &low, &high));
     CHECK(median == 4.0 && low == 4.0 && high == 4.0);
     measure_samples_free(&samples);
     return 0;
@@ -71,7 +71,7 @@ TEST(median_interval_narrows_as_samples_accumulate)
             CHECK(measure_samples_add(&samples, 100.0 + (u > 0.9 ? 400.0 * u : 10.0 * u)));
         }
         double median, low, high;
-        CHECK(measure_samples_median_interval(&samples, MEASURE_Z_95, &median, &low, &high));
+        CHECK(measure_samples_median_interval(&samples, TP_MEDIAN_Z_95, &median, &low, &high));
         CHECK(low <= median && median <= high);
         widths[s] = high - low;
     }
