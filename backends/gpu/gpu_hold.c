@@ -22,8 +22,10 @@
  * the two waits for the later release too (an order no event asked for, rule 12),
  * the price of never blocking the caller; docs/semantics.md says so. A wait on
  * another runtime's timeline semaphore (gpu_timeline_wait.c) takes a place in the
- * window too (gpu_hold_slot), given back once its record is reached; with the window
- * full the core makes that wait a hold instead, which joins.
+ * window too (gpu_hold_slot), given back once its record is reached, but never the
+ * last place: with only that left the core makes the wait a hold instead, whose
+ * operation later holds join (a hold joined to a wait's place would pass with the
+ * wait's record, not with its release).
  *
  * The fallback (no stream memory operations, or TPEVENT_GPU_WAIT=host-fn): hold k
  * is a runtime host function on the stream that blocks until the chain let holds
@@ -344,7 +346,11 @@ static tp_status hold_stream(gpu_stream *stream, int mode, void (**release)(void
     return TP_OK;
 }
 
-/* gpu_timeline_wait.h: a place in the window for a wait queued by the caller. */
+/* gpu_timeline_wait.h: a place in the window for a wait queued by the caller. The
+ * window's last place is left to a hold: a hold past the window joins the latest
+ * place queued, and only a hold's own operation holds the stream until its release
+ * (the wait's place passes with its record). So the latest place of a full window is
+ * always a hold's. */
 tp_status gpu_hold_slot(gpu_stream *stream, void (**release)(void *), void **arg)
 {
     gpu_hold_chain *chain;
@@ -355,7 +361,7 @@ tp_status gpu_hold_slot(gpu_stream *stream, void (**release)(void *), void **arg
         return TP_ERR_UNSUPPORTED;
     uint64_t seq = 0;
     pthread_mutex_lock(&chain->lock);
-    bool room = chain->queued - chain->passed < RT_HOLD_WINDOW && chain_add_locked(chain, &seq);
+    bool room = chain->queued - chain->passed + 1 < RT_HOLD_WINDOW && chain_add_locked(chain, &seq);
     pthread_mutex_unlock(&chain->lock);
     if (!room) {
         ticket_give(ticket);

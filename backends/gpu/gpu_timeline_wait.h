@@ -15,7 +15,8 @@ tp_status gpu_stream_wait_timeline(tp_stream *stream, const tp_timeline_export *
 /* gpu_hold.c's, for the waits above: a place in the stream's window of holds (rule
  * 17), given back by *release(*arg) once the wait queued in it passed; later holds of
  * the stream pass only after it. TP_ERR_UNSUPPORTED, with no message and nothing
- * taken, when the window is full. With the stream's device current. */
+ * taken, when the window has one place left or none (the last is a hold's). With the
+ * stream's device current. */
 tp_status gpu_hold_slot(gpu_stream *stream, void (**release)(void *), void **arg);
 
 #endif /* TPEVENT_BACKENDS_GPU_GPU_TIMELINE_WAIT_H */

@@ -1,6 +1,6 @@
 /* Conformance, rule 17's window: tpevent's own waits never block their caller on a
  * full runtime queue, however many are pending on one stream, and they still let
- * the stream go in order. */
+ * the stream go in order; a hold past a window full of waits still holds. */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime, CLOCK_REALTIME */
 #include "across_backends.h"
 
@@ -133,4 +133,37 @@ TEST(rule17_ten_thousand_waits_on_this_backends_records_never_block)
     REQUIRE_OTHER_BACKEND(env, other);
     waits_never_block(env->device, other);
     return 0;
+}
+
+/*
+ * A window full of waits across backends, then a hold: the hold still holds the
+ * stream's later work after every wait passed, until its release. Past the window a
+ * hold joins the latest operation queued on the stream; a wait that the stream's
+ * queue makes on the device (a CUDA stream on a Vulkan record's timeline semaphore)
+ * takes a place in the window too, and a hold joined to that place would be let go
+ * with the record, not with its release (gpu_hold.c keeps the last place for a
+ * hold's own operation).
+ */
+static void hold_past_full_window(const char *event_device, const char *stream_device, unsigned flags)
+{
+    across a;
+    across_make(&a, event_device, stream_device, flags);
+    int64_t window = 0;
+    CHECK_OK(tp_stream_hold_window(a.waiting, &window));
+    int64_t waits = window < 1000 ? window + 2 : 1000; /* unbounded windows: a few */
+    for (int64_t i = 0; i < waits; i++)
+        CHECK_OK(tp_event_wait(a.event, a.waiting));
+    tp_hold *hold = NULL;
+    CHECK_OK(tp_stream_hold(a.waiting, INT64_MAX, &hold));
+    CHECK_OK(tp_event_record(a.after, a.waiting));
+    gate_open(&a.gate);
+    CHECK(event_done_within(a.event, EVENTUALLY_SECONDS));
+    CHECK(event_pending_for(a.after, 100)); /* every wait passed; the hold holds */
+    CHECK_OK(tp_hold_release(hold));
+    across_finish(&a);
+}
+
+TEST(rule17_hold_past_a_window_full_of_waits_across_backends_still_holds)
+{
+    BOTH_WAYS(env, hold_past_full_window, TP_EVENT_DEFAULT);
 }
