@@ -124,22 +124,17 @@ def measurement_entry(name, measured, *, setup=None, samples=False):
         "converged": measured.converged,
         "cold": measured.cold,
         "note": measured.note,
+        "sm_clock_mhz": measured.sm_clock_mhz,
+        "sm_clock_max_mhz": measured.sm_clock_max_mhz,
+        "sm_clock_stretches": measured.sm_clock_stretches,
+        "sm_clock_low": measured.sm_clock_low,
+        "sm_clock_note": measured.sm_clock_note,
     }
-    entry.update(_sm_clock_fields(measured))
     if setup is not None:
         entry["setup"] = setup
     if samples:
         entry["samples_ns"] = [t * 1e9 for t in measured.times]
     return entry
-
-
-def _sm_clock_fields(measured):
-    """The SM clock's fields where the Measurement has them (docs/measure.md)."""
-    fields = {}
-    for field in ("sm_clock_mhz", "sm_clock_max_mhz", "sm_clock_stretches", "sm_clock_low", "sm_clock_note"):
-        if hasattr(measured, field):
-            fields[field] = getattr(measured, field)
-    return fields
 
 
 def document(producer, results, devices, **fields):
