@@ -17,13 +17,11 @@
  * Usage: tpevent_trace_cost DEVICE   (a fake GPU device; exit 77 elsewhere: no counter)
  */
 #define _POSIX_C_SOURCE 200809L
-#define _GNU_SOURCE /* dl_iterate_phdr */
 #include <tpevent/tpevent.h>
 
+#include "tests/conformance/native_runtime.h" /* fake_gpu_symbol */
 #include "tests/gpu_fake/probe_calls.h"
 
-#include <dlfcn.h>
-#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,25 +39,6 @@ static void check_ok(tp_status status, const char *what)
         fprintf(stderr, "trace_cost: %s: %s\n", what, tp_last_error());
         exit(1);
     }
-}
-
-static int find_module(struct dl_phdr_info *info, size_t size, void *path)
-{
-    (void)size;
-    if (!strstr(info->dlpi_name, "libtpevent-cuda.so"))
-        return 0;
-    snprintf(path, 4096, "%s", info->dlpi_name);
-    return 1;
-}
-
-/* The fake module's counters, once the core has loaded it; NULL on a real GPU. */
-static const probe_calls *fake_probes(void)
-{
-    char path[4096] = "";
-    if (!dl_iterate_phdr(find_module, path))
-        return NULL;
-    void *module = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
-    return module ? dlsym(module, PROBE_CALLS_FAKE_SYMBOL) : NULL;
 }
 
 static unsigned long calls(void)
@@ -216,7 +195,7 @@ int main(int argc, char **argv)
         printf("skipped: %s\n", tp_last_error());
         return 77;
     }
-    probes = fake_probes();
+    probes = fake_gpu_symbol(PROBE_CALLS_FAKE_SYMBOL); /* NULL on a real GPU */
     if (!probes || !probes->runtime_calls) {
         printf("skipped: %s has no runtime call counter (only the fake GPU counts calls)\n", device);
         return 77;
