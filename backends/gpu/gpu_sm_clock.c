@@ -7,7 +7,8 @@
  * HIP reads no clock: its open says why (runtime_hip.h).
  *
  * The kernel is the device's, made at the first reader under the device's setup lock
- * (open_lock) and kept, as the floor's empty work is (gpu_empty.c); a reader's marks
+ * (open_lock) and kept, as the floor's empty work is (gpu_empty.c), with the maximum
+ * clock asked then (NVML's calls once per device, not per measurement); a reader's marks
  * are kept too, on the kernel's free list, for the next reader: freeing mapped host
  * memory may wait for the device, and a measurement must not. A reader given back
  * with a mark still queued (a stream held elsewhere) is retired instead, never reused:
@@ -24,6 +25,10 @@
 
 struct gpu_sm_clock_kernel {
     rt_sm_clock_kernel kernel;
+    /* The SM's maximum clock and where it came from, asked once with the kernel:
+     * NVML's or the runtime's answer is the device's, not a measurement's. */
+    double max_mhz;
+    char max_note[TP_MEASURE_NOTE_MAX];
     pthread_mutex_t lock;
     struct tp_sm_clock *free;    /* readers given back, under lock */
     struct tp_sm_clock *retired; /* readers whose marks may still be written: kept, never reused */
@@ -48,6 +53,7 @@ static tp_status kernel_make_locked(gpu_device *device, struct gpu_sm_clock_kern
         free(kernel);
         return gpu_fail_call(RT_SM_CLOCK_MAKE_CALLS, e);
     }
+    kernel->max_mhz = rt_sm_clock_max_mhz(device->index, kernel->max_note, sizeof kernel->max_note);
     pthread_mutex_init(&kernel->lock, NULL);
     atomic_store_explicit(&device->sm_clock, kernel, memory_order_release);
     *out = kernel;
@@ -106,9 +112,11 @@ static tp_status sm_clock_open(tp_stream *base, tp_sm_clock **out, double *max_m
     tp_status status = kernel_of(device, &kernel);
     if (status == TP_OK)
         status = reader_take(device, kernel, out);
-    if (status == TP_OK)
-        *max_mhz = rt_sm_clock_max_mhz(device->index, note, note_size);
     rt_guard_leave(&guard);
+    if (status == TP_OK) {
+        *max_mhz = kernel->max_mhz;
+        snprintf(note, note_size, "%s", kernel->max_note);
+    }
     return status;
 }
 

@@ -22,6 +22,9 @@ typedef struct probe_calls {
      * thread: what a traced op costs in runtime calls, and proof that nothing of
      * tpevent's asks the runtime while nothing is to be done (issue 52). */
     unsigned long (*runtime_calls)(void);
+    /* Questions for the SM's maximum clock (NVML's on CUDA): asked once per device,
+     * when its SM clock kernel is made, never per measurement (gpu_sm_clock.c). */
+    unsigned long (*sm_clock_max_queries)(void);
 } probe_calls;
 
 #endif /* TPEVENT_TESTS_GPU_FAKE_PROBE_CALLS_H */

@@ -428,6 +428,7 @@ static inline void rt_tool_name_stream(rt_stream s, const char *name)
  * function (no device code here). */
 rt_error fake_sm_clock_launch(rt_stream s, uint64_t *mark);
 double fake_sm_clock_max_mhz(void);
+unsigned long fake_sm_clock_max_queries(void); /* calls of fake_sm_clock_max_mhz (probe_calls.h) */
 #ifdef GPU_SM_CLOCK_MAPPING
 #define RT_SM_CLOCK_SUPPORTED 1
 #define RT_SM_CLOCK_MAKE_CALLS "fakeSmClockLoad"

@@ -129,8 +129,8 @@ static unsigned long runtime_calls_count(void)
     return atomic_load(&fake_runtime_calls);
 }
 
-__attribute__((visibility("default")))
-const probe_calls tpevent_fake_probe_calls = {captured_record_queries_count, runtime_calls_count};
+__attribute__((visibility("default"))) const probe_calls tpevent_fake_probe_calls = {
+    captured_record_queries_count, runtime_calls_count, fake_sm_clock_max_queries};
 
 rt_error fake_event_query(rt_event e)
 {

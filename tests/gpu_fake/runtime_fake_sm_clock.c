@@ -13,6 +13,7 @@
 #include "common/env.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -49,8 +50,16 @@ static void settings_read(void)
     sm_clock.ramp = setting("TPEVENT_FAKE_SM_CLOCK_RAMP", 1000000, 0);
 }
 
+static atomic_ulong max_queries;
+
+unsigned long fake_sm_clock_max_queries(void)
+{
+    return atomic_load(&max_queries);
+}
+
 double fake_sm_clock_max_mhz(void)
 {
+    atomic_fetch_add(&max_queries, 1);
     pthread_once(&sm_clock.once, settings_read);
     return (double)sm_clock.max_mhz;
 }

@@ -9,10 +9,15 @@
  *             up from idle: the warm-up absorbs them, none is flagged
  *   no_max    TPEVENT_FAKE_SM_CLOCK_MAX_MHZ=0 (no NVML): the clock read, none flagged,
  *             the note saying why
+ *   max_once  two measurements: the maximum clock (NVML's on CUDA) was asked once, for
+ *             the device, and both say it
  * Work: a host function that busy-waits 100 us a call, on cuda:0 (the fake).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <tpevent/tpevent.h>
+
+#include "tests/conformance/native_runtime.h" /* fake_gpu_symbol */
+#include "tests/gpu_fake/probe_calls.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -102,8 +107,19 @@ int main(int argc, char **argv)
         expect_full_clock(&m);
         EXPECT(m.sm_clock_max_mhz == 0 && m.sm_clock_low == 0);
         EXPECT(strstr(m.sm_clock_note, "maximum SM clock unknown") != NULL);
+    } else if (strcmp(which, "max_once") == 0) {
+        tp_measurement first = measure(0), second = measure(0);
+        const probe_calls *probes = fake_gpu_symbol(PROBE_CALLS_FAKE_SYMBOL);
+        EXPECT(probes != NULL);
+        unsigned long queries = probes ? probes->sm_clock_max_queries() : 0;
+        printf("maximum clock asked %lu times for two measurements\n", queries);
+        EXPECT(queries == 1);
+        EXPECT(first.sm_clock_max_mhz == 1980 && second.sm_clock_max_mhz == 1980);
+        /* The second says where its maximum came from as the first did. */
+        EXPECT(strstr(first.sm_clock_note, "maximum SM clock 1980 MHz (the fake GPU's)") != NULL);
+        EXPECT(strstr(second.sm_clock_note, "maximum SM clock 1980 MHz (the fake GPU's)") != NULL);
     } else {
-        printf("FAIL: which case? flagged, dropped, ramp or no_max, not '%s'\n", which);
+        printf("FAIL: which case? flagged, dropped, ramp, no_max or max_once, not '%s'\n", which);
         return 2;
     }
     printf("%s: %s\n", failures ? "FAIL" : "ok", which);
