@@ -34,7 +34,7 @@ def suite_tests(folder):
 
 def main():
     top = sys.argv[1]
-    design = os.path.join(top, "docs", "design.md")
+    design = os.path.join(top, "docs/design.md")
     folder = os.path.join(top, "tests", "conformance")
     table_path = os.path.join(folder, "README.md")
     table = open(table_path, encoding="utf-8").read()
