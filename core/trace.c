@@ -23,12 +23,14 @@
  * appears in a trace (8 at a time) or when the pool runs dry; the arrays of
  * ranges, marks, flows and tracks, the names and the event table grow by doubling.
  * At stop, the room a trace grew is kept for the next, up to KEPT_RANGES ranges and
- * their events, KEPT_MARKS marks and flows (~1.9 MB of CPU events); what a larger
- * trace grew above that is given back, so that a trace of any size leaves behind
- * what a moderate one would. A trace no larger than the one before allocates nothing
- * on push, pop, record or wait after the first: growing costs a traced call an event
- * creation per new record and array copies, more than the record itself on the CPU
- * (issue 52: a flow each made 2 new marks per op, +50 ns here). While running, a trace
+ * their events, KEPT_MARKS marks and flows (on the CPU 1.9 MB of heap in use after a
+ * 100,000-range trace: trace.memory_given_back); what a larger trace grew above that
+ * is given back, so that a trace of any size leaves behind what a moderate one would.
+ * A trace no larger than the one before allocates nothing on push, pop, record or
+ * wait after the first: growing costs a traced call an event creation per new record
+ * and array copies, more than the record itself on the CPU (issue 52: record + wait,
+ * a flow each, 2 new marks per pair, +188 ns over untraced while growing, +96 within
+ * the kept room: tpevent_bench_trace on cpu:0, docs/timeline.md). While running, a trace
  * holds at most max_ranges ranges and as many marks (TPEVENT_TRACE_MAX_RANGES,
  * default 2^20: about 340 MB on the CPU backend): past that, new ranges and new
  * marks are not taken (their pops still match), and the file counts them
