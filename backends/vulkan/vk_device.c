@@ -180,50 +180,36 @@ void tp_vk_timeline_give(vk_timeline *timeline)
 
 /* ----------------------------------------------------------- submission */
 
-#define SUBMIT_MOST 32
-
-tp_status tp_vk_submit(vk_device *device, const vk_batch *batches, uint32_t count, const char *call)
+tp_status tp_vk_submit(vk_device *device, const vk_batch *batch, const char *call)
 {
-    VkSubmitInfo infos[SUBMIT_MOST];
-    VkTimelineSemaphoreSubmitInfo values[SUBMIT_MOST];
     static const VkPipelineStageFlags all_commands = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
-    for (uint32_t done = 0; done < count;) {
-        uint32_t n = count - done < SUBMIT_MOST ? count - done : SUBMIT_MOST;
-        for (uint32_t i = 0; i < n; i++) {
-            const vk_batch *b = &batches[done + i];
-            values[i] = (VkTimelineSemaphoreSubmitInfo){
-                .sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
-                .waitSemaphoreValueCount = b->wait ? 1 : 0,
-                .pWaitSemaphoreValues = &b->wait_value,
-                .signalSemaphoreValueCount = 1,
-                .pSignalSemaphoreValues = &b->signal_value,
-            };
-            infos[i] = (VkSubmitInfo){
-                .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
-                .pNext = &values[i],
-                .waitSemaphoreCount = b->wait ? 1 : 0,
-                .pWaitSemaphores = b->wait ? &b->wait->semaphore : NULL,
-                .pWaitDstStageMask = &all_commands,
-                .commandBufferCount = b->commands  ? b->command_count
-                                      : b->command ? 1
-                                                   : 0,
-                .pCommandBuffers = b->commands ? b->commands : &b->command,
-                .signalSemaphoreCount = 1,
-                .pSignalSemaphores = &b->signal->semaphore,
-            };
-        }
-        for (uint32_t i = 0; i < n; i++)
-            tp_vk_tsan_release(batches[done + i].signal);
-        pthread_mutex_lock(&device->queue_lock);
-        VkResult result = vkQueueSubmit(device->queue, n, infos, VK_NULL_HANDLE);
-        pthread_mutex_unlock(&device->queue_lock);
-        if (result != VK_SUCCESS)
-            return tp_vk_fail(call, "vkQueueSubmit", result);
-        for (uint32_t i = 0; i < n; i++)
-            atomic_store_explicit(&batches[done + i].signal->submitted, batches[done + i].signal_value,
-                                  memory_order_release);
-        done += n;
-    }
+    VkTimelineSemaphoreSubmitInfo values = {
+        .sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
+        .waitSemaphoreValueCount = batch->wait ? 1 : 0,
+        .pWaitSemaphoreValues = &batch->wait_value,
+        .signalSemaphoreValueCount = 1,
+        .pSignalSemaphoreValues = &batch->signal_value,
+    };
+    VkSubmitInfo info = {
+        .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+        .pNext = &values,
+        .waitSemaphoreCount = batch->wait ? 1 : 0,
+        .pWaitSemaphores = batch->wait ? &batch->wait->semaphore : NULL,
+        .pWaitDstStageMask = &all_commands,
+        .commandBufferCount = batch->commands  ? batch->command_count
+                              : batch->command ? 1
+                                               : 0,
+        .pCommandBuffers = batch->commands ? batch->commands : &batch->command,
+        .signalSemaphoreCount = 1,
+        .pSignalSemaphores = &batch->signal->semaphore,
+    };
+    tp_vk_tsan_release(batch->signal);
+    pthread_mutex_lock(&device->queue_lock);
+    VkResult result = vkQueueSubmit(device->queue, 1, &info, VK_NULL_HANDLE);
+    pthread_mutex_unlock(&device->queue_lock);
+    if (result != VK_SUCCESS)
+        return tp_vk_fail(call, "vkQueueSubmit", result);
+    atomic_store_explicit(&batch->signal->submitted, batch->signal_value, memory_order_release);
     return TP_OK;
 }
 

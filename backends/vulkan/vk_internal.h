@@ -184,9 +184,9 @@ typedef struct vk_batch {
     uint64_t signal_value;
 } vk_batch;
 
-/* vkQueueSubmit of the batches, in order, under the device's queue lock; sets each
- * signal's `submitted`. */
-tp_status tp_vk_submit(vk_device *device, const vk_batch *batches, uint32_t count, const char *call);
+/* vkQueueSubmit of the batch under the device's queue lock; sets its signal's
+ * `submitted`. */
+tp_status tp_vk_submit(vk_device *device, const vk_batch *batch, const char *call);
 
 /* ------------------------------------------------------------- vk_clock.c */
 

@@ -105,16 +105,14 @@ void tp_vk_stream_close(vk_stream *stream)
 
 /* Where a submission of the worker failed, its values come from the host, so that
  * nothing waits for them for ever; the failure has no caller left to report to. */
-static void signal_from_host(vk_stream *stream, const vk_batch *batches, uint32_t count)
+static void signal_from_host(vk_stream *stream, const vk_batch *batch)
 {
-    for (uint32_t i = 0; i < count; i++) {
-        tp_vk_tsan_release(batches[i].signal);
-        VkSemaphoreSignalInfo info = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO,
-                                      .semaphore = batches[i].signal->semaphore,
-                                      .value = batches[i].signal_value};
-        (void)vkSignalSemaphore(stream->device->device, &info);
-        atomic_store_explicit(&batches[i].signal->submitted, batches[i].signal_value, memory_order_release);
-    }
+    tp_vk_tsan_release(batch->signal);
+    VkSemaphoreSignalInfo info = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO,
+                                  .semaphore = batch->signal->semaphore,
+                                  .value = batch->signal_value};
+    (void)vkSignalSemaphore(stream->device->device, &info);
+    atomic_store_explicit(&batch->signal->submitted, batch->signal_value, memory_order_release);
 }
 
 /* A wait the queue can hold without holding up other streams: for a value of the
@@ -251,8 +249,8 @@ static uint64_t run_submissions(vk_stream *stream)
         stream->last = NULL;
     if (joinable)
         (void)join_commands(stream, &batch, work, batch.command_count);
-    if (tp_vk_submit(stream->device, &batch, 1, "tp_event_record") != TP_OK)
-        signal_from_host(stream, &batch, 1);
+    if (tp_vk_submit(stream->device, &batch, "tp_event_record") != TP_OK)
+        signal_from_host(stream, &batch);
     return count;
 }
 
@@ -357,7 +355,7 @@ static tp_status submit_or_queue(vk_stream *stream, vk_batch batch, const char *
     batch.signal_value = timeline->issued + 1;
     tp_status status;
     if (stream->pending == 0 && wait_is_native(stream, &batch)) {
-        status = tp_vk_submit(stream->device, &batch, 1, call);
+        status = tp_vk_submit(stream->device, &batch, call);
     } else {
         vk_task *task = task_take(TASK_SUBMIT, call);
         if (!task)
