@@ -26,6 +26,7 @@
 #define _GNU_SOURCE /* memfd_create */
 
 #include "backends/gpu/gpu_ipc_page.h"
+#include "backends/gpu/gpu_graph.h"
 #if defined(TPEVENT_GPU_CUDA)
 #include "backends/gpu/runtime_cuda_page.h" /* HIP's and the fake's are in their mappings */
 #endif
@@ -396,6 +397,14 @@ unsigned gpu_page_flags(const gpu_page *page)
 
 /* ------------------------------------------------------------- records */
 
+/* Whether the stream captures: the runtime is asked only where the stream says a
+ * capture may be involved (gpu_graph.h), so that a record or wait costs one relaxed
+ * load here, as every other GPU record and wait does. */
+static bool stream_capturing(gpu_stream *stream)
+{
+    return TP_UNLIKELY(gpu_stream_capture_checked(&stream->head)) && rt_stream_capturing(stream->native);
+}
+
 static TP_COLD tp_status refused_in_capture(const char *operation)
 {
     return gpu.host->fail(TP_ERR_CAPTURING,
@@ -406,7 +415,7 @@ static TP_COLD tp_status refused_in_capture(const char *operation)
 
 tp_status gpu_page_record(gpu_page *page, gpu_stream *stream)
 {
-    if (rt_stream_capturing(stream->native))
+    if (stream_capturing(stream))
         return refused_in_capture("tp_event_record");
     page_layout *layout = page->layout;
     uint64_t owner = (page->tag ^ (uint64_t)(uintptr_t)stream * UINT64_C(0x9e3779b97f4a7c15)) | 1;
@@ -548,11 +557,14 @@ tp_status gpu_page_wait(gpu_page *page, gpu_stream *stream)
     uint64_t ticket, count;
     if (!latest_record(page, &ticket, &channel, &count) || channel_reached(channel, count))
         return TP_OK; /* rule 6: nothing to wait for */
-    if (rt_stream_capturing(stream->native))
+    if (stream_capturing(stream))
         return refused_in_capture("tp_stream_wait_event");
-    tp_status status = check_support(stream->device, "tp_stream_wait_event");
-    if (status != TP_OK)
-        return status;
+    /* The page's own device was asked when the page was made or received. */
+    if (stream->device != page->device) {
+        tp_status status = check_support(stream->device, "tp_stream_wait_event");
+        if (status != TP_OK)
+            return status;
+    }
     rt_guard guard;
     rt_error e = gpu_stream_enter(stream, &guard);
     if (e == RT_SUCCESS) {

@@ -4,8 +4,12 @@
  * of a sent event, no send of an event exported by handle), and records and waits
  * inside a capture (a graph would write and wait on one counter value at every
  * launch). The CPU allows both ways at once (one region): these run on GPU devices.
+ * And what a record and a wait of such an event ask the runtime, counted on the fake
+ * GPU (tests/gpu_fake/probe_calls.h).
  */
 #include "ipc_support.h"
+#include "native_runtime.h"
+#include "tests/gpu_fake/probe_calls.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -72,6 +76,52 @@ TEST(gpu_socket_event_refused_inside_a_capture)
     CHECK_OK(tp_event_synchronize(sent));
     CHECK_OK(tp_event_destroy(sent));
     CHECK_OK(tp_stream_destroy(capturing));
+    CHECK_OK(tp_stream_destroy(stream));
+    close(pair[0]);
+    close(pair[1]);
+    return 0;
+}
+
+/* A record is one stream write and a wait one stream wait on the page: nothing else
+ * of the runtime's on a stream that no capture involves (is-capturing is asked only
+ * where the stream says a capture may be, as on every other GPU record and wait). */
+TEST(gpu_socket_record_and_wait_ask_the_runtime_nothing_else)
+{
+    if (!gpu_device(env->device))
+        return TEST_SKIP;
+    enum { OPS = 20 }; /* waits: fewer than the fake's queue takes (FAKE_WAIT_DEPTH) */
+    tp_stream *stream = new_stream(env->device);
+    const probe_calls *probes = fake_gpu_symbol(PROBE_CALLS_FAKE_SYMBOL); /* the module is loaded now */
+    if (!probes) {
+        printf("skipped: %s has no runtime call counter (only the fake GPU counts calls)\n", env->device);
+        CHECK_OK(tp_stream_destroy(stream));
+        return TEST_SKIP;
+    }
+    tp_stream *waiter = new_stream(env->device);
+    tp_event *sent = new_event(env->device, TP_EVENT_INTERPROCESS);
+    int pair[2];
+    CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) == 0);
+    CHECK_OK(tp_event_ipc_send(sent, pair[0]));
+    unsigned long before = probes->runtime_calls();
+    for (int i = 0; i < OPS; i++)
+        CHECK_OK(tp_event_record(sent, stream)); /* counted: the write */
+    unsigned long records = probes->runtime_calls() - before;
+    CHECK_OK(tp_stream_synchronize(stream));
+
+    tp_hold *held = NULL;
+    CHECK_OK(tp_stream_hold(stream, INT64_MAX, &held));
+    CHECK_OK(tp_event_record(sent, stream)); /* pending: each wait reaches the runtime */
+    before = probes->runtime_calls();
+    for (int i = 0; i < OPS; i++)
+        CHECK_OK(tp_stream_wait_event(waiter, sent)); /* the fake counts no stream wait */
+    unsigned long waits = probes->runtime_calls() - before;
+    CHECK_OK(tp_hold_release(held));
+    CHECK_OK(tp_stream_synchronize(waiter));
+    printf("%d records: %lu runtime calls; %d waits: %lu\n", OPS, records, OPS, waits);
+    CHECK(records < 2 * OPS); /* one write each; an is-capturing each would double it */
+    CHECK(waits < OPS);
+    CHECK_OK(tp_event_destroy(sent));
+    CHECK_OK(tp_stream_destroy(waiter));
     CHECK_OK(tp_stream_destroy(stream));
     close(pair[0]);
     close(pair[1]);
