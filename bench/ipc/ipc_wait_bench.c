@@ -51,6 +51,8 @@
 #include <unistd.h>
 
 enum { PATH_RAW, PATH_HANDLE, PATH_SOCKET, PATHS };
+/* Each sample is three round trips between processes: a million is hours. */
+#define MAX_SAMPLES 1000000
 static const char *const path_names[PATHS] = {"raw futex wake (floor)", "tp_event_ipc_handle", "tp_event_ipc_send"};
 
 /* Shared by the two processes (a memfd both map). */
@@ -92,12 +94,6 @@ static void note_t0(void *arg)
 static void note_t1(void *arg)
 {
     atomic_store(&((shared *)arg)->t1, bench_now_ns());
-}
-
-static int compare(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 /* ------------------------------------------------------------- child */
@@ -304,9 +300,14 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--device") == 0 && i + 1 < argc)
             device = argv[++i];
-        else if (strcmp(argv[i], "--samples") == 0 && i + 1 < argc)
-            samples = strtoul(argv[++i], NULL, 10);
-        else if (strcmp(argv[i], "--handle-across-namespaces") == 0)
+        else if (strcmp(argv[i], "--samples") == 0 && i + 1 < argc) {
+            /* The user's count sizes three arrays and the run: a whole number in bounds. */
+            if (!bench_parse_size(argv[++i], &samples) || samples > MAX_SAMPLES) {
+                fprintf(stderr, "tpevent_bench_ipc_wait: --samples %s: a whole number from 1 to %d\n", argv[i],
+                        MAX_SAMPLES);
+                return 2;
+            }
+        } else if (strcmp(argv[i], "--handle-across-namespaces") == 0)
             report_handle = true;
         else if ((strcmp(argv[i], "--child") == 0 || strcmp(argv[i], "--socket-child") == 0 ||
                   strcmp(argv[i], "--handle-child") == 0) &&
@@ -363,7 +364,7 @@ int main(int argc, char **argv)
     double *values[PATHS];
     for (int p = 0; p < PATHS; p++) {
         values[p] = calloc(samples, sizeof(double));
-        if (!values[p]) { /* --samples is the user's: calloc checks the product */
+        if (!values[p]) {
             fprintf(stderr, "tpevent_bench_ipc_wait: out of memory for %zu samples\n", samples);
             exit(2);
         }
@@ -416,13 +417,13 @@ int main(int argc, char **argv)
            samples);
     double floor_median = 0;
     for (int p = 0; p < PATHS; p++) {
-        qsort(values[p], samples, sizeof(double), compare);
+        double median = bench_quantile(values[p], samples, 0.5); /* sorts them */
         if (values[p][0] < 0) {
             printf("  %-24s not measured here (see above)\n", path_names[p]);
             free(values[p]);
             continue;
         }
-        double median = values[p][samples / 2], p90 = values[p][samples * 9 / 10];
+        double p90 = bench_quantile(values[p], samples, 0.9);
         if (p == PATH_RAW)
             floor_median = median;
         printf("  %-24s median %8.2f us  p90 %8.2f us  median / floor %6.2f\n", path_names[p], median, p90,
