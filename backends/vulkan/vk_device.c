@@ -9,6 +9,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "backends/vulkan/vk_internal.h"
 #include "common/clock.h"
+#include "common/compiler.h"
 #include "common/env.h"
 #include "common/spin.h"
 
@@ -205,12 +206,17 @@ tp_status tp_vk_submit(vk_device *device, const vk_batch *batch, const char *cal
     };
     tp_vk_tsan_release(batch->signal);
     pthread_mutex_lock(&device->queue_lock);
-    VkResult result = vkQueueSubmit(device->queue, 1, &info, VK_NULL_HANDLE);
+    /* A value at or below `submitted` was signalled already: by the host, at exit
+     * (vk_export.c), for a batch a worker held back until now; a timeline's value is
+     * signalled once. */
+    VkResult result = VK_SUCCESS;
+    if (TP_LIKELY(batch->signal_value > atomic_load_explicit(&batch->signal->submitted, memory_order_relaxed))) {
+        result = vkQueueSubmit(device->queue, 1, &info, VK_NULL_HANDLE);
+        if (result == VK_SUCCESS) /* under the lock: vk_export.c's exit handler reads it there */
+            atomic_store_explicit(&batch->signal->submitted, batch->signal_value, memory_order_release);
+    }
     pthread_mutex_unlock(&device->queue_lock);
-    if (result != VK_SUCCESS)
-        return tp_vk_fail(call, "vkQueueSubmit", result);
-    atomic_store_explicit(&batch->signal->submitted, batch->signal_value, memory_order_release);
-    return TP_OK;
+    return result == VK_SUCCESS ? TP_OK : tp_vk_fail(call, "vkQueueSubmit", result);
 }
 
 /* -------------------------------------------------------------- devices */

@@ -23,8 +23,12 @@
  * counters are raised at exit, gpu_host_counter.c). So an exit handler, registered at
  * the first export, signals each exported timeline from the host up to the last value
  * it gave out, where nothing is pending on the queue for it (its counter at what was
- * submitted: a host signal must stay below every pending signal, and what the worker
- * holds was never submitted). Exported timelines are listed here, never removed.
+ * submitted: a host signal must stay below every pending signal). The values above
+ * that are batches a worker holds back (behind a hold or a host-side wait), which may
+ * still be let go while the process exits (another exit handler raises the CUDA
+ * holds' counters): `submitted` is set to the value signalled, under the device's
+ * queue lock as tp_vk_submit reads it, so such a batch is never submitted (its value
+ * would be signalled twice). Exported timelines are listed here, never removed.
  */
 static struct {
     pthread_once_t once;
@@ -38,14 +42,20 @@ static void signal_exported_at_exit(void)
     pthread_mutex_lock(&exported.lock);
     for (size_t i = 0; i < exported.count; i++) {
         vk_timeline *timeline = exported.items[i];
+        vk_device *device = timeline->device;
+        pthread_mutex_lock(&device->queue_lock);
         uint64_t counter = tp_vk_timeline_counter(timeline);
         uint64_t submitted = atomic_load_explicit(&timeline->submitted, memory_order_acquire);
+        /* Without the owner's lock: a value issued after this read is above what is
+         * signalled here, and goes to the queue as any other. */
         uint64_t issued = timeline->issued;
         if (submitted <= counter && issued > counter) {
             VkSemaphoreSignalInfo info = {
                 .sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO, .semaphore = timeline->semaphore, .value = issued};
-            (void)vkSignalSemaphore(timeline->device->device, &info);
+            if (vkSignalSemaphore(device->device, &info) == VK_SUCCESS)
+                atomic_store_explicit(&timeline->submitted, issued, memory_order_release);
         }
+        pthread_mutex_unlock(&device->queue_lock);
     }
     pthread_mutex_unlock(&exported.lock);
 }
