@@ -59,13 +59,11 @@ vk_record *tp_vk_event_latest(vk_event *event)
     return record;
 }
 
-/* The latest record's timeline and value, without a reference; false: never recorded. */
 /* The latest record's timeline and value, without the lock or a reference; false:
  * never recorded. A sequence lock: a record makes `sequence` odd, writes the two,
  * makes it even; a reader that saw it change reads again. */
-static bool latest_value(vk_event *event, const vk_timeline **timeline, uint64_t *value, const void **stream)
+static bool latest_value(vk_event *event, const vk_timeline **timeline, uint64_t *value)
 {
-    (void)stream;
     for (;;) {
         uint32_t before = atomic_load_explicit(&event->sequence, memory_order_acquire);
         const vk_timeline *t = atomic_load_explicit(&event->timeline, memory_order_relaxed);
@@ -91,7 +89,6 @@ tp_status tp_vk_event_record(tp_event *handle, tp_stream *stream_handle)
     if (status != TP_OK)
         return status;
     record->timeline = stream->timeline;
-    record->stream = stream;
     status = tp_vk_stream_mark(stream, (vk_batch){.command = record->stamp, .stamp = record->query}, false, call,
                                &record->value);
     if (status != TP_OK) {
@@ -118,8 +115,7 @@ tp_status tp_vk_event_query(tp_event *handle, bool *done)
 {
     const vk_timeline *timeline = NULL;
     uint64_t value = 0;
-    const void *stream = NULL;
-    *done = !latest_value((vk_event *)handle, &timeline, &value, &stream) || tp_vk_timeline_counter(timeline) >= value;
+    *done = !latest_value((vk_event *)handle, &timeline, &value) || tp_vk_timeline_counter(timeline) >= value;
     return TP_OK;
 }
 
@@ -141,8 +137,7 @@ bool tp_vk_event_waits_for_itself(tp_event *handle)
 {
     const vk_timeline *timeline = NULL;
     uint64_t value = 0;
-    const void *stream = NULL;
-    return latest_value((vk_event *)handle, &timeline, &value, &stream) && waits_for_caller(timeline, value);
+    return latest_value((vk_event *)handle, &timeline, &value) && waits_for_caller(timeline, value);
 }
 
 tp_status tp_vk_event_synchronize(tp_event *handle)
@@ -150,8 +145,7 @@ tp_status tp_vk_event_synchronize(tp_event *handle)
     static const char call[] = "tp_event_synchronize";
     const vk_timeline *timeline = NULL;
     uint64_t value = 0;
-    const void *stream = NULL;
-    if (!latest_value((vk_event *)handle, &timeline, &value, &stream))
+    if (!latest_value((vk_event *)handle, &timeline, &value))
         return TP_OK;
     if (waits_for_caller(timeline, value))
         return tp_vk_host()->fail(TP_ERR_INVALID_ARGUMENT,
@@ -203,8 +197,7 @@ tp_status tp_vk_event_native(tp_event *handle, void **native)
 {
     const vk_timeline *timeline = NULL;
     uint64_t value = 0;
-    const void *stream = NULL;
-    *native = latest_value((vk_event *)handle, &timeline, &value, &stream) ? (void *)timeline->semaphore : NULL;
+    *native = latest_value((vk_event *)handle, &timeline, &value) ? (void *)timeline->semaphore : NULL;
     return TP_OK;
 }
 
@@ -212,8 +205,7 @@ tp_status tp_vk_stream_wait_event(tp_stream *stream, tp_event *handle)
 {
     const vk_timeline *timeline = NULL;
     uint64_t value = 0;
-    const void *recorded_on = NULL;
-    if (!latest_value((vk_event *)handle, &timeline, &value, &recorded_on))
+    if (!latest_value((vk_event *)handle, &timeline, &value))
         return TP_OK; /* never recorded: nothing to wait for (rule 6) */
     return tp_vk_stream_wait_value((vk_stream *)stream, timeline, value, "tp_event_wait");
 }

@@ -216,7 +216,6 @@ typedef struct vk_record {
     vk_device *device;
     const vk_timeline *timeline;
     uint64_t value;
-    const void *stream;      /* identity only, never read: rule 15's self-wait */
     VkQueryPool query;       /* one timestamp; VK_NULL_HANDLE: no timing */
     VkCommandBuffer stamp;   /* resets the query and writes the timestamp */
     _Atomic int64_t host_ns; /* the converted time once given (INT64_MIN: not yet) */

@@ -73,7 +73,6 @@ tp_status tp_vk_record_take(vk_device *device, bool timing, const char *call, vk
     atomic_init(&record->refs, 1);
     record->timeline = NULL;
     record->value = 0;
-    record->stream = NULL;
     atomic_init(&record->host_ns, INT64_MIN);
     atomic_init(&record->ticks, 0);
     *out = record;
