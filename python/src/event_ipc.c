@@ -118,6 +118,9 @@ static PyObject *event_reduce(tppy_event *self, PyObject *unused)
 
 /* ------------------------------------------------- over a Unix socket */
 
+/* A year: a longer timeout waits as a blocking socket does. */
+#define SOCKET_TIMEOUT_MAX_S (365.0 * 86400.0)
+
 /* The socket's descriptor and timeout in ns (-1: blocking, socket.gettimeout() None). */
 static int socket_arg(PyObject *sock, int *fd, int64_t *timeout_ns)
 {
@@ -131,8 +134,10 @@ static int socket_arg(PyObject *sock, int *fd, int64_t *timeout_ns)
     if (!timeout)
         return -1;
     if (timeout != Py_None) {
+        /* The object's number: past SOCKET_TIMEOUT_MAX_S (or inf) it is as good as
+         * none, and in ns it must leave room for the deadline, now + timeout. */
         double seconds = PyFloat_AsDouble(timeout);
-        *timeout_ns = seconds > 0 ? (int64_t)(seconds * 1e9) : 0;
+        *timeout_ns = seconds > SOCKET_TIMEOUT_MAX_S ? -1 : seconds > 0 ? (int64_t)(seconds * 1e9) : 0;
     }
     Py_DECREF(timeout);
     return PyErr_Occurred() ? -1 : 0;

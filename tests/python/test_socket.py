@@ -6,6 +6,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import unittest
 
 import tpevent
@@ -111,6 +112,21 @@ class SocketTests(unittest.TestCase):
         finally:
             os.close(read_end)
             os.close(write_end)
+
+    def test_a_timeout_of_centuries_waits_as_a_blocking_socket(self):
+        # 9.223372e9 s fits a socket's timeout, and its ns an int64: their deadline,
+        # now + timeout, does not (it ran over and recv timed out at once).
+        event = self.interprocess_event()
+        first, second = socket.socketpair()
+        with first, second:
+            second.settimeout(9.223372e9)
+            sender = threading.Timer(0.2, event.send, (first,))
+            sender.start()
+            try:
+                received = tpevent.Event.recv(second)
+            finally:
+                sender.join()
+            self.assertTrue(received.interprocess)
 
 
 if __name__ == "__main__":
