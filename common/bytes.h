@@ -7,6 +7,7 @@
 #ifndef TPEVENT_COMMON_BYTES_H
 #define TPEVENT_COMMON_BYTES_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 static inline void tp_put_u16(unsigned char *p, uint16_t v)
@@ -40,6 +41,19 @@ static inline void tp_put_u64(unsigned char *p, uint64_t v)
 static inline uint64_t tp_get_u64(const unsigned char *p)
 {
     return (uint64_t)tp_get_u32(p) | (uint64_t)tp_get_u32(p + 4) << 32;
+}
+
+/* FNV-1a over bytes, from `hash` (TP_FNV1A_BASIS to begin): the checksum of IPC
+ * handles (core/ipc.c) and of events' socket messages (core/ipc_socket.c). */
+#define TP_FNV1A_BASIS 2166136261u
+
+static inline uint32_t tp_fnv1a(uint32_t hash, const unsigned char *bytes, size_t length)
+{
+    for (size_t i = 0; i < length; i++) {
+        hash ^= bytes[i];
+        hash *= 16777619u;
+    }
+    return hash;
 }
 
 #endif /* TPEVENT_COMMON_BYTES_H */

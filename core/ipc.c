@@ -8,19 +8,10 @@
 
 #include <string.h>
 
-static uint32_t fnv1a(uint32_t hash, const unsigned char *bytes, size_t length)
-{
-    for (size_t i = 0; i < length; i++) {
-        hash ^= bytes[i];
-        hash *= 16777619u;
-    }
-    return hash;
-}
-
 static uint32_t handle_checksum(const tp_ipc_handle *handle, size_t payload_length)
 {
-    uint32_t hash = fnv1a(2166136261u, handle->bytes, 12);
-    return fnv1a(hash, handle->bytes + TP_IPC_HEADER_SIZE, payload_length);
+    uint32_t hash = tp_fnv1a(TP_FNV1A_BASIS, handle->bytes, 12);
+    return tp_fnv1a(hash, handle->bytes + TP_IPC_HEADER_SIZE, payload_length);
 }
 
 void tp_ipc_seal(tp_ipc_handle *handle, tp_device device, size_t payload_length)

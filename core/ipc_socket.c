@@ -41,18 +41,9 @@
 /* Descriptors a receive makes room for: more than one is refused, all closed. */
 #define MAX_DESCRIPTORS 8
 
-static uint32_t fnv1a(uint32_t hash, const unsigned char *bytes, size_t length)
-{
-    for (size_t i = 0; i < length; i++) {
-        hash ^= bytes[i];
-        hash *= 16777619u;
-    }
-    return hash;
-}
-
 static uint32_t message_checksum(const unsigned char *message, size_t payload_length)
 {
-    return fnv1a(fnv1a(2166136261u, message, 24), message + MESSAGE_HEADER, payload_length);
+    return tp_fnv1a(tp_fnv1a(TP_FNV1A_BASIS, message, 24), message + MESSAGE_HEADER, payload_length);
 }
 
 /* The socket's type (SOCK_STREAM, ...) once it is known to be an AF_UNIX socket. */
