@@ -329,12 +329,12 @@ int peer_main(const char *device, bool has_page)
 
 /* --------------------------------------------------------------- handles */
 
-static uint32_t get_u32(const unsigned char *p)
+uint32_t ipc_get_u32(const unsigned char *p)
 {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-static void put_u32(unsigned char *p, uint32_t v)
+void ipc_put_u32(unsigned char *p, uint32_t v)
 {
     for (int i = 0; i < 4; i++)
         p[i] = (unsigned char)(v >> (8 * i));
@@ -342,15 +342,15 @@ static void put_u32(unsigned char *p, uint32_t v)
 
 uint32_t handle_payload_length(const tp_ipc_handle *handle)
 {
-    return get_u32(handle->bytes + HANDLE_LENGTH_OFFSET);
+    return ipc_get_u32(handle->bytes + HANDLE_LENGTH_OFFSET);
 }
 
 void handle_set_length(tp_ipc_handle *handle, uint32_t length)
 {
-    put_u32(handle->bytes + HANDLE_LENGTH_OFFSET, length);
+    ipc_put_u32(handle->bytes + HANDLE_LENGTH_OFFSET, length);
 }
 
-static uint32_t fnv1a(uint32_t hash, const unsigned char *bytes, size_t length)
+uint32_t ipc_fnv1a(uint32_t hash, const unsigned char *bytes, size_t length)
 {
     for (size_t i = 0; i < length; i++) {
         hash ^= bytes[i];
@@ -364,9 +364,9 @@ void handle_reseal(tp_ipc_handle *handle)
     uint32_t length = handle_payload_length(handle);
     if (length > HANDLE_PAYLOAD_MAX)
         length = HANDLE_PAYLOAD_MAX; /* the core refuses such a length before it looks at the checksum */
-    uint32_t hash = fnv1a(2166136261u, handle->bytes, 12);
-    hash = fnv1a(hash, handle->bytes + HANDLE_HEADER_SIZE, length);
-    put_u32(handle->bytes + HANDLE_CHECKSUM_OFFSET, hash);
+    uint32_t hash = ipc_fnv1a(2166136261u, handle->bytes, 12);
+    hash = ipc_fnv1a(hash, handle->bytes + HANDLE_HEADER_SIZE, length);
+    ipc_put_u32(handle->bytes + HANDLE_CHECKSUM_OFFSET, hash);
 }
 
 void expect_import(const tp_ipc_handle *handle, const char *device, tp_status expected, const char *what)

@@ -114,6 +114,12 @@ bool interprocess_records_complete_in_order(const char *device);
 #define HANDLE_LENGTH_OFFSET 8u
 #define HANDLE_CHECKSUM_OFFSET 12u
 
+/* Little-endian u32 and FNV-1a (from 2166136261u), written out apart from the core's
+ * so that a change there is caught: the handle's and the socket message's checksum. */
+uint32_t ipc_get_u32(const unsigned char *p);
+void ipc_put_u32(unsigned char *p, uint32_t v);
+uint32_t ipc_fnv1a(uint32_t hash, const unsigned char *bytes, size_t length);
+
 uint32_t handle_payload_length(const tp_ipc_handle *handle);
 void handle_set_length(tp_ipc_handle *handle, uint32_t length);
 /* Recomputes the checksum (FNV-1a of bytes [0, 12) and the payload), as the core

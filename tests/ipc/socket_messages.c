@@ -29,32 +29,12 @@ typedef struct raw_message {
     int fd;
 } raw_message;
 
-static uint32_t fnv1a(uint32_t hash, const unsigned char *bytes, size_t length)
-{
-    for (size_t i = 0; i < length; i++) {
-        hash ^= bytes[i];
-        hash *= 16777619u;
-    }
-    return hash;
-}
-
-static uint32_t get_u32(const unsigned char *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static void put_u32(unsigned char *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-
 static void reseal(raw_message *m)
 {
-    uint32_t length = get_u32(m->bytes + 20);
+    uint32_t length = ipc_get_u32(m->bytes + 20);
     if (length > MESSAGE_SIZE - PAYLOAD_AT)
         length = MESSAGE_SIZE - PAYLOAD_AT; /* a claimed length too long: the core refuses it first */
-    put_u32(m->bytes + 24, fnv1a(fnv1a(2166136261u, m->bytes, 24), m->bytes + PAYLOAD_AT, length));
+    ipc_put_u32(m->bytes + 24, ipc_fnv1a(ipc_fnv1a(2166136261u, m->bytes, 24), m->bytes + PAYLOAD_AT, length));
 }
 
 /* Sends `length` bytes of the message with `fds` descriptors over `socket`. */
@@ -146,7 +126,7 @@ TEST(socket_forged_and_corrupted_messages_refused)
     expect_refused(env->device, SOCK_STREAM, m.bytes, MESSAGE_SIZE, &m.fd, 1, false, "checksum");
 
     m = good;
-    put_u32(m.bytes + 20, 200);
+    ipc_put_u32(m.bytes + 20, 200);
     reseal(&m);
     expect_refused(env->device, SOCK_STREAM, m.bytes, MESSAGE_SIZE, &m.fd, 1, false, "200-byte payload");
 
