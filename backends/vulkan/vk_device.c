@@ -98,11 +98,6 @@ uint64_t tp_vk_timeline_counter(const vk_timeline *timeline)
     return value;
 }
 
-typedef struct timeline_goal {
-    const vk_timeline *timeline;
-    uint64_t value;
-} timeline_goal;
-
 static bool goal_reached(const void *arg)
 {
     const timeline_goal *goal = arg;

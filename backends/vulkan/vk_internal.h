@@ -163,6 +163,12 @@ tp_status tp_vk_fail(const char *call, const char *runtime_call, VkResult result
 tp_status tp_vk_timeline_take(vk_device *device, const char *call, vk_timeline **out);
 /* Back to the pool; taken again only once its counter reached `issued`. */
 void tp_vk_timeline_give(vk_timeline *timeline);
+/* A value of a timeline to wait for (a timeline is never freed). */
+typedef struct timeline_goal {
+    const vk_timeline *timeline;
+    uint64_t value;
+} timeline_goal;
+
 /* The counter: every value at or below it was reached. */
 uint64_t tp_vk_timeline_counter(const vk_timeline *timeline);
 /* Blocks until the counter reaches `value`: a spin, then asleep in vkWaitSemaphores

@@ -111,12 +111,6 @@ tp_status tp_vk_stream_hold(tp_stream *handle, void (**release)(void *), void **
     return tp_vk_stream_gate((vk_stream *)handle, release, arg);
 }
 
-/* A value of a timeline to wait for (a timeline is never freed). */
-typedef struct timeline_goal {
-    const vk_timeline *timeline;
-    uint64_t value;
-} timeline_goal;
-
 /* A reference on a stream of the device's list unless its last one is gone (it is
  * then on its way out of the list, waiting for the device's lock). */
 static bool ref_if_alive(vk_stream *stream)
