@@ -1,8 +1,8 @@
 /*
  * The shared memory file of an interprocess event, as both backends make and watch
  * it (backends/cpu/cpu_ipc_region.c, backends/gpu/gpu_ipc_page.c): a memfd sealed
- * at its size, a random token that names it, and the liveness locks its handles
- * hold on it. Header-only (static inline), as process.h. The includer defines
+ * at its size, a random token that names it, the mutex in it that every process
+ * takes, and the liveness locks its handles hold on it. Header-only (static inline), as process.h. The includer defines
  * _GNU_SOURCE (memfd_create, OFD locks).
  *
  * Liveness that needs no pid: each handle holds an OFD lock on a byte of its own
@@ -18,12 +18,44 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <unistd.h>
+
+/* The file's mutex, shared by every process that maps it: process-shared, and
+ * robust, so that a process killed while holding it does not block the others.
+ * 0 or an errno value. */
+static inline int tp_ipc_shared_mutex_init(pthread_mutex_t *mutex)
+{
+    pthread_mutexattr_t attr;
+    int err = pthread_mutexattr_init(&attr);
+    if (err != 0)
+        return err;
+    err = pthread_mutexattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
+    if (err == 0)
+        err = pthread_mutexattr_setrobust(&attr, PTHREAD_MUTEX_ROBUST);
+    if (err == 0)
+        err = pthread_mutex_init(mutex, &attr);
+    pthread_mutexattr_destroy(&attr);
+    return err;
+}
+
+/* Takes it; false where it is unusable. A holder that died leaves what it wrote
+ * consistent at each step (the callers' rule for every write under it), so the
+ * lock is taken on as is. */
+static inline bool tp_ipc_shared_mutex_lock(pthread_mutex_t *mutex)
+{
+    int err = pthread_mutex_lock(mutex);
+    if (err == EOWNERDEAD) {
+        pthread_mutex_consistent(mutex);
+        err = 0;
+    }
+    return err == 0;
+}
 
 /* Where the handles' locks are: past the data, a byte each, picked at random. */
 #define TP_IPC_LOCK_BASE (UINT64_C(1) << 20)

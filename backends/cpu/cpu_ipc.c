@@ -44,6 +44,7 @@
  * clock tick can fool (process.h); the exporter, through its pidfd, cannot be.
  */
 #include "backends/cpu/cpu_ipc.h"
+#include "common/ipc_file.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -58,13 +59,7 @@
 
 static bool region_lock(cpu_ipc_region *region)
 {
-    int err = pthread_mutex_lock(&region->lock);
-    if (err == EOWNERDEAD) {
-        /* A process died holding it; what it wrote is consistent (see above). */
-        pthread_mutex_consistent(&region->lock);
-        err = 0;
-    }
-    return err == 0;
+    return tp_ipc_shared_mutex_lock(&region->lock); /* consistent after a death: see above */
 }
 
 static void region_unlock(cpu_ipc_region *region)

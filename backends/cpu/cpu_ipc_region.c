@@ -81,22 +81,6 @@ static tp_status ipc_wrap(int fd, cpu_ipc_region *region, const tp_process_id *s
     return TP_OK;
 }
 
-/* 0 or an errno value. */
-static int init_region_lock(cpu_ipc_region *region)
-{
-    pthread_mutexattr_t attr;
-    int err = pthread_mutexattr_init(&attr);
-    if (err != 0)
-        return err;
-    err = pthread_mutexattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
-    if (err == 0)
-        err = pthread_mutexattr_setrobust(&attr, PTHREAD_MUTEX_ROBUST);
-    if (err == 0)
-        err = pthread_mutex_init(&region->lock, &attr);
-    pthread_mutexattr_destroy(&attr);
-    return err;
-}
-
 tp_status tp_cpu_ipc_create(unsigned flags, const char *operation, cpu_ipc **out)
 {
     const tp_host *host = tp_cpu_host();
@@ -123,7 +107,7 @@ tp_status tp_cpu_ipc_create(unsigned flags, const char *operation, cpu_ipc **out
     region->size = CPU_IPC_REGION_SIZE;
     region->token = tp_ipc_random_token();
     region->flags = flags & TP_EVENT_BLOCKING;
-    int err = init_region_lock(region);
+    int err = tp_ipc_shared_mutex_init(&region->lock);
     if (err != 0) {
         munmap(region, CPU_IPC_REGION_SIZE);
         close(fd);

@@ -101,15 +101,10 @@ static struct {
 
 /* ------------------------------------------------------------ helpers */
 
+/* Every write made under the lock leaves the page consistent at each step. */
 static bool page_lock(page_layout *layout)
 {
-    int err = pthread_mutex_lock(&layout->lock);
-    if (err == EOWNERDEAD) {
-        /* Every write made under the lock leaves the page consistent at each step. */
-        pthread_mutex_consistent(&layout->lock);
-        err = 0;
-    }
-    return err == 0;
+    return tp_ipc_shared_mutex_lock(&layout->lock);
 }
 
 static bool channel_reached(const page_channel *channel, uint64_t count)
@@ -270,15 +265,7 @@ static tp_status page_wrap(gpu_device *device, int fd, bool fresh, bool own, uin
         layout->size = PAGE_BYTES;
         layout->token = token;
         layout->flags = flags & TP_EVENT_BLOCKING;
-        pthread_mutexattr_t attr;
-        int err = pthread_mutexattr_init(&attr);
-        if (err == 0)
-            err = pthread_mutexattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
-        if (err == 0)
-            err = pthread_mutexattr_setrobust(&attr, PTHREAD_MUTEX_ROBUST);
-        if (err == 0)
-            err = pthread_mutex_init(&layout->lock, &attr);
-        pthread_mutexattr_destroy(&attr);
+        int err = tp_ipc_shared_mutex_init(&layout->lock);
         if (err != 0)
             status = gpu.host->fail(TP_ERR_BACKEND, "%s: a process-shared robust mutex: %s", who, strerror(err));
     } else if (memcmp(layout->magic, PAGE_MAGIC, sizeof layout->magic) != 0 ||
