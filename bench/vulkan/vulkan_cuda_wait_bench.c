@@ -31,20 +31,17 @@
 #include <tpevent/tpevent.h>
 #include <tpevent/tpevent_diagnostics.h> /* tp_wait_across_mechanism */
 
+#include "bench_rounds.h" /* bench_now_ns, bench_quantile, bench_parse_size */
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define EXIT_UNAVAILABLE 77
-
-static int64_t now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
+/* --samples at most: a sample is tens of us at best and there are five rows, so a
+ * million is minutes of run, and its buffer 8 MB. */
+#define SAMPLES_MOST 1000000
 
 static void check(tp_status status, const char *what)
 {
@@ -54,15 +51,9 @@ static void check(tp_status status, const char *what)
     }
 }
 
-static int compare(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* One sample: a record of `source` behind a hold, waited on by `waiting` (NULL: the
  * record's own query is t1), ns from the release to the later record done. */
-static int64_t sample(tp_stream *source, tp_event *record, tp_stream *waiting, tp_event *after)
+static uint64_t sample(tp_stream *source, tp_event *record, tp_stream *waiting, tp_event *after)
 {
     tp_hold *hold = NULL;
     check(tp_stream_hold(source, INT64_MAX, &hold), "tp_stream_hold");
@@ -73,13 +64,13 @@ static int64_t sample(tp_stream *source, tp_event *record, tp_stream *waiting, t
         check(tp_event_record(after, waiting), "tp_event_record (after)");
         watched = after;
     }
-    int64_t t0 = now_ns();
+    uint64_t t0 = bench_now_ns();
     check(tp_hold_release(hold), "tp_hold_release");
     bool done = false;
-    int64_t t1 = t0;
+    uint64_t t1 = t0;
     while (!done) {
         check(tp_event_query(watched, &done), "tp_event_query");
-        t1 = now_ns();
+        t1 = bench_now_ns();
         if (!done && t1 - t0 > 1000000000) {
             fprintf(stderr, "tpevent_bench_vulkan_cuda_wait: a sample did not finish within 1 s\n");
             exit(1);
@@ -91,16 +82,15 @@ static int64_t sample(tp_stream *source, tp_event *record, tp_stream *waiting, t
     return t1 - t0;
 }
 
-static void row(const char *name, tp_stream *source, tp_event *record, tp_stream *waiting, tp_event *after, int64_t *ns,
+static void row(const char *name, tp_stream *source, tp_event *record, tp_stream *waiting, tp_event *after, double *ns,
                 size_t samples)
 {
     for (size_t i = 0; i < 5; i++) /* warm-up: imports, threads, command buffers */
         (void)sample(source, record, waiting, after);
     for (size_t i = 0; i < samples; i++)
-        ns[i] = sample(source, record, waiting, after);
-    qsort(ns, samples, sizeof *ns, compare);
-    printf("%-22s %10.1f %10.1f %10.1f\n", name, ns[samples / 2] / 1e3, ns[samples * 99 / 100] / 1e3,
-           ns[samples - 1] / 1e3);
+        ns[i] = (double)sample(source, record, waiting, after);
+    printf("%-22s %10.1f %10.1f %10.1f\n", name, bench_quantile(ns, samples, 0.5) / 1e3,
+           bench_quantile(ns, samples, 0.99) / 1e3, bench_quantile(ns, samples, 1.0) / 1e3);
 }
 
 static const char *usable(const char *device)
@@ -121,10 +111,12 @@ int main(int argc, char **argv)
             vulkan = argv[++i];
         else if (strcmp(argv[i], "--cuda") == 0 && i + 1 < argc)
             cuda = argv[++i];
-        else if (strcmp(argv[i], "--samples") == 0 && i + 1 < argc && atoi(argv[i + 1]) > 0)
-            samples = (size_t)atoi(argv[++i]);
+        else if (strcmp(argv[i], "--samples") == 0 && i + 1 < argc && bench_parse_size(argv[i + 1], &samples) &&
+                 samples <= SAMPLES_MOST)
+            i++;
         else {
-            fprintf(stderr, "usage: %s [--vulkan vulkan:N] [--cuda cuda:N] [--samples N]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--vulkan vulkan:N] [--cuda cuda:N] [--samples N (1 to %d)]\n", argv[0],
+                    SAMPLES_MOST);
             return 2;
         }
     }
@@ -152,9 +144,11 @@ int main(int argc, char **argv)
     check(tp_event_create(&vk_after, vulkan, TP_EVENT_DEFAULT), "tp_event_create");
     check(tp_event_create(&cu_record, cuda, TP_EVENT_DEFAULT), "tp_event_create");
     check(tp_event_create(&cu_after, cuda, TP_EVENT_DEFAULT), "tp_event_create");
-    int64_t *ns = malloc(samples * sizeof *ns);
-    if (!ns)
+    double *ns = malloc(samples * sizeof *ns);
+    if (!ns) {
+        fprintf(stderr, "tpevent_bench_vulkan_cuda_wait: out of memory for %zu samples\n", samples);
         return 1;
+    }
 
     printf("\n%zu samples per row, us from the release to the later record done\n", samples);
     printf("%-22s %10s %10s %10s\n", "row", "p50", "p99", "max");
