@@ -39,6 +39,8 @@ ENUMERATIONS = (
     ("tools/devices.c", "Lists the backends ("),
     ("docs/semantics.md", "any two of"),
     ("examples/README.md", "**Components** are the backends:"),
+    ("README.md", "| `torch.cuda.Event` |"),  # how it compares: "one API over ..."
+    ("docs/design.md", "Today's public types:"),
 )
 
 # (file, text of a line of the listing): each module's file, libtpevent-<type>.so,
@@ -46,6 +48,7 @@ ENUMERATIONS = (
 MODULE_LISTINGS = (
     ("examples/README.md", "lib/libtpevent-"),
     ("python/README.md", "tpevent/lib/libtpevent-"),
+    ("docs/python.md", "`tpevent/lib/libtpevent-"),  # the wheel's table
 )
 
 
