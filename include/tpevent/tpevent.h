@@ -133,7 +133,7 @@ TP_API tp_status tp_device_parse(const char *str, tp_device *out);
 TP_API tp_status tp_device_format(tp_device device, char *buf, size_t size);
 
 /*
- * Number of devices of a backend ("cpu", "cuda", "hip", "opencl"). An unavailable backend has
+ * Number of devices of a backend ("cpu", "cuda", "hip", "opencl", "vulkan"). An unavailable backend has
  * 0 devices and answers TP_OK: asking how many is not an error.
  */
 TP_API tp_status tp_device_count(const char *type, int *count);
@@ -161,7 +161,7 @@ typedef struct tp_backend_info {
     int device_count;        /* 0 when not usable */
 } tp_backend_info;
 
-/* Fills info for "cpu", "cuda", "hip" or "opencl", loading the backend if needed. The strings
+/* Fills info for "cpu", "cuda", "hip", "opencl" or "vulkan", loading the backend if needed. The strings
  * live as long as the process. */
 TP_API tp_status tp_backend_get_info(const char *type, tp_backend_info *info);
 
@@ -340,8 +340,8 @@ TP_API tp_status tp_stream_hold(tp_stream *stream, int64_t timeout_ns, tp_hold *
 TP_API tp_status tp_hold_release(tp_hold *hold);
 
 /* *ops: how many operations tpevent may queue on the stream behind a hold before a
- * caller could block (rule 17): the device's documented window (CUDA 256, from the
- * H200's ~1,020; HIP 256; CPU INT64_MAX: its queue has no bound). */
+ * caller could block (rule 17): the device's documented window (CUDA 256, from the H200's ~1,020; HIP and
+ * OpenCL 256; INT64_MAX where the queue has no bound: the CPU, Vulkan's worker, PoCL). */
 TP_API tp_status tp_stream_hold_window(tp_stream *stream, int64_t *ops);
 
 /* The flags of tp_event_create (Python: enable_timing, blocking, interprocess, external). */
@@ -488,7 +488,7 @@ TP_API tp_status tp_stream_end_capture(tp_stream *stream, tp_graph **out);
 
 /* *capturing: the stream's work is being captured (by tpevent, or, for a wrapped
  * CUDA/HIP stream, by whoever began a capture on it). Always false on a device
- * that cannot capture (OpenCL): TP_OK, not TP_ERR_UNSUPPORTED. */
+ * that cannot capture (OpenCL, Vulkan): TP_OK, not TP_ERR_UNSUPPORTED. */
 TP_API tp_status tp_stream_is_capturing(tp_stream *stream, bool *capturing);
 
 /* Runs the graph's work after the work submitted to `stream` so far; the stream is
