@@ -74,6 +74,11 @@ void bench_time_round(const bench_sides *sides, size_t op, size_t round, size_t 
 
 bool bench_samples_alloc(bench_samples *samples, const char *program, size_t op_count, size_t rounds)
 {
+    /* --rounds is the user's: op_count * rounds doubles must not wrap around. */
+    if (rounds > BENCH_ROUNDS_MOST) {
+        fprintf(stderr, "%s: --rounds %zu: at most %d\n", program, rounds, BENCH_ROUNDS_MOST);
+        return false;
+    }
     size_t count = op_count * rounds;
     *samples = (bench_samples){.op_count = op_count,
                                .rounds = rounds,

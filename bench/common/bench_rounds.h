@@ -54,7 +54,12 @@ typedef struct bench_samples {
     double *ratios;         /* the round's ratio of its two batches */
 } bench_samples;
 
-/* False, printing why on stderr, where the memory is not there. */
+/* The most rounds a run keeps: a round of each op is a batch of calls on both sides,
+ * so a million is hours at the least, and each op's samples 24 MB. */
+#define BENCH_ROUNDS_MOST 1000000
+
+/* False, printing why on stderr, where rounds is over BENCH_ROUNDS_MOST or the memory
+ * is not there. */
 bool bench_samples_alloc(bench_samples *samples, const char *program, size_t op_count, size_t rounds);
 void bench_samples_free(bench_samples *samples);
 
