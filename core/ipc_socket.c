@@ -326,14 +326,19 @@ tp_status tp_event_ipc_recv(tp_event **out, int socket_fd, const char *device_st
         return status;
     }
 
-    /* The message knows its device; a device string, when given, must agree. */
+    /* The message knows its device; a device string, when given, must be of its type,
+     * which is asked before the string's backend is (that one may not even load). */
     tp_device sent = {(tp_device_type)r.message[6], (int)r.message[7]}, device;
-    const tp_backend *backend;
-    char text[TP_DEVICE_STRING_MAX], wanted[TP_DEVICE_STRING_MAX];
-    status = tp_device_resolve(device_str ? device_str : tp_device_str(sent, text), &device, &backend);
-    if (status == TP_OK && device.type != sent.type)
-        status = tp_fail(TP_ERR_INVALID_ARGUMENT, "%s: the message is of an event of %s, not of %s", who,
-                         tp_device_str(sent, text), tp_device_str(device, wanted));
+    const tp_backend *backend = NULL;
+    char text[TP_DEVICE_STRING_MAX];
+    if (device_str) {
+        status = tp_device_parse(device_str, &device);
+        if (status == TP_OK && device.type != sent.type)
+            status = tp_fail(TP_ERR_INVALID_ARGUMENT, "%s: the message is of an event of %s, not of %s", who,
+                             tp_device_str(sent, text), device_str);
+    }
+    if (status == TP_OK)
+        status = tp_device_resolve(device_str ? device_str : tp_device_str(sent, text), &device, &backend);
     if (status == TP_OK && !backend->event_ipc_receive)
         status = tp_unsupported(backend, who);
     if (status != TP_OK) {

@@ -137,6 +137,77 @@ TEST(rule08_socket_send_refuses_what_cannot_travel)
     return 0;
 }
 
+/* Rule 8 through the socket: the received event is interprocess, takes on the
+ * sender's TP_EVENT_BLOCKING (rule 5's sleep is the event's, in every process) and
+ * has no timing. */
+TEST(rule08_socket_received_event_keeps_the_senders_flags_without_timing)
+{
+    REQUIRE_SOCKET_IPC(env->device);
+    tp_event *sender = new_event(env->device, TP_EVENT_INTERPROCESS | TP_EVENT_BLOCKING);
+    tp_event *receiver = sent_and_received(sender, NULL);
+    unsigned flags = 0;
+    CHECK_OK(tp_event_flags(receiver, &flags));
+    CHECK((flags & (TP_EVENT_INTERPROCESS | TP_EVENT_BLOCKING)) == (TP_EVENT_INTERPROCESS | TP_EVENT_BLOCKING));
+    CHECK(!(flags & TP_EVENT_TIMING));
+    tp_stream *stream = new_stream(env->device);
+    CHECK_OK(tp_event_record(receiver, stream));
+    CHECK_OK(tp_event_synchronize(receiver));
+    float ms = 0;
+    CHECK_STATUS(tp_event_elapsed_time(receiver, receiver, &ms), TP_ERR_TIMING_DISABLED);
+    CHECK_OK(tp_event_destroy(receiver));
+    CHECK_OK(tp_event_destroy(sender));
+    CHECK_OK(tp_stream_destroy(stream));
+    return 0;
+}
+
+/* One event, sent any number of times: every received handle sees the records of
+ * every other (rules 3 and 4). */
+TEST(rule08_socket_event_sent_twice_is_one_event)
+{
+    REQUIRE_SOCKET_IPC(env->device);
+    tp_stream *stream = new_stream(env->device);
+    tp_event *sender = new_event(env->device, TP_EVENT_INTERPROCESS);
+    tp_event *first = sent_and_received(sender, NULL), *second = sent_and_received(sender, NULL);
+    tp_hold *held = hold(stream);
+    CHECK_OK(tp_event_record(first, stream));
+    CHECK(event_pending_for(second, 20));
+    CHECK(event_pending_for(sender, 20));
+    CHECK_OK(tp_hold_release(held));
+    CHECK_OK(tp_event_synchronize(second));
+    CHECK(event_is_done(sender));
+    CHECK_OK(tp_event_destroy(first));
+    CHECK_OK(tp_event_destroy(second));
+    CHECK_OK(tp_event_destroy(sender));
+    CHECK_OK(tp_stream_destroy(stream));
+    return 0;
+}
+
+/* A device string names the device the event is received for, of the sender's type
+ * only: another type is refused as such (even one whose backend is not here), the
+ * descriptor closed, and the socket still usable. */
+TEST(rule08_socket_recv_refuses_a_device_of_another_type)
+{
+    REQUIRE_SOCKET_IPC(env->device);
+    tp_device mine;
+    CHECK_OK(tp_device_parse(env->device, &mine));
+    const char *other = mine.type == TP_DEVICE_CPU ? "cuda:0" : "cpu:0";
+    tp_event *sender = new_event(env->device, TP_EVENT_INTERPROCESS);
+    int pair[2];
+    CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) == 0);
+    CHECK_OK(tp_event_ipc_send(sender, pair[0]));
+    tp_event *received = NULL;
+    CHECK_STATUS(tp_event_ipc_recv(&received, pair[1], other), TP_ERR_INVALID_ARGUMENT);
+    CHECK(received == NULL);
+    CHECK_ERROR_MENTIONS(other);
+    CHECK_OK(tp_event_ipc_send(sender, pair[0]));
+    CHECK_OK(tp_event_ipc_recv(&received, pair[1], env->device));
+    CHECK_OK(tp_event_destroy(received));
+    close(pair[0]);
+    close(pair[1]);
+    CHECK_OK(tp_event_destroy(sender));
+    return 0;
+}
+
 /* ------------------------------------------------- across namespaces */
 
 static uint64_t namespace_inode(const char *kind)
