@@ -4,14 +4,12 @@
  * cold; work that synchronizes, fails, or is captured; the options and the answer.
  * Tolerances are wide on the slow side: a loaded CI machine delays host functions,
  * never makes them shorter. Each test says one thing. */
-#define _DEFAULT_SOURCE /* mkstemp */
 #include "capture_support.h"
 
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 typedef struct work {
     int64_t stream_ns; /* put on the stream per call: a host function that busy-waits */
@@ -394,21 +392,6 @@ TEST(rule18_measure_rejects_bad_arguments)
     return 0;
 }
 
-/* How many times `needle` occurs in the file. */
-static int occurrences_in_file(const char *path, const char *needle)
-{
-    FILE *file = fopen(path, "r");
-    CHECK(file != NULL);
-    static char text[1 << 20];
-    size_t length = fread(text, 1, sizeof text - 1, file);
-    fclose(file);
-    text[length] = '\0';
-    int count = 0;
-    for (const char *at = strstr(text, needle); at; at = strstr(at + 1, needle))
-        count++;
-    return count;
-}
-
 /* While a trace runs, each sample (and the calibration) is a range "tp_measure" on the
  * stream's track. */
 TEST(rule18_measure_traces_each_sample_as_a_range)
@@ -419,15 +402,11 @@ TEST(rule18_measure_traces_each_sample_as_a_range)
     options.min_time_ns = 0;
     options.batch = 2;
     tp_measurement m = new_measurement();
-    char path[] = "/tmp/tpevent-rule18-XXXXXX";
-    int fd = mkstemp(path);
-    CHECK(fd >= 0);
-    close(fd);
     CHECK_OK(tp_trace_start());
     CHECK_OK(tp_measure(stream, work_fn, &w, &options, &m));
-    CHECK_OK(tp_trace_stop(path));
-    CHECK(occurrences_in_file(path, "\"tp_measure\"") == m.samples + 1);
-    unlink(path);
+    char *trace = trace_stop_text();
+    CHECK(text_occurrences(trace, "\"tp_measure\"") == m.samples + 1);
+    free(trace);
     CHECK_OK(tp_stream_destroy(stream));
     return 0;
 }

@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 void gate_init(gate *g)
 {
@@ -346,6 +348,36 @@ const char *other_backend(const test_env *env)
             return gpus[i][1];
     printf("skipped: needs a second backend, and no GPU backend is usable here (cuda, hip)\n");
     return NULL;
+}
+
+char *trace_stop_text(void)
+{
+    char path[] = "/tmp/tpevent-conformance-trace-XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    close(fd);
+    CHECK_OK(tp_trace_stop(path));
+    FILE *file = fopen(path, "r");
+    CHECK(file != NULL);
+    CHECK(fseek(file, 0, SEEK_END) == 0);
+    long length = ftell(file);
+    CHECK(length >= 0);
+    rewind(file);
+    char *text = malloc((size_t)length + 1);
+    CHECK(text != NULL);
+    CHECK(fread(text, 1, (size_t)length, file) == (size_t)length);
+    text[length] = '\0';
+    fclose(file);
+    unlink(path);
+    return text;
+}
+
+int text_occurrences(const char *text, const char *needle)
+{
+    int count = 0;
+    for (const char *at = strstr(text, needle); at; at = strstr(at + 1, needle))
+        count++;
+    return count;
 }
 
 bool ipc_supported(const char *device, bool say_why)

@@ -148,6 +148,12 @@ void expect_child_exits(const char *device, const char *test, const char *mark_e
 void expect_child_exits_with_peer(const char *device, const char *peer, const char *test, const char *mark_env,
                                   int exit_status, double seconds);
 
+/* Stops the trace into a new file and gives back its text (the caller frees it; the
+ * file is removed): what the tests of the timeline read. */
+char *trace_stop_text(void);
+/* How many times `needle` occurs in `text`. */
+int text_occurrences(const char *text, const char *needle);
+
 /* Event and stream creation that fails the test on error. */
 tp_event *new_event(const char *device, unsigned flags);
 tp_stream *new_stream(const char *device);
