@@ -9,6 +9,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "trace_raw.h"
 
+#include "bench_rounds.h" /* bench_now_ns */
+
 #include <stdio.h>
 #include <string.h>
 
@@ -17,7 +19,6 @@
 #include <CL/cl.h>
 
 #include <stdlib.h>
-#include <time.h>
 
 enum { RAW_RECORD, RAW_QUERY, RAW_SYNCHRONIZE, RAW_RECORD_SYNCHRONIZE, RAW_OPENCL_OPS };
 
@@ -32,13 +33,6 @@ typedef struct opencl_raw {
     cl_command_queue queue;
     cl_event latest; /* the last marker, reached before each query/synchronize op */
 } opencl_raw;
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static bool cl_failed(const char *call, cl_int err, char *error, size_t error_size)
 {
@@ -110,7 +104,7 @@ bool raw_opencl_sample(raw_side *raw, size_t i, uint64_t *samples_ns, size_t cou
         err = clWaitForEvents(1, &cl->latest); /* completed, as the op says */
     for (size_t s = 0; s < count && err == CL_SUCCESS; s++) {
         cl_int status = 0;
-        uint64_t t0 = now_ns();
+        uint64_t t0 = bench_now_ns();
         switch (raw->ops[i]) {
         case RAW_RECORD:
             err = record(cl);
@@ -127,7 +121,7 @@ bool raw_opencl_sample(raw_side *raw, size_t i, uint64_t *samples_ns, size_t cou
                 err = clWaitForEvents(1, &cl->latest);
             break;
         }
-        samples_ns[s] = now_ns() - t0;
+        samples_ns[s] = bench_now_ns() - t0;
     }
     if (err == CL_SUCCESS && raw->ops[i] == RAW_RECORD)
         err = clFinish(cl->queue); /* the queue idle for the next op */
