@@ -6,10 +6,6 @@
  * rule06_wait_across_backends.c. */
 #include "support.h"
 
-#include <stdbool.h>
-#include <stdio.h>
-#include <string.h>
-
 /* Record 1 behind gate `first` on a stream of the device, the peer's stream waits,
  * then record 2 behind gate `second`, which stays closed: the peer's later work runs
  * once record 1 is reached, not record 2. */
@@ -86,21 +82,6 @@ static int rerecord_reached_across_devices(const test_env *env, unsigned flags)
     return 0;
 }
 
-/* An interprocess event is waited on across devices of its own backend only: across
- * backends it is refused (rule14_across_backends_interprocess_event_is_refused), as
- * where vulkan:0's peer is the CPU. */
-static bool peer_of_the_same_backend(const test_env *env)
-{
-    const size_t length = strcspn(env->device, ":");
-    if (strncmp(env->device, env->peer, length) == 0 && (env->peer[length] == ':' || env->peer[length] == '\0'))
-        return true;
-    printf(
-        "skipped: the peer %s is of another backend than %s: an interprocess event is not waited on across "
-        "backends (rule 14)\n",
-        env->peer, env->device);
-    return false;
-}
-
 TEST(rule06_across_devices_rerecord_pending_does_not_change_the_wait)
 {
     REQUIRE_PEER(env);
@@ -117,7 +98,7 @@ TEST(rule06_across_devices_interprocess_event_rerecord_pending_does_not_change_t
 {
     REQUIRE_PEER(env);
     REQUIRE_IPC(env->device);
-    if (!peer_of_the_same_backend(env))
+    if (!peer_of_the_same_backend(env, "an interprocess event's wait across devices"))
         return TEST_SKIP;
     return versioned_wait_across_devices(env, TP_EVENT_INTERPROCESS);
 }
@@ -126,7 +107,7 @@ TEST(rule06_across_devices_interprocess_event_rerecord_reached_does_not_release_
 {
     REQUIRE_PEER(env);
     REQUIRE_IPC(env->device);
-    if (!peer_of_the_same_backend(env))
+    if (!peer_of_the_same_backend(env, "an interprocess event's wait across devices"))
         return TEST_SKIP;
     return rerecord_reached_across_devices(env, TP_EVENT_INTERPROCESS);
 }

@@ -350,6 +350,17 @@ const char *other_backend(const test_env *env)
     return NULL;
 }
 
+bool peer_of_the_same_backend(const test_env *env, const char *what)
+{
+    tp_device of_device, of_peer;
+    CHECK_OK(tp_device_parse(env->device, &of_device));
+    CHECK_OK(tp_device_parse(env->peer, &of_peer));
+    if (of_peer.type == of_device.type)
+        return true;
+    printf("skipped: %s needs a peer of %s's backend, and the peer is %s\n", what, env->device, env->peer);
+    return false;
+}
+
 char *trace_stop_text(void)
 {
     char path[] = "/tmp/tpevent-conformance-trace-XXXXXX";

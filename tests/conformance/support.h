@@ -125,6 +125,11 @@ double thread_cpu_seconds(void);
  * test then skips). */
 const char *other_backend(const test_env *env);
 
+/* Whether the peer (--peer) is a device of the device's own backend; else prints
+ * "skipped: <why>" naming `what` needs it (an interprocess event is not waited on
+ * across backends, rule 14: vulkan:0's peer is the CPU). */
+bool peer_of_the_same_backend(const test_env *env, const char *what);
+
 /* Whether `device` has interprocess events (rule 8): OpenCL has none, and refuses
  * TP_EVENT_INTERPROCESS with TP_ERR_UNSUPPORTED and the reason, which `say_why`
  * prints as "skipped: <reason>". */
