@@ -74,7 +74,8 @@ static const char bench_help[] =
     "                      give the traced run (each record also records a mark, each\n"
     "                      wait a flow), and a second table, tracing's cost, gives\n"
     "                      both runs side by side with the raw calls of each (to stderr\n"
-    "                      with --json); tpevent_bench_trace measures the same with\n"
+    "                      with --json, where each op also gets them as \"tracing\");\n"
+    "                      tpevent_bench_trace measures the same with\n"
     "                      the two interleaved\n"
     "  -h, --help          show this help\n"
     "\n"
@@ -543,6 +544,8 @@ static int run_bench(const bench_options *options, const bench_plan *plan)
             .device_count = plan->target_count,
             .skipped = plan->skipped,
             .skipped_count = plan->skipped_count,
+            .untraced = untraced,
+            .raw_after_stop = untraced ? after_stop : NULL,
         };
         if (!options->json) {
             report_table(stdout, &report);

@@ -98,7 +98,7 @@ static void add_summary(json_doc *doc, cJSON *object, const char *median_name, c
     json_number(doc, object, p99_name, tenths(summary->p99_ns));
 }
 
-static void add_op(json_doc *doc, cJSON *ops, bench_op op, const op_result *result)
+static cJSON *add_op(json_doc *doc, cJSON *ops, bench_op op, const op_result *result)
 {
     cJSON *object = json_append_object(doc, ops);
     json_string(doc, object, "op", bench_op_key(op));
@@ -114,6 +114,41 @@ static void add_op(json_doc *doc, cJSON *ops, bench_op op, const op_result *resu
     else
         json_null(doc, object, "ratio");
     json_number(doc, object, "overhead_ns", tenths(overhead_ns(result)));
+    return object;
+}
+
+static void json_ratio_or_null(json_doc *doc, cJSON *object, const char *name, double over, double under)
+{
+    if (under > 0.0 && isfinite(over))
+        json_number(doc, object, name, round(over / under * 10000.0) / 10000.0);
+    else
+        json_null(doc, object, name);
+}
+
+static void json_ns_or_null(json_doc *doc, cJSON *object, const char *name, double ns)
+{
+    if (isfinite(ns))
+        json_number(doc, object, name, tenths(ns));
+    else
+        json_null(doc, object, name);
+}
+
+/* --trace: what the table "tracing's cost" prints for the op (tools/README.md). */
+static void add_tracing_cost(json_doc *doc, cJSON *op_object, const op_result *untraced, const op_result *traced,
+                             double raw_after_stop_ns)
+{
+    cJSON *object = json_object(doc, op_object, "tracing");
+    double before = untraced->tpevent.median_ns, after = traced->tpevent.median_ns;
+    json_number(doc, object, "untraced_median_ns", tenths(before));
+    json_number(doc, object, "added_ns", tenths(after - before));
+    json_ratio_or_null(doc, object, "ratio", after, before);
+    bool raw = untraced->baseline_native && traced->baseline_native;
+    double raw_before = raw ? untraced->baseline_summary.median_ns : NAN;
+    double raw_traced = raw ? traced->baseline_summary.median_ns : NAN;
+    json_ns_or_null(doc, object, "raw_untraced_ns", raw_before);
+    json_ns_or_null(doc, object, "raw_traced_ns", raw_traced);
+    json_ratio_or_null(doc, object, "raw_ratio", raw_traced, raw_before);
+    json_ns_or_null(doc, object, "raw_after_stop_ns", raw ? raw_after_stop_ns : NAN);
 }
 
 /* One entry of the saved results (schema tpevent-results/1, docs/measure.md): an op's
@@ -175,8 +210,12 @@ bool report_json(FILE *out, const bench_report *report)
             json_null(&doc, object, "timer_resolution_ns");
         json_add_versions(&doc, object);
         cJSON *ops = json_array(&doc, object, "ops");
-        for (int op = 0; op < BENCH_OP_COUNT; op++)
-            add_op(&doc, ops, (bench_op)op, &device->ops[op]);
+        for (int op = 0; op < BENCH_OP_COUNT; op++) {
+            cJSON *op_object = add_op(&doc, ops, (bench_op)op, &device->ops[op]);
+            if (report->untraced)
+                add_tracing_cost(&doc, op_object, &report->untraced[d].ops[op], &device->ops[op],
+                                 report->raw_after_stop[d * BENCH_OP_COUNT + (size_t)op]);
+        }
     }
 
     cJSON *results = json_array(&doc, root, "results");

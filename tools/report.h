@@ -57,6 +57,11 @@ typedef struct bench_report {
     size_t device_count;
     const skipped_backend *skipped;
     size_t skipped_count;
+    /* --trace only (else NULL): each op's untraced run, the table's being the traced
+     * one, and the raw call's median once more after the trace stopped (ns, per
+     * device and op, NAN where no runtime is underneath). */
+    const device_result *untraced;
+    const double *raw_after_stop;
 } bench_report;
 
 /* tpevent's median over a native baseline's; false for a host baseline or one of 0 ns. */

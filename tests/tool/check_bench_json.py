@@ -31,6 +31,8 @@ DEVICE_FIELDS = {"device", "name", "timer_resolution_ns", "runtime_version",
                  "driver_version", "ops"}
 OP_FIELDS = {"op", "batch", "median_ns", "p99_ns", "baseline", "baseline_kind",
              "baseline_batch", "baseline_median_ns", "baseline_p99_ns", "ratio", "overhead_ns"}
+TRACING_FIELDS = {"untraced_median_ns", "added_ns", "ratio", "raw_untraced_ns", "raw_traced_ns",
+                  "raw_ratio", "raw_after_stop_ns"}
 REFERENCES = ["clock_gettime", "pthread_cond_round_trip"]
 ONE_SECOND_NS = 1_000_000_000
 NOT_ASKED = "not asked for (--device)"
@@ -51,11 +53,38 @@ def check_summary(where, entry, median, p99):
     return True
 
 
-def check_op(where, op, expected_key, device_type, expect_batched):
-    if not check(isinstance(op, dict) and set(op) == OP_FIELDS,
-                 f"{where}: fields {sorted(op) if isinstance(op, dict) else op!r}, "
-                 f"expected {sorted(OP_FIELDS)}"):
+def check_tracing(where, op):
+    """--trace: the op's untraced run beside the traced one (the op's own fields), and
+    the raw call in both runs and after the trace stopped, as the table prints them."""
+    tracing = op["tracing"]
+    if not check(isinstance(tracing, dict) and set(tracing) == TRACING_FIELDS,
+                 f"{where}: tracing {tracing!r}, expected the fields {sorted(TRACING_FIELDS)}"):
         return
+    untraced = tracing["untraced_median_ns"]
+    if not check(is_tenths(untraced) and untraced > 0, f"{where}: untraced_median_ns {untraced!r}"):
+        return
+    check(math.isclose(tracing["added_ns"], op["median_ns"] - untraced, abs_tol=0.11),
+          f"{where}: added_ns {tracing['added_ns']!r} is not median_ns - untraced_median_ns")
+    # The ratio is of the unrounded medians: each printed one is off by up to 0.05 ns.
+    slack = 0.05 / untraced + 0.05 / op["median_ns"] + 1e-3
+    check(math.isclose(tracing["ratio"], op["median_ns"] / untraced, rel_tol=slack),
+          f"{where}: ratio {tracing['ratio']!r} is not median_ns / untraced_median_ns")
+    raw = [tracing[f] for f in ("raw_untraced_ns", "raw_traced_ns", "raw_ratio", "raw_after_stop_ns")]
+    if op["baseline_kind"] == "host":
+        check(raw == [None] * 4, f"{where}: raw calls {raw!r} with no runtime underneath")
+    elif check(all(is_number(v) for v in raw), f"{where}: raw calls {raw!r} are not numbers"):
+        check(math.isclose(tracing["raw_traced_ns"], op["baseline_median_ns"], abs_tol=0.11),
+              f"{where}: raw_traced_ns is not the traced run's baseline_median_ns")
+
+
+def check_op(where, op, expected_key, device_type, expect_batched, traced):
+    fields = OP_FIELDS | {"tracing"} if traced else OP_FIELDS
+    if not check(isinstance(op, dict) and set(op) == fields,
+                 f"{where}: fields {sorted(op) if isinstance(op, dict) else op!r}, "
+                 f"expected {sorted(fields)}"):
+        return
+    if traced:
+        check_tracing(where, op)
     check(op["op"] == expected_key, f"{where}: op {op['op']!r}, expected {expected_key!r}")
     for field in ("batch", "baseline_batch"):
         check(is_count(op[field]) and 1 <= op[field] <= 1024, f"{where}: {field} {op[field]!r}")
@@ -95,7 +124,7 @@ def check_op(where, op, expected_key, device_type, expect_batched):
             check(op["batch"] > 1, f"{where}: a CPU query (a few ns) was not batched")
 
 
-def check_device(index, device, expect_batched):
+def check_device(index, device, expect_batched, traced):
     where = f"devices[{index}]"
     if not check(isinstance(device, dict) and set(device) == DEVICE_FIELDS,
                  f"{where}: fields {sorted(device) if isinstance(device, dict) else device!r}, "
@@ -117,7 +146,7 @@ def check_device(index, device, expect_batched):
              f"{where}: ops {ops!r:.200} are not {OPS}"):
         for op_index, op in enumerate(ops):
             check_op(f"{where} ({name}) {OPS[op_index]}", op, OPS[op_index], match.group(1),
-                     expect_batched)
+                     expect_batched, traced)
     return name
 
 
@@ -209,6 +238,7 @@ def main():
     parser.add_argument("--expect-batched", action="store_true")
     parser.add_argument("bench_args", nargs="*")
     args = parser.parse_args()
+    traced = any(a == "--trace" or a.startswith("--trace=") for a in args.bench_args)
 
     command = [args.tool, "bench", "--iterations", str(args.iterations), "--json",
                *args.bench_args]
@@ -231,7 +261,7 @@ def main():
         names = []
         if check(isinstance(devices, list) and devices, f"devices {devices!r} is not a list "
                                                           "of at least one device"):
-            names = [check_device(i, device, args.expect_batched)
+            names = [check_device(i, device, args.expect_batched, traced)
                      for i, device in enumerate(devices)]
             check(len(set(names)) == len(names), f"a device is listed twice: {names}")
             for expected in args.expect_device:
