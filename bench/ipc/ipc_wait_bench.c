@@ -10,7 +10,7 @@
  *           /proc/<pid>/fd; CUDA/HIP: the runtime's IPC event handle);
  *   socket  the event handed over a Unix socket (tp_event_ipc_send), received in a
  *           second child that is pid 1 of new PID, IPC and mount namespaces where
- *           unshare is allowed (run as root), else a plain one, said in the output
+ *           that is allowed (run as root), else a plain one, said in the output
  *           (the handle's child shares this process's namespaces: a handle cannot
  *           cross them).
  * A sample: this process's stream is held; on it a host function notes the time t0,
@@ -26,7 +26,7 @@
  * IPC and mount namespaces with a private /dev/shm: imported, and its wait released
  * by this process's record.
  */
-#define _GNU_SOURCE /* unshare, memfd_create, program_invocation_name */
+#define _GNU_SOURCE /* CLONE_NEW*, memfd_create, program_invocation_name */
 
 #include <tpevent/tpevent.h>
 
@@ -152,56 +152,50 @@ static int child_main(const char *device, int control, shared *sh, bool socket_c
 
 /* ------------------------------------------------------------ parent */
 
-/* Starts a child through a go-between that, for the socket's child, tries new
- * namespaces first. */
+/* Execs the child with nothing but what it needs: another child's end of a socket,
+ * or this process's, held by it would keep its peer from seeing this process go. */
+static void exec_child(int control, int memory, char **argv)
+{
+    for (int fd = 3; fd < 1024; fd++)
+        if (fd != control && fd != memory)
+            close(fd);
+    fcntl(control, F_SETFD, 0); /* its end alone crosses the exec */
+    execv(program_invocation_name, argv);
+    _exit(127);
+}
+
+/* Starts a child; the socket's child is cloned into new namespaces first, as pid 1
+ * there, where that is allowed (as the namespace tests' child is:
+ * tests/conformance/namespace_child.c), else a child like the other. */
 static pid_t start_child(const char *device, int control, int memory, const char *mode, bool *isolated)
 {
-    bool socket_child = strcmp(mode, "--child") != 0; /* in new namespaces */
     char control_text[16], memory_text[16];
     snprintf(control_text, sizeof control_text, "%d", control);
     snprintf(memory_text, sizeof memory_text, "%d", memory);
     char *argv[] = {
         "tpevent_bench_ipc_wait", "--device", (char *)device, (char *)mode, control_text, memory_text, NULL};
-    int report[2];
-    if (pipe2(report, O_CLOEXEC) != 0)
-        exit(2);
     fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        /* The go-between keeps nothing but what the child needs: another child's or
-         * this process's end of a socket held here would keep its peer from seeing
-         * this process go. */
-        for (int fd = 3; fd < 1024; fd++)
-            if (fd != control && fd != memory && fd != report[1])
-                close(fd);
-        char ok = socket_child && unshare(CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWNS) == 0 &&
-                          mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) == 0 &&
-                          mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "size=64m") == 0
-                      ? 'y'
-                      : 'n';
-        pid_t child = fork();
-        if (child == 0) {
-            /* Pid 1 of the new namespace mounts its own /proc, as a container's
-             * runtime does (CUDA's driver does not start under the host's: the
-             * namespace tests, tests/conformance/namespace_child.c). */
-            if (ok == 'y' && mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0)
+    pid_t pid = -1;
+    if (strcmp(mode, "--child") != 0) {
+        pid = (pid_t)syscall(SYS_clone, CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWNS | SIGCHLD, NULL, NULL, NULL, NULL);
+        if (pid == 0) {
+            /* Its own /dev/shm and /proc, as a container's runtime mounts them (CUDA's
+             * driver does not start under the host's /proc). */
+            if (mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) != 0 ||
+                mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "size=64m") != 0 ||
+                mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0)
                 _exit(4);
-            fcntl(control, F_SETFD, 0); /* its end alone crosses the exec */
-            execv(program_invocation_name, argv);
-            _exit(127);
+            exec_child(control, memory, argv);
         }
-        ssize_t ignored = write(report[1], &ok, 1);
-        (void)ignored;
-        int status = 0;
-        waitpid(child, &status, 0);
-        _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 1);
     }
-    close(report[1]);
-    char ok = 'n';
-    if (read(report[0], &ok, 1) != 1)
+    *isolated = pid > 0;
+    if (pid < 0) {
+        pid = fork();
+        if (pid == 0)
+            exec_child(control, memory, argv);
+    }
+    if (pid < 0)
         exit(2);
-    close(report[0]);
-    *isolated = ok == 'y';
     return pid;
 }
 
@@ -278,7 +272,7 @@ static int report_handle_across_namespaces(const char *device, int memory, share
     pid_t child = start_child(device, pair[1], memory, "--handle-child", &isolated);
     close(pair[1]);
     if (!isolated)
-        printf("  (unshare refused here: the child shares this process's namespaces)\n");
+        printf("  (new namespaces refused here: the child shares this process's namespaces)\n");
     hear(pair[0]); /* armed */
     check(tp_hold_release(hold), "tp_hold_release");
     check(tp_stream_synchronize(stream), "tp_stream_synchronize");
@@ -413,7 +407,7 @@ int main(int argc, char **argv)
            device);
     printf("socket's child: %s; %zu samples each, rounds alternating\n",
            isolated ? "pid 1 of new PID, IPC and mount namespaces, private /dev/shm"
-                    : "same namespaces (unshare refused here)",
+                    : "same namespaces (new namespaces refused here)",
            samples);
     double floor_median = 0;
     for (int p = 0; p < PATHS; p++) {

@@ -1,12 +1,15 @@
 /*
- * The second process of the socket tests (namespace_child.h). The namespaces are
- * made by a go-between: it unshares (a new PID namespace takes effect for the
- * unsharing process's children, not itself), makes the mount tree private so that
- * the tmpfs over /dev/shm stays its own, and forks the child, which is then pid 1
- * of the new namespace and execs this program. The go-between reports how the
- * unshare went on a pipe before it forks, and exits with the child's status.
+ * The second process of the socket tests (namespace_child.h). It is cloned straight
+ * into new PID, IPC and mount namespaces (clone with CLONE_NEWPID makes the child pid
+ * 1 of the new PID namespace, where unshare would move only the caller's later
+ * children), makes its mount tree private so that the tmpfs over /dev/shm and the
+ * /proc it mounts stay its own, and execs this program. It reports a failed step on
+ * a close-on-exec pipe, which an exec closes unwritten. No process stands between
+ * parent and child: the parent waits on the child itself, kills it (and with pid 1
+ * the whole namespace) on a timeout, and nothing ends with a copy of the parent's
+ * memory but a failed exec (memcheck, which follows a fork, checks what ends so).
  */
-#define _GNU_SOURCE /* unshare, environ, program_invocation_name */
+#define _GNU_SOURCE /* CLONE_NEW*, environ, program_invocation_name */
 
 #include "namespace_child.h"
 #include "support.h"
@@ -21,62 +24,37 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* What the go-between writes on the pipe: 0, or the step that failed and its errno. */
-enum { STEP_OK, STEP_UNSHARE, STEP_MOUNT_PRIVATE, STEP_MOUNT_SHM, STEP_FORK };
+/* The step that failed, which the child writes on the pipe with its errno. */
+enum { STEP_MOUNT_PRIVATE = 1, STEP_MOUNT_SHM, STEP_MOUNT_PROC, STEP_EXEC, STEP_COUNT };
+static const char *const steps[STEP_COUNT] = {"", "mount --make-rprivate /", "mount tmpfs on /dev/shm",
+                                              "mount proc on /proc", "exec"};
 
-static void report(int pipe_fd, int step, int err)
+/* The child, pid 1 of its namespaces: only system calls until exec (the parent may
+ * have had threads, and the clone ran none of the C library's fork handlers). */
+static void namespaced_child(int pipe_fd, char **argv, char **env)
 {
-    int said[2] = {step, err};
+    /* The types are ignored for a propagation change; named, not NULL, for memcheck.
+     * Its own /proc, as a container's runtime mounts it: under the old one
+     * /proc/<getpid()> is the host's init, and CUDA's driver failed to start there
+     * (cudaErrorOperatingSystem, H100). */
+    int step = STEP_MOUNT_PRIVATE;
+    if (mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) == 0 &&
+        (step = STEP_MOUNT_SHM, mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "size=64m") == 0) &&
+        (step = STEP_MOUNT_PROC, mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == 0)) {
+        step = STEP_EXEC;
+        execve(program_invocation_name, argv, env);
+    }
+    int said[2] = {step, errno};
     ssize_t ignored = write(pipe_fd, said, sizeof said);
     (void)ignored;
+    _exit(127);
 }
 
-/* The go-between, in the fork's child: only system calls from here on (the parent
- * may have had threads). */
-static void go_between(int pipe_fd, bool isolated, char **argv, char **env)
-{
-    if (isolated) {
-        if (unshare(CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWNS) != 0) {
-            report(pipe_fd, STEP_UNSHARE, errno);
-            _exit(3);
-        }
-        /* The types are ignored for a propagation change; named, not NULL, for memcheck. */
-        if (mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) != 0) {
-            report(pipe_fd, STEP_MOUNT_PRIVATE, errno);
-            _exit(3);
-        }
-        if (mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "size=64m") != 0) {
-            report(pipe_fd, STEP_MOUNT_SHM, errno);
-            _exit(3);
-        }
-    }
-    pid_t child = fork();
-    if (child < 0) {
-        report(pipe_fd, STEP_FORK, errno);
-        _exit(3);
-    }
-    if (child == 0) {
-        /* Pid 1 of the new namespace mounts its own /proc, as a container's runtime
-         * does: under the old one, /proc/<getpid()> is the host's init, and CUDA's
-         * driver failed to start there (cudaErrorOperatingSystem, H100). */
-        if (isolated && mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0)
-            _exit(4);
-        execve(program_invocation_name, argv, env);
-        _exit(127);
-    }
-    report(pipe_fd, STEP_OK, 0);
-    close(pipe_fd);
-    free(env); /* the parent's copy, made before the fork (memcheck follows this process) */
-    int status = 0;
-    while (waitpid(child, &status, 0) < 0 && errno == EINTR)
-        ;
-    _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
-}
-
-bool namespace_child_start(namespace_child *child, const char *device, const char *test, bool isolated)
+bool namespace_child_start(namespace_child *child, const char *device, const char *test)
 {
     int pair[2], status_pipe[2];
     /* The child's end survives exec; the parent's does not. */
@@ -84,8 +62,8 @@ bool namespace_child_start(namespace_child *child, const char *device, const cha
     CHECK(fcntl(pair[0], F_SETFD, FD_CLOEXEC) == 0);
     CHECK(pipe2(status_pipe, O_CLOEXEC) == 0);
 
-    /* Everything the go-between needs, made before the fork. */
-    static char socket_var[64];
+    /* Everything the child needs, made before the clone. */
+    char socket_var[64];
     snprintf(socket_var, sizeof socket_var, "%s=%d", NAMESPACE_CHILD_SOCKET_ENV, pair[1]);
     size_t count = 0;
     while (environ[count] != NULL)
@@ -98,36 +76,42 @@ bool namespace_child_start(namespace_child *child, const char *device, const cha
     char *argv[] = {"tpevent_conformance", "--device", (char *)device, "--test", (char *)test, NULL};
 
     fflush(NULL);
-    pid_t pid = fork();
-    CHECK(pid >= 0);
+    /* A fork into new namespaces: no new stack, SIGCHLD to the parent at the end. */
+    pid_t pid = (pid_t)syscall(SYS_clone, CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWNS | SIGCHLD, NULL, NULL, NULL, NULL);
+    int clone_err = errno;
     if (pid == 0) {
         close(pair[0]);
         close(status_pipe[0]);
-        go_between(status_pipe[1], isolated, argv, env);
+        namespaced_child(status_pipe[1], argv, env);
     }
     free(env);
     close(pair[1]);
     close(status_pipe[1]);
-    int said[2] = {-1, 0};
+    if (pid < 0) {
+        close(pair[0]);
+        close(status_pipe[0]);
+        if (clone_err == EPERM) {
+            printf("skipped: clone(CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWNS): %s (needs root or CAP_SYS_ADMIN)\n",
+                   strerror(clone_err));
+            return false;
+        }
+        check_failed(__FILE__, __LINE__, "starting the child: clone: %s", strerror(clone_err));
+        return false;
+    }
+    int said[2] = {0, 0};
     ssize_t n;
     while ((n = read(status_pipe[0], said, sizeof said)) < 0 && errno == EINTR)
         ;
     close(status_pipe[0]);
     child->pid = pid;
     child->socket = pair[0];
-    if (n == (ssize_t)sizeof said && said[0] == STEP_OK)
+    if (n == 0) /* the pipe closed by the exec */
         return true;
     int status = 0;
     waitpid(pid, &status, 0);
     close(pair[0]);
-    if (n == (ssize_t)sizeof said && said[0] == STEP_UNSHARE && said[1] == EPERM) {
-        printf("skipped: unshare(CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWNS): %s (needs root or CAP_SYS_ADMIN)\n",
-               strerror(EPERM));
-        return false;
-    }
-    static const char *const steps[] = {"", "unshare", "mount --make-rprivate /", "mount tmpfs on /dev/shm", "fork"};
     check_failed(__FILE__, __LINE__, "starting the child: %s: %s",
-                 n == (ssize_t)sizeof said && said[0] > 0 && said[0] <= STEP_FORK ? steps[said[0]] : "no report",
+                 n == (ssize_t)sizeof said && said[0] > 0 && said[0] < STEP_COUNT ? steps[said[0]] : "no report",
                  strerror(said[1]));
     return false;
 }

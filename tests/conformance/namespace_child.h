@@ -28,13 +28,13 @@ typedef struct namespace_child {
 
 /*
  * Starts `test` of this program on `device` in a child holding the other end of a
- * socketpair (its number in NAMESPACE_CHILD_SOCKET_ENV). With `isolated`, the child
- * runs as pid 1 of a new PID namespace, in new IPC and mount namespaces, with a
- * private tmpfs on /dev/shm. Returns false after printing "skipped: <why>" only where
- * unshare is refused with EPERM (not root, or a sandbox that forbids it); any other
- * failure fails the test.
+ * socketpair (its number in NAMESPACE_CHILD_SOCKET_ENV), as pid 1 of a new PID
+ * namespace, in new IPC and mount namespaces, with a private tmpfs on /dev/shm and
+ * its own /proc. Returns false after printing "skipped: <why>" only where the new
+ * namespaces are refused with EPERM (not root, or a sandbox that forbids them); any
+ * other failure fails the test.
  */
-bool namespace_child_start(namespace_child *child, const char *device, const char *test, bool isolated);
+bool namespace_child_start(namespace_child *child, const char *device, const char *test);
 
 /* The child's end of the socket, or -1 in the parent (the variable is unset). */
 int namespace_child_socket(void);

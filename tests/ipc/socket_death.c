@@ -43,7 +43,7 @@ TEST(socket_recorder_in_another_namespace_exits_with_its_record_pending)
     tp_stream *waiter = cpu ? new_stream(env->device) : NULL;
     tp_event *after_wait = cpu ? new_event(env->device, TP_EVENT_DEFAULT) : NULL;
     namespace_child child;
-    if (!namespace_child_start(&child, env->device, TEST_NAME, true))
+    if (!namespace_child_start(&child, env->device, TEST_NAME))
         return TEST_SKIP;
     CHECK_OK(tp_event_ipc_send(event, child.socket));
     namespace_child_expect(child.socket, 'r', 60);
