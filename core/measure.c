@@ -35,10 +35,11 @@
  * from the hold, its core's clock), 1 ms samples 0.2 %. */
 static const double sample_min_ns = 1000 * 1000;
 static const double sample_min_timer_steps = 2000;
-/* What tpevent itself queues under one hold besides fn's work (the hold, the range's
- * marks, the timing records and, while a trace runs, their marks), kept out of the
- * window the batch may fill; a cold call adds a flush and two records. */
-static const int64_t own_ops_per_hold = 8;
+/* What tpevent itself queues under one hold besides fn's work, kept out of the window
+ * the batch may fill: the hold, the range's two marks, the SM clock's two marks (a
+ * kernel launch each on CUDA), the two timing records and, while a trace runs, their
+ * two marks (9), and one to spare; a cold call adds a flush and two records. */
+static const int64_t own_ops_per_hold = 10;
 static const int64_t own_ops_per_cold_call = 4;
 /* The host's time to submit one stretch stays below this (a tenth of the watchdog's
  * least), so that slow submission alone never makes a hold run out, even on a host

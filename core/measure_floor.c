@@ -37,7 +37,10 @@ static const int64_t floor_per_call_max = 32;
 static const int64_t floor_batch_max = 128;
 /* Cold, the per-call stretch's flushes take about this much at most. */
 static const double cold_floor_flush_ns = 2 * 1000 * 1000;
-/* What tpevent queues under one hold besides the calls (measure.c's own_ops_per_hold). */
+/* What tpevent queues under one hold besides the calls: measure.c's own_ops_per_hold
+ * less the SM clock's two marks, which the least work's stretches do not take (the
+ * hold, the range's two marks, the two timing records and their trace marks: 7), and
+ * one to spare. */
 static const int64_t floor_own_ops = 8;
 
 static int compare_doubles(const void *a, const void *b)
