@@ -179,8 +179,9 @@ static pid_t start_child(const char *device, int control, int memory, const char
     if (strcmp(mode, "--child") != 0) {
         pid = (pid_t)syscall(SYS_clone, CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWNS | SIGCHLD, NULL, NULL, NULL, NULL);
         if (pid == 0) {
-            /* Its own /dev/shm and /proc, as a container's runtime mounts them (CUDA's
-             * driver does not start under the host's /proc). */
+            /* Its own /dev/shm and /proc, as a container's runtime mounts them (under
+             * the host's /proc CUDA's driver did not start on an H100:
+             * docs/interprocess.md). */
             if (mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) != 0 ||
                 mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "size=64m") != 0 ||
                 mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0)

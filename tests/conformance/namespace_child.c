@@ -39,8 +39,9 @@ static void namespaced_child(int pipe_fd, char **argv, char **env)
 {
     /* The types are ignored for a propagation change; named, not NULL, for memcheck.
      * Its own /proc, as a container's runtime mounts it: under the old one
-     * /proc/<getpid()> is the host's init, and CUDA's driver failed to start there
-     * (cudaErrorOperatingSystem, H100). */
+     * /proc/<getpid()> is the host's init, the likely reason why CUDA's driver did
+     * not start in this child on an H100 (cudaErrorOperatingSystem; not yet
+     * confirmed by a GPU run, docs/interprocess.md). */
     int step = STEP_MOUNT_PRIVATE;
     if (mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) == 0 &&
         (step = STEP_MOUNT_SHM, mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "size=64m") == 0) &&
