@@ -349,13 +349,14 @@ def _summary(measured, stmt, setup, with_samples, name=None):
     host, the device, one entry named by the statement), then timeit's numbers and
     Measurement.to_dict()'s fields (its per-sample "times" only with --samples)."""
     entry = results.measurement_entry(name or stmt, measured, setup=setup, samples=with_samples)
+    best, repeats = _best_of_repeats(measured)
     summary = results.document(
         "tpevent.timeit", [entry], [measured.device],
         stmt=stmt,
         setup=setup,
         number=_loops(measured),
-        repeat=_best_of_repeats(measured)[1],
-        best=_best_of_repeats(measured)[0],
+        repeat=repeats,
+        best=best,
     )
     summary.update(measured.to_dict())
     if not with_samples:
