@@ -190,7 +190,9 @@ TEST(rule08_socket_recv_refuses_a_device_of_another_type)
     REQUIRE_SOCKET_IPC(env->device);
     tp_device mine;
     CHECK_OK(tp_device_parse(env->device, &mine));
-    const char *other = mine.type == TP_DEVICE_CPU ? "cuda:0" : "cpu:0";
+    char other[64]; /* device 0 of the next type in the enum: another type, here or not */
+    snprintf(other, sizeof other, "%s:0",
+             tp_device_type_name((tp_device_type)((mine.type + 1) % TP_DEVICE_TYPE_COUNT)));
     tp_event *sender = new_event(env->device, TP_EVENT_INTERPROCESS);
     int pair[2];
     CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) == 0);
