@@ -7,7 +7,8 @@
  *                  timelines' pool, submission, the error names
  *   vk_clock.c     a device's timestamps on CLOCK_MONOTONIC (calibrated
  *                  timestamps, rule 13)
- *   vk_sample.c    raw Vulkan's calls timed, for `tpevent bench` (native_sample)
+ *   vk_sample.c    raw Vulkan's calls timed, for `tpevent bench` (native_sample;
+ *                  the calls are vk_raw.h's, bench/vulkan's baseline too)
  *   vk_notify.c    fn(arg) once a timeline reaches a value, from one thread
  *   vk_record.c    records: a value of a stream's timeline, and for timing a
  *                  query with its command buffer, pooled

@@ -9,6 +9,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "backends/vulkan/vk_internal.h"
+#include "backends/vulkan/vk_raw.h"
 #include "common/clock.h"
 
 typedef struct sample_setup {
@@ -20,50 +21,19 @@ typedef struct sample_setup {
     VkCommandBuffer stamp;
 } sample_setup;
 
-static VkResult timeline_create(VkDevice device, VkSemaphore *out)
-{
-    VkSemaphoreTypeCreateInfo type = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
-                                      .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE};
-    VkSemaphoreCreateInfo info = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, .pNext = &type};
-    return vkCreateSemaphore(device, &info, NULL, out);
-}
-
-/* One submission: optional commands, an optional wait for `wait`'s value, the
- * signal of `signal`'s next value. */
+/* vk_raw_submit on tpevent's queue, which its streams share: under its lock. */
 static VkResult submit(sample_setup *s, VkCommandBuffer commands, VkSemaphore wait, uint64_t wait_value,
                        VkSemaphore signal, uint64_t *signal_value)
 {
-    static const VkPipelineStageFlags all = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
-    uint64_t next = *signal_value + 1;
-    VkTimelineSemaphoreSubmitInfo values = {.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
-                                            .waitSemaphoreValueCount = wait ? 1 : 0,
-                                            .pWaitSemaphoreValues = &wait_value,
-                                            .signalSemaphoreValueCount = 1,
-                                            .pSignalSemaphoreValues = &next};
-    VkSubmitInfo info = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
-                         .pNext = &values,
-                         .waitSemaphoreCount = wait ? 1 : 0,
-                         .pWaitSemaphores = &wait,
-                         .pWaitDstStageMask = &all,
-                         .commandBufferCount = commands ? 1 : 0,
-                         .pCommandBuffers = &commands,
-                         .signalSemaphoreCount = 1,
-                         .pSignalSemaphores = &signal};
     pthread_mutex_lock(&s->device->queue_lock);
-    VkResult result = vkQueueSubmit(s->device->queue, 1, &info, VK_NULL_HANDLE);
+    VkResult result = vk_raw_submit(s->device->queue, commands, wait, wait_value, signal, signal_value);
     pthread_mutex_unlock(&s->device->queue_lock);
-    if (result == VK_SUCCESS)
-        *signal_value = next;
     return result;
 }
 
 static VkResult wait_value(sample_setup *s, VkSemaphore semaphore, uint64_t value)
 {
-    VkSemaphoreWaitInfo info = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
-                                .semaphoreCount = 1,
-                                .pSemaphores = &semaphore,
-                                .pValues = &value};
-    return vkWaitSemaphores(s->device->device, &info, UINT64_MAX);
+    return vk_raw_wait(s->device->device, semaphore, value);
 }
 
 /* The semaphores, two timestamps written and reached, a command buffer writing one. */
@@ -71,9 +41,9 @@ static VkResult sample_prepare(sample_setup *s, const char **call)
 {
     VkDevice device = s->device->device;
     *call = "vkCreateSemaphore";
-    VkResult result = timeline_create(device, &s->timeline);
+    VkResult result = vk_raw_timeline_create(device, &s->timeline);
     if (result == VK_SUCCESS)
-        result = timeline_create(device, &s->other);
+        result = vk_raw_timeline_create(device, &s->other);
     VkCommandPoolCreateInfo pool = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
                                     .queueFamilyIndex = s->device->family};
     if (result == VK_SUCCESS && (*call = "vkCreateCommandPool"))
@@ -156,7 +126,7 @@ static VkResult sample_once(tp_native_op op, sample_setup *s, uint64_t *ns, cons
         break;
     case TP_NATIVE_CREATE_DESTROY:
         *call = "vkCreateSemaphore/vkDestroySemaphore";
-        result = timeline_create(s->device->device, &made);
+        result = vk_raw_timeline_create(s->device->device, &made);
         if (result == VK_SUCCESS)
             vkDestroySemaphore(s->device->device, made, NULL);
         break;

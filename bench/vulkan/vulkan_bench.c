@@ -34,6 +34,7 @@
 
 #include <tpevent/tpevent.h>
 
+#include "backends/vulkan/vk_raw.h" /* the raw calls, the same as tpevent bench's baseline */
 #include "bench_rounds.h"
 
 #include <vulkan/vulkan.h>
@@ -99,35 +100,14 @@ static void tp_record_timing(tp_fixture *f, size_t n)
 static void raw_submit(raw_fixture *r, VkCommandBuffer commands, VkSemaphore wait, uint64_t wait_value,
                        VkSemaphore signal, uint64_t *signal_value)
 {
-    static const VkPipelineStageFlags all = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
-    uint64_t next = *signal_value + 1;
-    VkTimelineSemaphoreSubmitInfo values = {.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
-                                            .waitSemaphoreValueCount = wait ? 1 : 0,
-                                            .pWaitSemaphoreValues = &wait_value,
-                                            .signalSemaphoreValueCount = 1,
-                                            .pSignalSemaphoreValues = &next};
-    VkSubmitInfo info = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
-                         .pNext = &values,
-                         .waitSemaphoreCount = wait ? 1 : 0,
-                         .pWaitSemaphores = &wait,
-                         .pWaitDstStageMask = &all,
-                         .commandBufferCount = commands ? 1 : 0,
-                         .pCommandBuffers = &commands,
-                         .signalSemaphoreCount = 1,
-                         .pSignalSemaphores = &signal};
-    check_raw(vkQueueSubmit(r->queue, 1, &info, VK_NULL_HANDLE), "vkQueueSubmit");
-    *signal_value = next;
+    check_raw(vk_raw_submit(r->queue, commands, wait, wait_value, signal, signal_value), "vkQueueSubmit");
 }
 
 /* A command buffer runs once at a time: the last record's is waited for first, as
  * tpevent's pool gives a record a query the device is done with. */
 static void raw_wait_value(raw_fixture *r, VkSemaphore semaphore, uint64_t value)
 {
-    VkSemaphoreWaitInfo info = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
-                                .semaphoreCount = 1,
-                                .pSemaphores = &semaphore,
-                                .pValues = &value};
-    check_raw(vkWaitSemaphores(r->device, &info, UINT64_MAX), "vkWaitSemaphores");
+    check_raw(vk_raw_wait(r->device, semaphore, value), "vkWaitSemaphores");
 }
 
 static void raw_record_timing(raw_fixture *r, size_t n)
@@ -272,11 +252,8 @@ static void raw_fixture_settle(raw_fixture *r)
 
 static VkSemaphore raw_timeline(VkDevice device)
 {
-    VkSemaphoreTypeCreateInfo type = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
-                                      .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE};
-    VkSemaphoreCreateInfo info = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, .pNext = &type};
     VkSemaphore semaphore = VK_NULL_HANDLE;
-    check_raw(vkCreateSemaphore(device, &info, NULL, &semaphore), "vkCreateSemaphore");
+    check_raw(vk_raw_timeline_create(device, &semaphore), "vkCreateSemaphore");
     return semaphore;
 }
 
