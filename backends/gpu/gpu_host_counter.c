@@ -46,8 +46,10 @@ typedef struct counter_device {
     /* Why SUPPORT_NO, for `tpevent devices` and a debugger. */
     const char *_Atomic unsupported_reason;
     _Atomic(counter_slab *) slabs;
-    gpu_counter *free; /* room for every counter of every slab; under counters.lock */
-    size_t free_count, free_capacity;
+    /* Under counters.lock: the free ones, with room for every counter of every
+     * slab (made: all counters of its slabs), since all may be given back. */
+    gpu_counter *free;
+    size_t free_count, free_capacity, made;
 } counter_device;
 
 static struct {
@@ -145,7 +147,7 @@ TP_COLD tp_status gpu_counters_refused_at_exit(const char *operation)
 /* A new slab of counters for the device. Under counters.lock. */
 static tp_status slab_add(gpu_device *device, counter_device *slot, const char *operation)
 {
-    if (!tp_array_grow(&slot->free, &slot->free_capacity, slot->free_count + SLAB_COUNTERS, sizeof *slot->free))
+    if (!tp_array_grow(&slot->free, &slot->free_capacity, slot->made + SLAB_COUNTERS, sizeof *slot->free))
         return gpu.host->fail(TP_ERR_OUT_OF_MEMORY, "%s: out of memory", operation);
     counter_slab *slab = malloc(sizeof *slab);
     if (!slab)
@@ -180,6 +182,7 @@ static tp_status slab_add(gpu_device *device, counter_device *slot, const char *
         atomic_init(counter, 0);
         slot->free[slot->free_count++] = (gpu_counter){counter, rt_device_ptr_offset(base, i * COUNTER_BYTES)};
     }
+    slot->made += SLAB_COUNTERS;
     slab->next = atomic_load_explicit(&slot->slabs, memory_order_relaxed);
     atomic_store_explicit(&slot->slabs, slab, memory_order_release);
     return TP_OK;

@@ -337,3 +337,48 @@ TEST(rule16_graph_destroyed_with_launches_pending)
     counted_destroy(&c);
     return 0;
 }
+
+/* Whether the stream is idle within `seconds`: false for a stream held for good. */
+static bool idle_within(tp_stream *stream, double seconds)
+{
+    double deadline = monotonic_seconds() + seconds;
+    while (!stream_is_idle(stream)) {
+        if (monotonic_seconds() > deadline)
+            return false;
+        sleep_ms(1);
+    }
+    return true;
+}
+
+/* A graph of more host functions than a thousand, captured, launched twice and
+ * destroyed three times over: each runs once a launch, and what a round gave back
+ * serves the next (on the GPUs each captured host function holds a counter of its
+ * own, from slabs of 1,024). */
+#define MANY_HOST_FNS 1500
+
+TEST(rule16_graph_of_many_host_fns_runs_each_once_a_launch)
+{
+    REQUIRE_CAPTURE(env);
+    tp_stream *stream = new_stream(env->device);
+    atomic_int counter;
+    for (int round = 0; round < 3; round++) {
+        atomic_init(&counter, 0);
+        CHECK_OK(tp_stream_begin_capture(stream));
+        for (int i = 0; i < MANY_HOST_FNS; i++)
+            CHECK_OK(tp_stream_launch_host_fn(stream, counter_host_fn, &counter));
+        tp_graph *graph = NULL;
+        CHECK_OK(tp_stream_end_capture(stream, &graph));
+        CHECK_OK(tp_graph_launch(graph, stream));
+        CHECK_OK(tp_graph_launch(graph, stream));
+        bool idle = idle_within(stream, EVENTUALLY_SECONDS);
+        if (!idle || atomic_load(&counter) != 2 * MANY_HOST_FNS) {
+            printf("round %d: %d host functions ran of %d; the stream %s\n", round, atomic_load(&counter),
+                   2 * MANY_HOST_FNS, idle ? "idle" : "still busy");
+            CHECK(false);
+            break;
+        }
+        CHECK_OK(tp_graph_destroy(graph));
+    }
+    CHECK_OK(tp_stream_destroy(stream));
+    return 0;
+}
