@@ -403,35 +403,44 @@ tp_status gpu_capture_ipc_wait_event(tp_stream *stream_base, tp_event *event_bas
 /* Rule 15 inside a capture: a node that runs fn at each launch (gpu_host_fn_graph.c);
  * tpevent's own graph frees it once gone (then release(arg)), someone else's keeps
  * it for good. Like every captured operation, it counts on its branch, so that a
- * branch whose host function the origin did not join back is refused at the end. */
+ * branch whose host function the origin did not join back is refused at the end.
+ * In tpevent's own capture gpu_capture_lock is held from the look at the capture to
+ * the node in its list: an end on another thread (which closes the token under the
+ * lock before the runtime's end) comes wholly before, and the launch is refused, or
+ * wholly after, and the node is in the capture and in its graph's list. A
+ * signalled node the graph does not list would hold its launches, or (captured
+ * no more) the stream at once, for good: no launch queues its runs. */
 static tp_status capture_host_fn(gpu_stream *stream, gpu_capture *token, void (*fn)(void *), void *arg,
                                  void (*release)(void *))
 {
     gpu_host_fn_node *node = NULL;
-    tp_status status = gpu_host_fn_capture(stream, fn, arg, token->foreign ? NULL : release, !token->foreign, &node);
-    if (status == TP_OK && token->foreign)
-        gpu_host_fn_node_keep(node);
-    if (status != TP_OK || token->foreign)
+    if (token->foreign) {
+        tp_status status = gpu_host_fn_capture(stream, fn, arg, NULL, false, &node);
+        if (status == TP_OK)
+            gpu_host_fn_node_keep(node);
         return status;
+    }
     pthread_mutex_lock(&gpu_capture_lock);
     gpu_capture_build *build = gpu_capture_token_open(token) ? token->build : NULL;
-    build_branch *branch = build ? gpu_capture_branch_of(build, stream) : NULL;
-    if (branch)
-        branch->ops++;
     host_fn_list *list = build ? &build->host_fns : NULL;
-    bool listed = list && tp_array_grow(&list->items, &list->capacity, list->count + 1, sizeof *list->items);
-    if (listed)
+    tp_status status = TP_OK;
+    if (!build)
+        status = gpu.host->fail(TP_ERR_CAPTURING,
+                                "tp_stream_launch_host_fn: the capture of the %s:%d stream %p was ended by another "
+                                "thread meanwhile: the host function is neither captured nor launched",
+                                RT_BACKEND_NAME, stream->head.device.index, (void *)stream->native);
+    else if (!tp_array_grow(&list->items, &list->capacity, list->count + 1, sizeof *list->items))
+        status = gpu.host->fail(TP_ERR_OUT_OF_MEMORY, "tp_stream_launch_host_fn: out of memory");
+    else
+        status = gpu_host_fn_capture(stream, fn, arg, release, true, &node);
+    if (status == TP_OK) {
+        build_branch *branch = gpu_capture_branch_of(build, stream);
+        if (branch)
+            branch->ops++;
         list->items[list->count++] = node;
-    else if (build)
-        build->out_of_memory = true;
+    }
     pthread_mutex_unlock(&gpu_capture_lock);
-    /* Out of memory, the capture is dropped, its graph never launched: the node
-     * goes now. A capture that ended meanwhile may be launched: kept. */
-    if (!listed && build)
-        gpu_host_fn_node_free(node);
-    else if (!listed)
-        gpu_host_fn_node_keep(node);
-    return TP_OK;
+    return status;
 }
 
 tp_status gpu_capture_host_fn_launch(tp_stream *stream_base, void (*fn)(void *), void *arg)

@@ -8,6 +8,7 @@
  * rule16_capture_host_functions.c's. */
 #include "capture_support.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -374,6 +375,72 @@ TEST(rule16_graph_of_many_host_fns_runs_each_once_a_launch)
         if (!idle || atomic_load(&counter) != 2 * MANY_HOST_FNS) {
             printf("round %d: %d host functions ran of %d; the stream %s\n", round, atomic_load(&counter),
                    2 * MANY_HOST_FNS, idle ? "idle" : "still busy");
+            CHECK(false);
+            break;
+        }
+        CHECK_OK(tp_graph_destroy(graph));
+    }
+    CHECK_OK(tp_stream_destroy(stream));
+    return 0;
+}
+
+/* Rule 10 with rule 16: one thread launches host functions on a stream while
+ * another ends the stream's capture. Each launch that succeeds is either in the
+ * graph (it runs at each launch of it) or after the capture (it runs once, at
+ * once); none is lost and none holds the stream for good. A launch the capture's
+ * end overtook may be refused with TP_ERR_CAPTURING. */
+#define RACING_LAUNCHES_MAX 200
+
+typedef struct racing_launches {
+    tp_stream *stream;
+    atomic_int counter, started, stop;
+    int succeeded, refused, failed;
+} racing_launches;
+
+/* Until the capture ended (and a few launches more). */
+static void *launch_while_the_capture_ends(void *arg)
+{
+    racing_launches *r = arg;
+    for (int i = 0; i < RACING_LAUNCHES_MAX && atomic_load(&r->stop) < 4; i++) {
+        if (atomic_load(&r->stop) > 0)
+            atomic_fetch_add(&r->stop, 1);
+        tp_status status = tp_stream_launch_host_fn(r->stream, counter_host_fn, &r->counter);
+        r->succeeded += status == TP_OK;
+        r->refused += status == TP_ERR_CAPTURING;
+        r->failed += status != TP_OK && status != TP_ERR_CAPTURING;
+        atomic_store(&r->started, 1);
+    }
+    return NULL;
+}
+
+TEST(rule16_host_fns_launched_while_another_thread_ends_the_capture)
+{
+    REQUIRE_CAPTURE(env);
+    tp_stream *stream = new_stream(env->device);
+    for (int round = 0; round < 20; round++) {
+        racing_launches r = {.stream = stream};
+        CHECK_OK(tp_stream_begin_capture(stream));
+        pthread_t thread;
+        CHECK(pthread_create(&thread, NULL, launch_while_the_capture_ends, &r) == 0);
+        while (!atomic_load(&r.started))
+            ; /* the end comes while launches go on */
+        tp_graph *graph = NULL;
+        CHECK_OK(tp_stream_end_capture(stream, &graph));
+        atomic_store(&r.stop, 1);
+        CHECK(pthread_join(thread, NULL) == 0);
+        CHECK(r.failed == 0);
+        bool idle = idle_within(stream, EVENTUALLY_SECONDS); /* the launches after the capture ran */
+        int ran_at_once = atomic_load(&r.counter);
+        for (int i = 0; i < 2 && idle; i++)
+            CHECK_OK(tp_graph_launch(graph, stream));
+        idle = idle && idle_within(stream, EVENTUALLY_SECONDS);
+        int in_graph = (atomic_load(&r.counter) - ran_at_once) / 2;
+        if (!idle || ran_at_once + in_graph != r.succeeded || (atomic_load(&r.counter) - ran_at_once) % 2 != 0) {
+            printf(
+                "round %d: %d launches succeeded, %d refused; %d ran at once, then %d after two launches of the "
+                "graph; the stream %s\n",
+                round, r.succeeded, r.refused, ran_at_once, atomic_load(&r.counter) - ran_at_once,
+                idle ? "idle" : "held for good");
             CHECK(false);
             break;
         }
