@@ -23,9 +23,10 @@
  * appears in a trace (8 at a time) or when the pool runs dry; the arrays of
  * ranges, marks, flows and tracks, the names and the event table grow by doubling.
  * At stop, the room a trace grew is kept for the next, up to KEPT_RANGES ranges and
- * their events, KEPT_MARKS marks and flows (on the CPU 1.9 MB of heap in use after a
- * 100,000-range trace: trace.memory_given_back); what a larger trace grew above that
- * is given back, so that a trace of any size leaves behind what a moderate one would.
+ * their events, KEPT_MARKS marks and flows and the table of the events they mark (on
+ * the CPU 1.9 MB of heap in use after a 100,000-range trace: trace.memory_given_back);
+ * what a larger trace grew above that is given back, so that a trace of any size
+ * leaves behind what a moderate one would.
  * A trace no larger than the one before allocates nothing on push, pop, record or
  * wait after the first: growing costs a traced call an event creation per new record
  * and array copies, more than the record itself on the CPU (issue 52: record + wait,
@@ -466,7 +467,7 @@ static bool release_excess(void)
         free(t->flows), t->flows = NULL, t->flow_cap = 0;
     if (t->names_cap > KEEP_NAMES)
         free(t->names), t->names = NULL, t->names_cap = 0;
-    trace_map_release(&trace.map, KEEP_MARKS * 4);
+    trace_map_release(&trace.map, KEPT_MARKS * 4); /* as many events as marks, at its load of 1/4 */
     trace_names_release(&trace.names, KEEP_NAMES / 4);
     trace_pools_trim(&trace.pools, 2 * KEPT_RANGES + KEPT_MARKS);
     return large;

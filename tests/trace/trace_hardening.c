@@ -13,6 +13,8 @@
  *       stop (item 9; glibc's mallinfo2, where the allocator is glibc's)
  *   trace_hardening room DIR                  a second trace as large as the first
  *       allocates nothing in its traced calls (issue 52)
+ *   trace_hardening room_events DIR           the same for a trace of 1000 events
+ *       recorded once each (the table of events' marks is kept too)
  *   trace_hardening max_ranges DIR            TPEVENT_TRACE_MAX_RANGES=4: the ranges
  *       past the cap are dropped, their pops still match, the file counts them (item 9)
  *   trace_hardening names DIR                 names that are not UTF-8 (Latin-1, a cut
@@ -228,6 +230,42 @@ static size_t traced_growth(tp_stream *s, tp_stream *w, tp_event *e, const char 
     return grown;
 }
 
+/* A trace that records each of `count` events once: the heap its traced calls grew. */
+static size_t traced_growth_of_events(tp_stream *s, tp_event **events, int count, const char *path)
+{
+    CHECK_OK(tp_trace_start());
+    size_t before = mallinfo2().uordblks;
+    for (int i = 0; i < count; i++)
+        CHECK_OK(tp_event_record(events[i], s));
+    size_t grown = mallinfo2().uordblks - before;
+    CHECK_OK(tp_stream_synchronize(s));
+    CHECK_OK(tp_trace_stop(path));
+    return grown;
+}
+
+/* Marks are kept for KEPT_MARKS (core/trace.c); so must the table that finds an
+ * event's mark be, or a second trace of as many events regrows it record by record. */
+static int room_kept_for_many_events(const char *dir)
+{
+    enum { EVENTS = 1000 };
+    static tp_event *events[EVENTS];
+    tp_stream *s;
+    CHECK_OK(tp_stream_create(&s, "cpu:0", 0));
+    for (int i = 0; i < EVENTS; i++)
+        CHECK_OK(tp_event_create(&events[i], "cpu:0", TP_EVENT_DEFAULT));
+    const char *path = path_in(dir, "room_events.json");
+    size_t first = traced_growth_of_events(s, events, EVENTS, path);
+    size_t second = traced_growth_of_events(s, events, EVENTS, path);
+    printf("heap grown by records of %d events: %zu bytes in a first trace, %zu in a second as large\n", EVENTS, first,
+           second);
+    CHECK(first > 0 || mallinfo2().uordblks == 0); /* 0 in all: not glibc's heap (a sanitizer's) */
+    CHECK(second < 4096);
+    for (int i = 0; i < EVENTS; i++)
+        CHECK_OK(tp_event_destroy(events[i]));
+    CHECK_OK(tp_stream_destroy(s));
+    return 0;
+}
+
 static int room_kept(const char *dir)
 {
     tp_stream *s, *w;
@@ -332,13 +370,15 @@ int main(int argc, char **argv)
         return memory_given_back(argv[2]);
     if (argc == 3 && strcmp(argv[1], "room") == 0)
         return room_kept(argv[2]);
+    if (argc == 3 && strcmp(argv[1], "room_events") == 0)
+        return room_kept_for_many_events(argv[2]);
     if (argc == 3 && strcmp(argv[1], "max_ranges") == 0)
         return max_ranges(argv[2]);
     if (argc == 3 && strcmp(argv[1], "names") == 0)
         return names(argv[2]);
     fprintf(stderr,
             "usage: %s stop_in_host_fn DEV DIR | stop_timeout DEV DIR | symlink DIR | memory DIR | room DIR | "
-            "max_ranges DIR | names DIR\n",
+            "room_events DIR | max_ranges DIR | names DIR\n",
             argv[0]);
     return 2;
 }
