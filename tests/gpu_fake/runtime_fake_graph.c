@@ -11,6 +11,9 @@
 #include "tests/gpu_fake/runtime_fake_internal.h"
 #include "tests/gpu_fake/foreign_capture_calls.h"
 
+#include "common/env.h"
+
+#include <stdio.h>
 #include <stdlib.h>
 
 enum { GOP_RECORD, GOP_WAIT, GOP_HOST_FN, GOP_WAIT_VALUE, GOP_WRITE_VALUE };
@@ -440,11 +443,39 @@ rt_error fake_graph_instantiate(rt_graph_exec *x, rt_graph g)
     return RT_SUCCESS;
 }
 
+/*
+ * Failed launches, for the tests of what a failed cudaGraphLaunch leaves (tpevent
+ * takes back what it queued for the launch): with TPEVENT_FAKE_FAILED_LAUNCHES_EVERY=N
+ * (1 to 1,000), every Nth launch of the process fails, queuing nothing, as a launch
+ * the runtime refuses. A value out of range is a test's mistake: said, and the
+ * process stops.
+ */
+static atomic_ulong launches_made;
+static uint64_t failed_every;
+static pthread_once_t failed_every_once = PTHREAD_ONCE_INIT;
+
+static void failed_every_read(void)
+{
+    char refusal[160];
+    if (!tp_env_count("TPEVENT_FAKE_FAILED_LAUNCHES_EVERY", 0, 1000, 0, &failed_every, refusal, sizeof refusal)) {
+        fprintf(stderr, "fake GPU: %s\n", refusal);
+        abort();
+    }
+}
+
+static bool launch_fails(void)
+{
+    pthread_once(&failed_every_once, failed_every_read);
+    return failed_every > 0 && (atomic_fetch_add(&launches_made, 1) + 1) % failed_every == 0;
+}
+
 rt_error fake_graph_launch(rt_graph_exec x, rt_stream s)
 {
     s = fake_resolve(s);
     if (capture_of(s))
         return FAKE_ERROR_CAPTURE_UNSUPPORTED; /* not modelled */
+    if (launch_fails())
+        return FAKE_ERROR_INVALID_VALUE;
     rt_error e = RT_SUCCESS;
     pthread_mutex_lock(&x->launch_lock);
     if (!x->launched) {
