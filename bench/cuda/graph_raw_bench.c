@@ -8,6 +8,7 @@
  * by this program with cuLaunchKernel on the stream's native handle.
  *
  * Usage: tpevent_bench_graph_raw [--device cuda:N] [--n N]... [--rounds R]
+ * (N from 2 to 65,536, at most 8 of them; R from 1 to 100,000)
  *
  * A round is the submission (N calls, or one launch) and a synchronize of the
  * stream; the four ways alternate round by round. One row per N (16, 256, 1024
@@ -20,6 +21,7 @@
 
 #include <tpevent/tpevent.h>
 
+#include "bench_rounds.h"
 #include "cu_driver.h"
 
 #include <cuda_runtime_api.h>
@@ -27,11 +29,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define EXIT_UNAVAILABLE 77
 #define EVENTS 8
 #define MAX_NS 8
+/* Bounds on the user's numbers: N operations are captured into a graph, and
+ * 8 * rounds samples are kept. */
+#define MAX_N 65536
+#define MAX_ROUNDS 100000
+#define USAGE "tpevent_bench_graph_raw [--device cuda:N] [--n N (2 to 65536)]... [--rounds R (1 to 100000)]"
 
 static CUfunction empty_kernel;
 
@@ -77,21 +83,7 @@ static void launch_empty(cudaStream_t stream)
 
 static double now_us(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
-static int compare_doubles(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *values, int count)
-{
-    qsort(values, (size_t)count, sizeof *values, compare_doubles);
-    return values[count / 2];
+    return (double)bench_now_ns() / 1e3;
 }
 
 typedef struct bench {
@@ -176,8 +168,8 @@ static void bench_n(bench *b, int n, int rounds)
         }
     double m[4], s[4];
     for (int w = 0; w < 4; w++) {
-        m[w] = median(whole[w], rounds);
-        s[w] = median(submit[w], rounds);
+        m[w] = bench_quantile(whole[w], (size_t)rounds, 0.5);
+        s[w] = bench_quantile(submit[w], (size_t)rounds, 0.5);
     }
     printf("| %5d | %9.2f | %9.2f | %9.2f | %9.2f | %9.3f | %9.2fx | %9.2fx | %9.2f | %9.2f | %9.3f |\n", n, m[0], m[1],
            m[2], m[3], m[1] / m[3], m[0] / m[1], m[2] / m[3], s[1], s[3], s[1] / s[3]);
@@ -190,15 +182,19 @@ int main(int argc, char **argv)
 {
     const char *device = "cuda:0";
     int ns[MAX_NS], n_count = 0, rounds = 200;
+    if (argc % 2 == 0)
+        die("usage", USAGE);
     for (int i = 1; i + 1 < argc; i += 2) {
+        size_t value = 0;
         if (strcmp(argv[i], "--device") == 0)
             device = argv[i + 1];
-        else if (strcmp(argv[i], "--n") == 0 && n_count < MAX_NS && atoi(argv[i + 1]) >= 2)
-            ns[n_count++] = atoi(argv[i + 1]) & ~1;
-        else if (strcmp(argv[i], "--rounds") == 0 && atoi(argv[i + 1]) >= 1)
-            rounds = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--n") == 0 && n_count < MAX_NS && bench_parse_size(argv[i + 1], &value) &&
+                 value >= 2 && value <= MAX_N)
+            ns[n_count++] = (int)value & ~1;
+        else if (strcmp(argv[i], "--rounds") == 0 && bench_parse_size(argv[i + 1], &value) && value <= MAX_ROUNDS)
+            rounds = (int)value;
         else
-            die("usage", "tpevent_bench_graph_raw [--device cuda:N] [--n N]... [--rounds R]");
+            die("usage", USAGE);
     }
     if (n_count == 0) {
         ns[n_count++] = 16;

@@ -108,16 +108,9 @@ static void sample(const sides *s, int raw, long pause, double *start, double *r
     *round_trip = (double)(t2 - t0);
 }
 
-static int compare_doubles(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static double quantile(double *values, int count, double q)
 {
-    qsort(values, (size_t)count, sizeof *values, compare_doubles);
-    return values[(int)(q * (count - 1))];
+    return bench_quantile(values, (size_t)count, q);
 }
 
 /* One row: returns whether launch to fn start is within the budget. */
@@ -152,24 +145,27 @@ static bool report_row(const sides *s, const char *name, long pause, int samples
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: tpevent_bench_host_fn [--device cuda:N] [--samples N] [--check]\n");
+    fprintf(stderr, "usage: tpevent_bench_host_fn [--device cuda:N] [--samples N (1 to %d)] [--check]\n", MAX_SAMPLES);
     exit(2);
 }
 
 int main(int argc, char **argv)
 {
     options o = {.device = "cuda:0", .samples = 2000};
+    size_t samples = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--check") == 0)
             o.check = 1;
         else if (strcmp(argv[i], "--device") == 0 && i + 1 < argc)
             o.device = argv[++i];
-        else if (strcmp(argv[i], "--samples") == 0 && i + 1 < argc)
-            o.samples = atoi(argv[++i]);
-        else
+        else if (strcmp(argv[i], "--samples") == 0 && i + 1 < argc && bench_parse_size(argv[i + 1], &samples) &&
+                 samples <= MAX_SAMPLES) {
+            o.samples = (int)samples;
+            i++;
+        } else
             usage();
     }
-    if (o.samples < 1 || o.samples > MAX_SAMPLES || strncmp(o.device, "cuda:", 5) != 0)
+    if (strncmp(o.device, "cuda:", 5) != 0)
         usage();
     if (tp_backend_status("cuda", NULL) != TP_OK) {
         printf("tpevent_bench_host_fn: skipped: the CUDA backend is not usable here: %s\n", tp_last_error());
