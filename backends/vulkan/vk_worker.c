@@ -124,6 +124,10 @@ static bool wait_is_native(const vk_stream *stream, const vk_batch *batch)
 }
 
 #define WORKER_COMMANDS_MOST 64
+/* A joined batch always takes its first task whole (a user's submission is its command
+ * buffers between two barriers), else run_submissions would submit its signal alone,
+ * again and again. */
+_Static_assert(TP_VULKAN_SUBMIT_MOST + 2 < WORKER_COMMANDS_MOST, "a user's submission fits a joined batch");
 
 /* A command buffer of the timeline's for a joined batch: one the device is done with
  * (the timeline reached its last batch), a new one, or the oldest once it is done.
