@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /*
  * Process exit. A CUDA stream waiting on an exported timeline for a value that never
@@ -94,23 +95,29 @@ tp_status tp_vk_timeline_export_support(int index, unsigned char uuid[16], char 
     return device->export_fd ? TP_OK : TP_ERR_UNSUPPORTED;
 }
 
-/* The timeline's opaque fd, exported at its first need; -1 where vkGetSemaphoreFdKHR
- * failed (the core then waits on the host). */
+/* The timeline's opaque fd, exported at its first need and then listed for the exit
+ * handler; -1 where vkGetSemaphoreFdKHR failed, for good (the core then waits on the
+ * host), or where the list could not grow (tried again at the next export). */
 static int timeline_fd(vk_device *device, vk_timeline *timeline)
 {
     pthread_mutex_lock(&device->lock);
     int fd = timeline->exported_fd_plus_1 - 1;
-    if (fd < 0) {
+    if (fd == -1) {
         VkSemaphoreGetFdInfoKHR info = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_GET_FD_INFO_KHR,
                                         .semaphore = timeline->semaphore,
                                         .handleType = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT};
-        if (!list_exported(timeline) || device->export_fd(device->device, &info, &fd) != VK_SUCCESS)
-            fd = -1; /* a timeline listed but not exported only gets a needless signal at exit */
-        else
+        if (device->export_fd(device->device, &info, &fd) != VK_SUCCESS) {
+            timeline->exported_fd_plus_1 = -1; /* fd -2: refused, not asked again */
+            fd = -1;
+        } else if (!list_exported(timeline)) {
+            close(fd); /* unlisted, it would not be signalled at exit */
+            fd = -1;
+        } else {
             timeline->exported_fd_plus_1 = fd + 1;
+        }
     }
     pthread_mutex_unlock(&device->lock);
-    return fd;
+    return fd < 0 ? -1 : fd;
 }
 
 tp_status tp_vk_snapshot_export_timeline(const tp_snapshot *snapshot, tp_timeline_export *out)

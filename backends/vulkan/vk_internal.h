@@ -91,7 +91,8 @@ typedef struct vk_timeline {
     uint64_t joined_value[VK_JOINED_MOST];
     int joined_count;
     /* Its opaque fd once exported (vk_export.c), kept for the module's life as the
-     * timeline is: 0 before, else fd + 1. Under the device's lock. */
+     * timeline is: 0 before, -1 where the export was refused, else fd + 1. Under the
+     * device's lock. */
     int exported_fd_plus_1;
 } vk_timeline;
 
