@@ -112,12 +112,22 @@ typedef struct tp_measurement {
      * while the stretches ran, read as nvbench reads it: on CUDA a kernel records
      * %clock64 and %globaltimer before and after each stretch, and a stretch's clock is
      * their cycles over their ns. 0: unknown, sm_clock_note says why (the CPU, OpenCL
-     * and HIP have none to read); never guessed. */
-    double sm_clock_mhz;        /* the clocked stretches' median (the warm-up's aside), in MHz */
-    double sm_clock_max_mhz;    /* the SM's maximum clock (NVML, else the runtime's peak), 0: unknown (none flagged) */
+     * and HIP have none to read); never guessed. Three fields have a second name, the
+     * measurement contract's: clock_mhz, clock_max_mhz and throttled (one field each). */
+    union {
+        double sm_clock_mhz; /* the clocked stretches' median (the warm-up's aside), in MHz */
+        double clock_mhz;
+    };
+    union {
+        double sm_clock_max_mhz; /* the SM's maximum clock (NVML, else the runtime's peak), 0: unknown (none flagged) */
+        double clock_max_mhz;
+    };
     int64_t sm_clock_stretches; /* stretches whose clock was read, the warm-up's aside */
-    int64_t sm_clock_low;       /* of them, below sm_clock_threshold of the maximum: flagged (and counted in
-                                   `note`), dropped with TP_MEASURE_DROP_LOW_CLOCK */
+    union {
+        int64_t sm_clock_low; /* of them, below sm_clock_threshold of the maximum: flagged (and counted in
+                                 `note`), dropped with TP_MEASURE_DROP_LOW_CLOCK */
+        int64_t throttled;
+    };
     char sm_clock_note[TP_MEASURE_NOTE_MAX]; /* "clock unknown: <why>" with sm_clock_mhz 0; else where the
                                                 maximum came from, and the throttle reasons of a low clock */
 } tp_measurement;

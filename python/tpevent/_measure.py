@@ -82,6 +82,22 @@ class Measurement:
         if fields:
             raise TypeError(f"Measurement() got unexpected fields {sorted(fields)}")
 
+    # The measurement contract's names for three of the SM clock's fields.
+    @property
+    def clock_mhz(self):
+        """``sm_clock_mhz``: the SM clock's median in MHz, None when unknown."""
+        return self.sm_clock_mhz
+
+    @property
+    def clock_max_mhz(self):
+        """``sm_clock_max_mhz``: the SM's maximum clock in MHz, None when unknown."""
+        return self.sm_clock_max_mhz
+
+    @property
+    def throttled(self):
+        """``sm_clock_low``: the stretches that ran below ``clock_threshold`` of the maximum."""
+        return self.sm_clock_low
+
     @property
     def iqr(self):
         """The interquartile range of ``times``, in seconds."""

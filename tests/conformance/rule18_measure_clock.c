@@ -36,6 +36,25 @@ TEST(rule18_measure_says_its_clock_or_why_not)
     return 0;
 }
 
+/* The clock by the measurement contract's names, clock_mhz, clock_max_mhz and
+ * throttled: the same fields as sm_clock_mhz, sm_clock_max_mhz and sm_clock_low. */
+TEST(rule18_measure_clock_by_the_contracts_names)
+{
+    CHECK(offsetof(tp_measurement, clock_mhz) == offsetof(tp_measurement, sm_clock_mhz));
+    CHECK(offsetof(tp_measurement, clock_max_mhz) == offsetof(tp_measurement, sm_clock_max_mhz));
+    CHECK(offsetof(tp_measurement, throttled) == offsetof(tp_measurement, sm_clock_low));
+    tp_stream *stream = new_stream(env->device);
+    int64_t ns = 200 * 1000;
+    tp_measure_options options = quick_measure_options();
+    tp_measurement m = {.size = sizeof m};
+    CHECK_OK(tp_measure(stream, spin_fn, &ns, &options, &m));
+    CHECK(m.clock_mhz == m.sm_clock_mhz && m.clock_max_mhz == m.sm_clock_max_mhz && m.throttled == m.sm_clock_low);
+    CHECK(m.throttled >= 0 && m.throttled <= m.sm_clock_stretches);
+    CHECK((m.clock_mhz > 0) == (strncmp(m.sm_clock_note, "clock unknown", 13) != 0));
+    CHECK_OK(tp_stream_destroy(stream));
+    return 0;
+}
+
 TEST(rule18_measure_clock_threshold_out_of_range_is_refused)
 {
     tp_stream *stream = new_stream(env->device);

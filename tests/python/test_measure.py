@@ -276,6 +276,14 @@ class SmClockTests(unittest.TestCase):
             self.assertEqual((m.sm_clock_stretches, m.sm_clock_low), (0, 0))
             self.assertNotIn(" MHz", repr(m))
 
+    def test_clock_by_the_contracts_names(self):
+        """clock_mhz, clock_max_mhz and throttled: sm_clock_mhz, sm_clock_max_mhz and
+        sm_clock_low by the measurement contract's names."""
+        m = self.measure()
+        self.assertEqual((m.clock_mhz, m.clock_max_mhz, m.throttled),
+                         (m.sm_clock_mhz, m.sm_clock_max_mhz, m.sm_clock_low))
+        self.assertEqual(m.clock_mhz is None, DEVICE_TYPE != "cuda")
+
     def test_repr_counts_the_stretches_at_a_low_clock(self):
         m = self.measure()
         fields = {name: getattr(m, name) for name in m.__slots__}
