@@ -84,11 +84,12 @@ static int threads_named(const char *name)
     return count;
 }
 
-static bool no_thread_named_within(const char *name, double seconds)
+/* Whether the count of threads named `name` comes to `count` within `seconds`. */
+static bool threads_named_within(const char *name, int count, double seconds)
 {
     struct timespec pause = {0, 10 * 1000 * 1000};
     for (double waited = 0; waited < seconds; waited += 0.01) {
-        if (threads_named(name) == 0)
+        if (threads_named(name) == count)
             return true;
         nanosleep(&pause, NULL);
     }
@@ -114,7 +115,7 @@ int main(void)
     EXPECT_OK(tp_stream_end_capture(stream, &graph));
     if (failures)
         return 1;
-    EXPECT(threads_named(LANE_THREAD) == 1);
+    EXPECT(threads_named_within(LANE_THREAD, 1, 10.0)); /* the lane names its thread itself */
 
     int succeeded = 0, failed = 0;
     for (int i = 0; i < LAUNCHES; i++) {
@@ -139,7 +140,7 @@ int main(void)
 
     EXPECT_OK(tp_graph_destroy(graph));
     EXPECT_OK(tp_stream_synchronize(stream));
-    bool lane_ended = no_thread_named_within(LANE_THREAD, 10.0);
+    bool lane_ended = threads_named_within(LANE_THREAD, 0, 10.0);
     if (!lane_ended)
         printf("the lane's thread still runs 10 s after the graph was destroyed: a run is left queued\n");
     EXPECT(lane_ended);
