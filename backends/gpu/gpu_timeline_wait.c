@@ -27,10 +27,12 @@
 #ifdef RT_HAS_EXTERNAL_TIMELINES
 
 /* An imported semaphore: an exporter's key on one device. Kept for the process's
- * life, as the exporter keeps the semaphore (core/backend.h). */
+ * life, as the exporter keeps the semaphore (core/backend.h); so is a refusal, so
+ * that the runtime is not asked again at each wait. */
 typedef struct imported_timeline {
     uint64_t key;
     int device;
+    bool refused; /* the runtime refused the import: the host path waits */
     rt_external_semaphore semaphore;
 } imported_timeline;
 
@@ -82,7 +84,7 @@ static bool imported(int device, const tp_timeline_export *timeline, rt_external
     for (size_t i = 0; i < timelines.count; i++)
         if (timelines.imports[i].key == timeline->key && timelines.imports[i].device == device) {
             *out = timelines.imports[i].semaphore;
-            return true;
+            return !timelines.imports[i].refused;
         }
     if (timelines.count == timelines.capacity) {
         size_t capacity = timelines.capacity ? 2 * timelines.capacity : 16;
@@ -94,13 +96,12 @@ static bool imported(int device, const tp_timeline_export *timeline, rt_external
     }
     int fd = dup(timeline->fd);
     if (fd < 0)
-        return false;
-    if (rt_import_timeline_fd(fd, out) != RT_SUCCESS) {
+        return false; /* out of descriptors: tried again at the next wait */
+    bool refused = rt_import_timeline_fd(fd, out) != RT_SUCCESS;
+    if (refused)
         close(fd);
-        return false;
-    }
-    timelines.imports[timelines.count++] = (imported_timeline){timeline->key, device, *out};
-    return true;
+    timelines.imports[timelines.count++] = (imported_timeline){timeline->key, device, refused, *out};
+    return !refused;
 }
 
 tp_status gpu_timeline_import_support(int device, const unsigned char uuid[16], char *how, size_t how_size)
