@@ -58,9 +58,9 @@ __attribute__((visibility("hidden"))) atomic_bool tp_trace_running_flag;
 enum { IDLE, RUNNING, WRITING };
 
 #define POOL_PREFILL 8u
-#define KEEP_RANGES 1024u
-#define KEEP_MARKS 256u
-#define KEEP_NAMES 4096u
+#define START_RANGES 1024u /* the room tp_trace_start makes */
+#define START_MARKS 256u
+#define KEEP_NAMES 4096u  /* made at start, kept at stop */
 #define KEPT_RANGES 4096u /* kept at stop (above: all given back) */
 #define KEPT_MARKS 4096u
 #define MAX_RANGES_DEFAULT ((size_t)1 << 20)
@@ -419,9 +419,9 @@ TP_API tp_status tp_trace_start(void)
     if (trace.state != IDLE) {
         status = tp_fail(TP_ERR_INVALID_ARGUMENT, "tp_trace_start: a trace is %s already (one at a time)",
                          trace.state == RUNNING ? "running" : "being written by tp_trace_stop");
-    } else if (!tp_array_grow(&trace.t.ranges, &trace.t.range_cap, KEEP_RANGES, sizeof *trace.t.ranges) ||
-               !tp_array_grow(&trace.t.marks, &trace.t.mark_cap, KEEP_MARKS, sizeof *trace.t.marks) ||
-               !tp_array_grow(&trace.t.flows, &trace.t.flow_cap, KEEP_MARKS, sizeof *trace.t.flows) ||
+    } else if (!tp_array_grow(&trace.t.ranges, &trace.t.range_cap, START_RANGES, sizeof *trace.t.ranges) ||
+               !tp_array_grow(&trace.t.marks, &trace.t.mark_cap, START_MARKS, sizeof *trace.t.marks) ||
+               !tp_array_grow(&trace.t.flows, &trace.t.flow_cap, START_MARKS, sizeof *trace.t.flows) ||
                !tp_array_grow(&trace.t.names, &trace.t.names_cap, KEEP_NAMES, 1) || !trace_map_reserve(&trace.map) ||
                !trace_names_ready(&trace.names, &trace.t)) {
         status = out_of_memory("tp_trace_start");
