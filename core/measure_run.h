@@ -110,9 +110,11 @@ void measure_host_close(measure_run *run);
 /* The stream's SM clock reader, once the stream's first work is done: run->clock, its
  * maximum, or clock_note saying why the clock is unknown. Never fails a measurement. */
 void measure_clock_open(measure_run *run);
-/* Queues mark `which` (0 before a stretch, 1 after) when the run reads its clock. */
+/* On a clocked stretch (a reader open, clock_on; measure_stretch.c decides): queues
+ * mark `which` (0 before the stretch, 1 after). */
 tp_status measure_clock_mark(measure_run *run, int which);
-/* Once the stream has passed a stretch's marks: run->stretch_clock_mhz (0: not read). */
+/* Once the stream has passed the clocked stretch's marks: run->stretch_clock_mhz (0:
+ * a mark not written). */
 void measure_clock_read(measure_run *run);
 /* The stretch's clock is below the threshold of a known maximum. */
 bool measure_clock_low(const measure_run *run, double mhz);
