@@ -21,7 +21,9 @@
  * while a record is pending, query and synchronize look (F_OFD_GETLK) once a
  * TP_LIVENESS_PERIOD_NS and fail once the byte is free, in any PID namespace. A
  * stream waiting on such a record stays held, as on a dead exporter's CUDA IPC event
- * (a stream memory operation cannot be called off). Values stay below 2^56.
+ * (a stream memory operation cannot be called off). Values stay below 2^56. A page
+ * goes once the event is gone and this process's writes into it and waits on it
+ * have passed (rule 9).
  */
 #define _GNU_SOURCE /* memfd_create */
 
@@ -85,6 +87,7 @@ struct gpu_page {
     gpu_device *device;
     uint64_t tag;                            /* random: this handle's writers are tag ^ stream */
     _Atomic uint64_t claimed;                /* bit i: this handle took channel i at some time */
+    _Atomic uint64_t waited[PAGE_CHANNELS];  /* the highest value this handle's streams wait for */
     uint64_t lock_offset;                    /* the byte this handle holds its lock on; 0: none */
     _Atomic uint64_t next_liveness_check_ns; /* query looks at most once a period */
     _Atomic uint64_t dead_ticket;            /* a pending record whose handle is known gone */
@@ -183,14 +186,17 @@ static TP_COLD tp_status recorder_died(const char *operation)
 
 /* ------------------------------------------------------------ lifetime */
 
-/* Whether a write of this process into the page may still be pending. */
-static bool writes_pending(gpu_page *page)
+/* Whether a write of this process into the page, or a wait of its streams on it, may
+ * still be pending: the device still reads or writes the mapping. */
+static bool device_use_pending(gpu_page *page)
 {
     uint64_t claimed = atomic_load_explicit(&page->claimed, memory_order_relaxed);
     for (unsigned i = 0; i < PAGE_CHANNELS; i++) {
         page_channel *channel = &page->layout->channels[i];
         if ((claimed >> i & 1) &&
             !channel_reached(channel, atomic_load_explicit(&channel->recorded, memory_order_relaxed)))
+            return true;
+        if (!channel_reached(channel, atomic_load_explicit(&page->waited[i], memory_order_relaxed)))
             return true;
     }
     return false;
@@ -209,14 +215,14 @@ static void page_free(gpu_page *page)
     free(page);
 }
 
-/* Frees the retired pages whose writes are done. */
+/* Frees the retired pages whose writes and waits are done. */
 static void sweep_retired(void)
 {
     pthread_mutex_lock(&retired.lock);
     gpu_page **link = &retired.first, *done = NULL;
     while (*link) {
         gpu_page *page = *link;
-        if (writes_pending(page)) {
+        if (device_use_pending(page)) {
             link = &page->next;
             continue;
         }
@@ -306,6 +312,8 @@ static tp_status page_wrap(gpu_device *device, int fd, bool fresh, bool own, uin
     page->device = device;
     page->tag = tp_ipc_random_token();
     atomic_init(&page->claimed, 0);
+    for (unsigned i = 0; i < PAGE_CHANNELS; i++)
+        atomic_init(&page->waited[i], 0);
     page->lock_offset = 0;
     atomic_init(&page->next_liveness_check_ns, 0);
     atomic_init(&page->dead_ticket, 0);
@@ -558,5 +566,13 @@ tp_status gpu_page_wait(gpu_page *page, gpu_stream *stream)
         e = rt_stream_wait_value64(stream->native, device_pointer_of(page, &channel->reached), count);
         rt_guard_leave(&guard);
     }
-    return e == RT_SUCCESS ? TP_OK : gpu_fail_call(RT_WAIT_VALUE_CALL, e);
+    if (e != RT_SUCCESS)
+        return gpu_fail_call(RT_WAIT_VALUE_CALL, e);
+    /* The mapping stays until the wait has passed (rule 9: the event may go first). */
+    _Atomic uint64_t *waited = &page->waited[channel - page->layout->channels];
+    uint64_t seen = atomic_load_explicit(waited, memory_order_relaxed);
+    while (seen < count &&
+           !atomic_compare_exchange_weak_explicit(waited, &seen, count, memory_order_relaxed, memory_order_relaxed))
+        ;
+    return TP_OK;
 }

@@ -25,8 +25,8 @@ tp_status gpu_page_adopt(gpu_device *device, int fd, const unsigned char *payloa
 void gpu_page_describe(const gpu_page *page, int *fd, unsigned char *payload, size_t *length);
 /* The sender's TP_EVENT_BLOCKING, which receivers take on. */
 unsigned gpu_page_flags(const gpu_page *page);
-/* Drops the event's hold; the page goes once no write of this process into it is
- * pending (rule 9). */
+/* Drops the event's hold; the page goes once no write of this process into it and
+ * no wait of its streams on it is pending (rule 9). */
 void gpu_page_release(gpu_page *page);
 
 /* A record on the stream: the stream writes its channel's next value once its

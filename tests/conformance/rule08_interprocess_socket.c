@@ -137,6 +137,30 @@ TEST(rule08_socket_send_refuses_what_cannot_travel)
     return 0;
 }
 
+/* Rule 9 on the receiving side: the received event destroyed while a stream waits
+ * on it; the wait still waits for that record and then lets the stream go. */
+TEST(rule08_socket_received_event_destroyed_with_a_wait_pending)
+{
+    REQUIRE_SOCKET_IPC(env->device);
+    tp_stream *stream = new_stream(env->device), *waiter = new_stream(env->device);
+    tp_event *sender = new_event(env->device, TP_EVENT_INTERPROCESS);
+    tp_event *receiver = sent_and_received(sender, NULL);
+    tp_event *after_wait = new_event(env->device, TP_EVENT_DEFAULT);
+    tp_hold *held = hold(stream);
+    CHECK_OK(tp_event_record(sender, stream));
+    CHECK_OK(tp_event_wait(receiver, waiter));
+    CHECK_OK(tp_event_record(after_wait, waiter));
+    CHECK_OK(tp_event_destroy(receiver));
+    CHECK(event_pending_for(after_wait, 50));
+    CHECK_OK(tp_hold_release(held));
+    CHECK(event_done_within(after_wait, EVENTUALLY_SECONDS));
+    CHECK_OK(tp_event_destroy(after_wait));
+    CHECK_OK(tp_event_destroy(sender));
+    CHECK_OK(tp_stream_destroy(waiter));
+    CHECK_OK(tp_stream_destroy(stream));
+    return 0;
+}
+
 /* Rule 8 through the socket: the received event is interprocess, takes on the
  * sender's TP_EVENT_BLOCKING (rule 5's sleep is the event's, in every process) and
  * has no timing. */
