@@ -22,8 +22,8 @@
  * Memory: pooled events (TP_EVENT_TIMING, per device) are made when a stream first
  * appears in a trace (8 at a time) or when the pool runs dry; the arrays of
  * ranges, marks, flows and tracks, the names and the event table grow by doubling.
- * At stop, the room a trace grew is kept for the next, up to KEPT_RANGES ranges and
- * their events, KEPT_MARKS marks and flows and the table of the events they mark (on
+ * At stop, the room a trace grew is kept for the next, up to KEPT_RANGES ranges, their
+ * events and names, KEPT_MARKS marks and flows and the table of the events they mark (on
  * the CPU 1.9 MB of heap in use after a 100,000-range trace: trace.memory_given_back);
  * what a larger trace grew above that is given back, so that a trace of any size
  * leaves behind what a moderate one would.
@@ -60,9 +60,10 @@ enum { IDLE, RUNNING, WRITING };
 #define POOL_PREFILL 8u
 #define START_RANGES 1024u /* the room tp_trace_start makes */
 #define START_MARKS 256u
-#define KEEP_NAMES 4096u  /* made at start, kept at stop */
+#define START_NAMES 4096u /* bytes of names */
 #define KEPT_RANGES 4096u /* kept at stop (above: all given back) */
 #define KEPT_MARKS 4096u
+#define KEPT_NAMES (16u * KEPT_RANGES) /* bytes: as many names of 15 characters */
 #define MAX_RANGES_DEFAULT ((size_t)1 << 20)
 #define TRACE_DROPPED (TRACE_NONE - 1)       /* on a track's stack: a range pushed past the cap */
 #define MAX_RANGES_LIMIT (TRACE_DROPPED - 1) /* ranges and marks are numbered in 32 bits */
@@ -422,7 +423,7 @@ TP_API tp_status tp_trace_start(void)
     } else if (!tp_array_grow(&trace.t.ranges, &trace.t.range_cap, START_RANGES, sizeof *trace.t.ranges) ||
                !tp_array_grow(&trace.t.marks, &trace.t.mark_cap, START_MARKS, sizeof *trace.t.marks) ||
                !tp_array_grow(&trace.t.flows, &trace.t.flow_cap, START_MARKS, sizeof *trace.t.flows) ||
-               !tp_array_grow(&trace.t.names, &trace.t.names_cap, KEEP_NAMES, 1) || !trace_map_reserve(&trace.map) ||
+               !tp_array_grow(&trace.t.names, &trace.t.names_cap, START_NAMES, 1) || !trace_map_reserve(&trace.map) ||
                !trace_names_ready(&trace.names, &trace.t)) {
         status = out_of_memory("tp_trace_start");
     } else if ((status = read_settings(&trace.t)) == TP_OK) {
@@ -465,10 +466,10 @@ static bool release_excess(void)
         free(t->marks), t->marks = NULL, t->mark_cap = 0;
     if (t->flow_cap > KEPT_MARKS)
         free(t->flows), t->flows = NULL, t->flow_cap = 0;
-    if (t->names_cap > KEEP_NAMES)
+    if (t->names_cap > KEPT_NAMES)
         free(t->names), t->names = NULL, t->names_cap = 0;
-    trace_map_release(&trace.map, KEPT_MARKS * 4); /* as many events as marks, at its load of 1/4 */
-    trace_names_release(&trace.names, KEEP_NAMES / 4);
+    trace_map_release(&trace.map, KEPT_MARKS * 4);      /* as many events as marks, at its load of 1/4 */
+    trace_names_release(&trace.names, 4 * KEPT_RANGES); /* KEPT_RANGES names and more (it grows past half full) */
     trace_pools_trim(&trace.pools, 2 * KEPT_RANGES + KEPT_MARKS);
     return large;
 }

@@ -15,6 +15,8 @@
  *       allocates nothing in its traced calls (issue 52)
  *   trace_hardening room_events DIR           the same for a trace of 1000 events
  *       recorded once each (the table of events' marks is kept too)
+ *   trace_hardening room_names DIR            the same for a trace of 1000 ranges of
+ *       names of their own (the names and their index are kept too)
  *   trace_hardening max_ranges DIR            TPEVENT_TRACE_MAX_RANGES=4: the ranges
  *       past the cap are dropped, their pops still match, the file counts them (item 9)
  *   trace_hardening names DIR                 names that are not UTF-8 (Latin-1, a cut
@@ -266,6 +268,39 @@ static int room_kept_for_many_events(const char *dir)
     return 0;
 }
 
+/* A trace of `count` ranges named "range <i>" on `s`: the heap its traced calls grew. */
+static size_t traced_growth_of_names(tp_stream *s, int count, const char *path)
+{
+    static char names[1000][16];
+    for (int i = 0; i < count; i++)
+        snprintf(names[i], sizeof names[i], "range %d", i);
+    CHECK_OK(tp_trace_start());
+    size_t before = mallinfo2().uordblks;
+    for (int i = 0; i < count; i++)
+        one_range(s, names[i]);
+    size_t grown = mallinfo2().uordblks - before;
+    CHECK_OK(tp_stream_synchronize(s));
+    CHECK_OK(tp_trace_stop(path));
+    return grown;
+}
+
+/* Ranges are kept for KEPT_RANGES (core/trace.c); so must their names be, or a second
+ * trace of as many names regrows the names and their index push by push. */
+static int room_kept_for_many_names(const char *dir)
+{
+    enum { NAMES = 1000 };
+    tp_stream *s;
+    CHECK_OK(tp_stream_create(&s, "cpu:0", 0));
+    const char *path = path_in(dir, "room_names.json");
+    size_t first = traced_growth_of_names(s, NAMES, path), second = traced_growth_of_names(s, NAMES, path);
+    printf("heap grown by %d ranges of names of their own: %zu bytes in a first trace, %zu in a second as large\n",
+           NAMES, first, second);
+    CHECK(first > 0 || mallinfo2().uordblks == 0); /* 0 in all: not glibc's heap (a sanitizer's) */
+    CHECK(second < 4096);
+    CHECK_OK(tp_stream_destroy(s));
+    return 0;
+}
+
 static int room_kept(const char *dir)
 {
     tp_stream *s, *w;
@@ -372,13 +407,15 @@ int main(int argc, char **argv)
         return room_kept(argv[2]);
     if (argc == 3 && strcmp(argv[1], "room_events") == 0)
         return room_kept_for_many_events(argv[2]);
+    if (argc == 3 && strcmp(argv[1], "room_names") == 0)
+        return room_kept_for_many_names(argv[2]);
     if (argc == 3 && strcmp(argv[1], "max_ranges") == 0)
         return max_ranges(argv[2]);
     if (argc == 3 && strcmp(argv[1], "names") == 0)
         return names(argv[2]);
     fprintf(stderr,
             "usage: %s stop_in_host_fn DEV DIR | stop_timeout DEV DIR | symlink DIR | memory DIR | room DIR | "
-            "room_events DIR | max_ranges DIR | names DIR\n",
+            "room_events DIR | room_names DIR | max_ranges DIR | names DIR\n",
             argv[0]);
     return 2;
 }
