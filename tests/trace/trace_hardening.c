@@ -271,7 +271,7 @@ static int room_kept_for_many_events(const char *dir)
 /* A trace of `count` ranges named "range <i>" on `s`: the heap its traced calls grew. */
 static size_t traced_growth_of_names(tp_stream *s, int count, const char *path)
 {
-    static char names[1000][16];
+    static char names[1000][24];
     for (int i = 0; i < count; i++)
         snprintf(names[i], sizeof names[i], "range %d", i);
     CHECK_OK(tp_trace_start());
