@@ -88,7 +88,7 @@ static tp_status node_make(gpu_stream *stream, void (*fn)(void *), void *arg, ui
     if (status == TP_OK)
         status = gpu_graph_lane_take(stream, capture, &node->lane);
     if (status != TP_OK) {
-        if (node->held)
+        if (node->counter.host) /* taken: a refused take gives nothing to give back */
             gpu_counter_give(stream->device, node->counter);
         free(node);
         return status;

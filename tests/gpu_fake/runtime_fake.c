@@ -578,23 +578,3 @@ rt_error fake_launch_empty(rt_stream s)
     op->size = 0;
     return fake_push(s, op);
 }
-
-/* ------------------------------------------------------------ host memory */
-
-rt_error fake_host_alloc(void **host, size_t size)
-{
-    rt_error forbidden;
-    if (fake_capture_forbids_unsafe(&forbidden))
-        return forbidden;
-    void *memory = aligned_alloc(64, (size + 63) / 64 * 64);
-    if (!memory)
-        return FAKE_ERROR_OUT_OF_MEMORY;
-    *host = memory;
-    return RT_SUCCESS;
-}
-
-rt_error fake_host_free(void *host)
-{
-    free(host);
-    return RT_SUCCESS;
-}
