@@ -18,6 +18,7 @@
  */
 #include <tpevent/tpevent.h>
 
+#include "bench_rounds.h"
 #include "cu_driver.h"
 
 #include <stdint.h>
@@ -66,16 +67,14 @@ static void check_cu(CUresult result, const char *what)
         die(what, bench_cu_error_name(result));
 }
 
-static int compare_doubles(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
+/* Bounds on the user's numbers, which size the log and the samples: launches also
+ * at most the stream's hold window (checked once the stream is made). */
+#define MAX_LAUNCHES 100000
+#define MAX_ROUNDS 100000
 
 static double median(double *values, int count)
 {
-    qsort(values, (size_t)count, sizeof *values, compare_doubles);
-    return count % 2 ? values[count / 2] : (values[count / 2 - 1] + values[count / 2]) / 2.0;
+    return bench_quantile(values, (size_t)count, 0.5);
 }
 
 /* One round of one side: the batch between two records, held or not. */
@@ -113,15 +112,23 @@ int main(int argc, char **argv)
 {
     const char *device = "cuda:0";
     int launches = 64, rounds = 200;
+    size_t value = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--device") == 0 && i + 1 < argc)
             device = argv[++i];
-        else if (strcmp(argv[i], "--launches") == 0 && i + 1 < argc)
-            launches = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc)
-            rounds = atoi(argv[++i]);
-        else {
-            fprintf(stderr, "usage: tpevent_bench_hold [--device cuda:N] [--launches N] [--rounds N]\n");
+        else if (strcmp(argv[i], "--launches") == 0 && i + 1 < argc && bench_parse_size(argv[i + 1], &value) &&
+                 value <= MAX_LAUNCHES) {
+            launches = (int)value;
+            i++;
+        } else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc && bench_parse_size(argv[i + 1], &value) &&
+                   value <= MAX_ROUNDS) {
+            rounds = (int)value;
+            i++;
+        } else {
+            fprintf(stderr,
+                    "usage: tpevent_bench_hold [--device cuda:N] [--launches N (2 to the stream's hold window)] "
+                    "[--rounds N (1 to %d)]\n",
+                    MAX_ROUNDS);
             return 2;
         }
     }
@@ -159,6 +166,15 @@ int main(int argc, char **argv)
     }
     int64_t window = 0;
     check_tp(tp_stream_hold_window(stream, &window), "tp_stream_hold_window");
+    if (launches > window) {
+        /* Launches past the window block the launching thread, this one, which
+         * releases the hold only after them: a deadlock. */
+        fprintf(stderr,
+                "tpevent_bench_hold: --launches %d: at most the %s stream's hold window, %lld: more behind the hold "
+                "would block this thread, which releases it\n",
+                launches, device, (long long)window);
+        return 2;
+    }
     for (int warm = 0; warm < 5; warm++)
         run_round(device, stream, stamp, log, host_log, launches, warm % 2 == 0, &sides[0].events_us[0],
                   &sides[0].cadence_us[0]);
