@@ -42,8 +42,10 @@ struct tp_sm_clock {
     rt_device_ptr marks_device;
 };
 
-/* Under open_lock: the device's kernel; the device is current. */
-static tp_status kernel_make_locked(gpu_device *device, struct gpu_sm_clock_kernel **out)
+/* Under open_lock: the device's kernel, with the maximum asked before; the device is
+ * current. */
+static tp_status kernel_make_locked(gpu_device *device, double max_mhz, const char *max_note,
+                                    struct gpu_sm_clock_kernel **out)
 {
     struct gpu_sm_clock_kernel *kernel = calloc(1, sizeof *kernel);
     if (!kernel)
@@ -53,7 +55,8 @@ static tp_status kernel_make_locked(gpu_device *device, struct gpu_sm_clock_kern
         free(kernel);
         return gpu_fail_call(RT_SM_CLOCK_MAKE_CALLS, e);
     }
-    kernel->max_mhz = rt_sm_clock_max_mhz(device->index, kernel->max_note, sizeof kernel->max_note);
+    kernel->max_mhz = max_mhz;
+    snprintf(kernel->max_note, sizeof kernel->max_note, "%s", max_note);
     pthread_mutex_init(&kernel->lock, NULL);
     atomic_store_explicit(&device->sm_clock, kernel, memory_order_release);
     *out = kernel;
@@ -65,9 +68,14 @@ static tp_status kernel_of(gpu_device *device, struct gpu_sm_clock_kernel **out)
     *out = atomic_load_explicit(&device->sm_clock, memory_order_acquire);
     if (*out)
         return TP_OK;
+    /* Outside the device's setup lock: NVML's first call (nvmlInit_v2) may take long,
+     * and the device's other setup (its opening by another thread, the floor's empty
+     * work, the flush buffer) waits for that lock. */
+    char max_note[TP_MEASURE_NOTE_MAX];
+    double max_mhz = rt_sm_clock_max_mhz(device->index, max_note, sizeof max_note);
     pthread_mutex_lock(&device->open_lock);
     *out = atomic_load_explicit(&device->sm_clock, memory_order_acquire);
-    tp_status status = *out ? TP_OK : kernel_make_locked(device, out);
+    tp_status status = *out ? TP_OK : kernel_make_locked(device, max_mhz, max_note, out);
     pthread_mutex_unlock(&device->open_lock);
     return status;
 }
