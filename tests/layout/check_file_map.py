@@ -18,8 +18,9 @@ another object defines (nm, as layout.calls reads them). Fails naming the call.
 """
 import os
 import re
-import subprocess
 import sys
+
+from check_layers import source_name, symbols  # nm's defined and undefined symbols, as layout.calls reads them
 
 ENTRY = re.compile(r"^ \*   ([\w.+-]+\.c)(?:, ([\w.+-]+\.c))?(?:\s|$)", re.M)
 
@@ -47,23 +48,6 @@ def map_order(comment):
             if name:
                 order.setdefault(name, place)
     return order
-
-
-def symbols(obj):
-    def read(flag):
-        out = subprocess.run(["nm", flag, obj], check=True, capture_output=True, text=True).stdout
-        return [line.split() for line in out.splitlines() if line.split()]
-
-    defined = {f[2] for f in read("--defined-only") if len(f) == 3 and f[1] in "TDBRVW"}
-    return defined, {f[-1] for f in read("--undefined-only")}
-
-
-def source_name(obj):
-    name = os.path.basename(obj)
-    for suffix in (".o", ".obj"):
-        if name.endswith(suffix):
-            name = name[: -len(suffix)]
-    return name
 
 
 def order_problems(header, objects):
