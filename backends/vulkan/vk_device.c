@@ -93,7 +93,7 @@ tp_status tp_vk_fail(const char *call, const char *runtime_call, VkResult result
 uint64_t tp_vk_timeline_counter(const vk_timeline *timeline)
 {
     uint64_t value = 0;
-    (void)vkGetSemaphoreCounterValue(timeline->device->device, timeline->semaphore, &value);
+    (void)timeline->device->get_counter(timeline->device->device, timeline->semaphore, &value);
     tp_vk_tsan_acquire(timeline);
     return value;
 }
@@ -401,6 +401,8 @@ static tp_status device_open(vk_device *device, VkPhysicalDevice physical, uint3
         return TP_ERR_BACKEND_UNAVAILABLE;
     }
     vkGetDeviceQueue(device->device, family, 0, &device->queue);
+    device->get_counter = (PFN_vkGetSemaphoreCounterValue)vkGetDeviceProcAddr(device->device,
+                                                                              "vkGetSemaphoreCounterValue");
     if (device->calibrated)
         device->get_calibrated = (PFN_vkGetCalibratedTimestampsEXT)vkGetDeviceProcAddr(device->device,
                                                                                        "vkGetCalibratedTimestampsEXT");

@@ -110,6 +110,7 @@ struct vk_device {
     VkDevice device;
     uint32_t family; /* a queue family with compute */
     VkQueue queue;
+    PFN_vkGetSemaphoreCounterValue get_counter; /* the driver's own (vkGetDeviceProcAddr) */
     char name[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE + 64];
     double tick_ns; /* timestampPeriod */
     /* Where a record's timestamp is written: the bottom of the pipe, after all earlier
