@@ -403,6 +403,8 @@ static tp_status device_open(vk_device *device, VkPhysicalDevice physical, uint3
     vkGetDeviceQueue(device->device, family, 0, &device->queue);
     device->get_counter = (PFN_vkGetSemaphoreCounterValue)vkGetDeviceProcAddr(device->device,
                                                                               "vkGetSemaphoreCounterValue");
+    if (!device->get_counter) /* a core 1.2 call: only a broken driver has none; the loader's then */
+        device->get_counter = vkGetSemaphoreCounterValue;
     if (device->calibrated)
         device->get_calibrated = (PFN_vkGetCalibratedTimestampsEXT)vkGetDeviceProcAddr(device->device,
                                                                                        "vkGetCalibratedTimestampsEXT");
