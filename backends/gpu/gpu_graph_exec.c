@@ -8,7 +8,8 @@
  * launch stream; a destroyed graph keeps its external natives pinned, and its
  * captured host functions' nodes (gpu_host_fn_graph.c), until every marker is
  * reached (a launch not started yet still records and rings them), then lets
- * them go. The runtime frees an executable graph destroyed in flight once its
+ * them go; for good where a launch's marker could not be recorded (nothing then
+ * says when that launch is done). The runtime frees an executable graph destroyed in flight once its
  * launches complete (rule 9).
  */
 #include "backends/gpu/gpu_internal.h"
@@ -36,6 +37,7 @@ typedef struct gpu_graph {
      * after it go together, and a graph's launches are one after the other
      * (captured host functions rely on it: gpu_host_fn_graph.c). */
     pthread_mutex_t launch_lock;
+    atomic_bool unmarked; /* a launch's marker failed: never known done */
     struct gpu_graph *next_retired;
 } gpu_graph;
 
@@ -161,6 +163,7 @@ static tp_status make_graph(gpu_stream *origin, rt_graph graph, gpu_capture *tok
             list[g->external_count++] = build->natives.items[i];
     g->head = (tp_graph){.backend = gpu.table, .device = origin->head.device};
     pthread_mutex_init(&g->launch_lock, NULL);
+    atomic_init(&g->unmarked, false);
     g->device = origin->device;
     g->externals = list;
     g->host_fns = build->host_fns; /* the graph's from here */
@@ -247,7 +250,7 @@ static void reap_retired(host_fn_list *nodes)
     rt_capture_mode mode = rt_thread_capture_relax_save();
     for (gpu_graph **link = &retired; *link;) {
         gpu_graph *g = *link;
-        bool done = true;
+        bool done = !atomic_load_explicit(&g->unmarked, memory_order_acquire);
         for (size_t i = 0; i < g->marker_count && done; i++)
             done = rt_event_query(g->markers[i].marker) != RT_ERROR_NOT_READY;
         if (!done ||
@@ -317,14 +320,18 @@ tp_status gpu_graph_launch(tp_graph *base, tp_stream *stream_base)
     if (status == TP_OK) {
         gpu_host_fn_launched(g->host_fns.items, g->host_fns.count);
         e = rt_graph_launch(g->exec, stream->native);
-        if (e != RT_SUCCESS)
+        if (e != RT_SUCCESS) {
             gpu_host_fn_launch_failed(g->host_fns.items, g->host_fns.count);
-        else if (marker)
-            e = rt_event_record(marker, stream->native);
-        if (e != RT_SUCCESS)
             status = gpu_fail_call(RT_CALL("GraphLaunch"), e);
-        else
+        } else {
             atomic_store_explicit(&g->token->launched, true, memory_order_release);
+            if (marker && (e = rt_event_record(marker, stream->native)) != RT_SUCCESS) {
+                /* The launch runs with nothing after it to say when it is done:
+                 * what the graph holds is kept for good (reap_retired). */
+                atomic_store_explicit(&g->unmarked, true, memory_order_release);
+                status = gpu_fail_call(RT_CALL("EventRecord"), e);
+            }
+        }
     }
     pthread_mutex_unlock(&g->launch_lock);
     rt_guard_leave(&guard);

@@ -68,9 +68,15 @@ static long record_lateness(void)
     return atomic_fetch_sub(&contended_left, 1) > 0 ? FAKE_CONTENTION_NS : 0;
 }
 
+_Thread_local bool fake_fail_next_record;
+
 rt_error fake_event_record(rt_event e, rt_stream s)
 {
     FAKE_COUNT_CALL();
+    if (fake_fail_next_record) {
+        fake_fail_next_record = false;
+        return FAKE_ERROR_INVALID_VALUE;
+    }
     s = fake_resolve(s);
     if (!s)
         return FAKE_ERROR_OUT_OF_MEMORY;

@@ -447,26 +447,40 @@ rt_error fake_graph_instantiate(rt_graph_exec *x, rt_graph g)
  * Failed launches, for the tests of what a failed cudaGraphLaunch leaves (tpevent
  * takes back what it queued for the launch): with TPEVENT_FAKE_FAILED_LAUNCHES_EVERY=N
  * (1 to 1,000), every Nth launch of the process fails, queuing nothing, as a launch
- * the runtime refuses. A value out of range is a test's mistake: said, and the
- * process stops.
+ * the runtime refuses. With TPEVENT_FAKE_FAILED_MARKS_EVERY=N every Nth launch that
+ * succeeds leaves the calling thread's next event record to fail (tpevent's marker
+ * after the launch). A value out of range is a test's mistake: said, and the process
+ * stops.
  */
-static atomic_ulong launches_made;
-static uint64_t failed_every;
-static pthread_once_t failed_every_once = PTHREAD_ONCE_INIT;
+static atomic_ulong launches_made, launches_done;
+static uint64_t failed_launches_every, failed_marks_every;
+static pthread_once_t failures_once = PTHREAD_ONCE_INIT;
 
-static void failed_every_read(void)
+static void failure_setting_read(const char *name, uint64_t *out)
 {
     char refusal[160];
-    if (!tp_env_count("TPEVENT_FAKE_FAILED_LAUNCHES_EVERY", 0, 1000, 0, &failed_every, refusal, sizeof refusal)) {
+    if (!tp_env_count(name, 0, 1000, 0, out, refusal, sizeof refusal)) {
         fprintf(stderr, "fake GPU: %s\n", refusal);
         abort();
     }
 }
 
+static void failures_read(void)
+{
+    failure_setting_read("TPEVENT_FAKE_FAILED_LAUNCHES_EVERY", &failed_launches_every);
+    failure_setting_read("TPEVENT_FAKE_FAILED_MARKS_EVERY", &failed_marks_every);
+}
+
 static bool launch_fails(void)
 {
-    pthread_once(&failed_every_once, failed_every_read);
-    return failed_every > 0 && (atomic_fetch_add(&launches_made, 1) + 1) % failed_every == 0;
+    pthread_once(&failures_once, failures_read);
+    return failed_launches_every > 0 && (atomic_fetch_add(&launches_made, 1) + 1) % failed_launches_every == 0;
+}
+
+static void launch_done(void)
+{
+    if (failed_marks_every > 0 && (atomic_fetch_add(&launches_done, 1) + 1) % failed_marks_every == 0)
+        fake_fail_next_record = true;
 }
 
 rt_error fake_graph_launch(rt_graph_exec x, rt_stream s)
@@ -508,6 +522,8 @@ rt_error fake_graph_launch(rt_graph_exec x, rt_stream s)
     if (e == RT_SUCCESS)
         e = fake_event_record(x->launched, s);
     pthread_mutex_unlock(&x->launch_lock);
+    if (e == RT_SUCCESS)
+        launch_done();
     return e;
 }
 

@@ -119,4 +119,8 @@ void fake_capture_forget(rt_event event);
  * invalidated, and the call fails. */
 bool fake_capture_forbids_unsafe(rt_error *e);
 
+/* Set by a launch (TPEVENT_FAKE_FAILED_MARKS_EVERY, runtime_fake_graph.c): the
+ * thread's next event record fails (runtime_fake_event.c). */
+extern _Thread_local bool fake_fail_next_record;
+
 #endif /* TPEVENT_TESTS_GPU_FAKE_RUNTIME_FAKE_INTERNAL_H */
