@@ -28,7 +28,10 @@
  *
  * TPEVENT_FAKE_DEVICES: how many devices (default 2). TPEVENT_FAKE_NO_WAIT_VALUE=1:
  * the devices cannot wait on host memory, so the shared code falls back on the
- * runtime's host functions.
+ * runtime's host functions. Failures for tests, each said where it is made:
+ * TPEVENT_FAKE_FAILED_LAUNCHES_EVERY, TPEVENT_FAKE_FAILED_MARKS_EVERY (graph
+ * launches, runtime_fake_graph.c), TPEVENT_FAKE_FAILED_HOST_ALLOC (mapped host
+ * memory, runtime_fake_memops.c).
  */
 #ifndef TPEVENT_BACKENDS_GPU_RUNTIME_FAKE_H
 #define TPEVENT_BACKENDS_GPU_RUNTIME_FAKE_H
