@@ -26,8 +26,11 @@ sample_summary summarize_samples(double *samples, size_t count)
     double mean = sum / n;
     for (size_t i = 0; i < count; i++)
         squares += (samples[i] - mean) * (samples[i] - mean);
+    /* The mean of the two middle samples of an even count, as tp_measure's and
+     * bench_quantile's: a saved result's median means one thing whoever wrote it. */
+    double median = count % 2 ? samples[count / 2] : (samples[count / 2 - 1] + samples[count / 2]) / 2;
     sample_summary summary = {
-        .median_ns = samples[count / 2],
+        .median_ns = median,
         .p99_ns = samples[p99_rank - 1],
         .median_low_ns = samples[low],
         .median_high_ns = samples[high],

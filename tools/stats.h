@@ -5,7 +5,7 @@
 #include <stddef.h>
 
 typedef struct sample_summary {
-    double median_ns; /* the middle sample; the upper middle one of an even count */
+    double median_ns; /* the middle sample; the mean of the two middle ones of an even count */
     double p99_ns;    /* nearest rank: the smallest sample >= 99% of the samples */
     /* The median's 95 % confidence interval from order statistics, as tp_measure's
      * (common/median_interval.h): the saved results' "median_low_ns", "median_high_ns". */
