@@ -14,7 +14,7 @@ import statistics
 import sys
 import time
 
-from . import _tpevent
+from . import _tpevent, results
 from ._tpevent import Error, Stream, current_stream
 
 
@@ -122,24 +122,17 @@ class Measurement:
         facts.append(f"{self.samples} samples" if self.cold else f"{self.samples} samples × {self.batch}")
         if self.samples == 0:
             return f"no sample ({', '.join(facts)})"
-        facts.append(f"floor {_format_seconds(self.floor)}")
+        facts.append(f"floor {results.format_ns(self.floor * 1e9)}")
         if self.sm_clock_mhz is not None:
             facts.append(f"SM {self.sm_clock_mhz:.0f} MHz")
         if self.sm_clock_low:
             facts.append(f"{self.sm_clock_low} of {self.sm_clock_stretches} stretches at a low clock")
-        interval = f"[{_format_seconds(self.median_low)}, {_format_seconds(self.median_high)}]"
-        return f"{_format_seconds(self.median)} {interval} ± {self.noise * 100:.2g} % ({', '.join(facts)})"
+        median, low, high = (results.format_ns(t * 1e9) for t in (self.median, self.median_low, self.median_high))
+        return f"{median} [{low}, {high}] ± {self.noise * 100:.2g} % ({', '.join(facts)})"
 
     def __str__(self):
         """The repr, and the note on a line of its own when there is one."""
         return repr(self) if not self.note else f"{self!r}\nnote: {self.note}"
-
-
-def _format_seconds(seconds):
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
-        if seconds >= scale:
-            return f"{seconds / scale:.4g} {unit}"
-    return f"{seconds / 1e-9:.4g} ns"
 
 
 def _quantile(values, quantiles):

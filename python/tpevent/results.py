@@ -160,16 +160,6 @@ class ResultsError(ValueError):
     """A file that is not a tpevent-results/1 document, saying which and why."""
 
 
-def _legacy_entry(doc):
-    """timeit's summary before the ``results`` list (schema 1, seconds)."""
-    entry = {"name": doc["stmt"], "device": doc["device"], "kind": "device", "cold": doc.get("cold", False),
-             "n": doc.get("samples", 0)}
-    for field in ("median", "median_low", "median_high"):
-        value = doc.get(field)
-        entry[field + "_ns"] = value * 1e9 if isinstance(value, (int, float)) else None
-    return entry
-
-
 def load(path):
     """The document at ``path`` with its entries checked; ResultsError otherwise."""
     try:
@@ -180,8 +170,6 @@ def load(path):
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
         found = doc.get("schema") if isinstance(doc, dict) else type(doc).__name__
         raise ResultsError(f"{path}: schema {found!r}, expected {SCHEMA!r}")
-    if "results" not in doc and "stmt" in doc and "device" in doc:
-        doc["results"] = [_legacy_entry(doc)]
     results = doc.get("results")
     if not isinstance(results, list):
         raise ResultsError(f"{path}: no 'results' list")
@@ -260,9 +248,12 @@ def compare(old_doc, new_doc, min_effect=MIN_EFFECT):
 
 
 def format_ns(ns):
+    """A time in ns as text of 4 significant digits in s, ms, µs or ns, the unit chosen
+    by its magnitude (a negative difference too); "-" for none. Measurement's repr
+    prints with it too."""
     if not isinstance(ns, (int, float)) or not math.isfinite(ns):
         return "-"
-    for unit, scale in (("s", 1e9), ("ms", 1e6), ("us", 1e3)):
+    for unit, scale in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
         if abs(ns) >= scale:
             return f"{ns / scale:.4g} {unit}"
     return f"{ns:.4g} ns"

@@ -182,12 +182,30 @@ class VerdictTests(Files):
         self.assertNotIn("Infinity", done.stdout)
         self.assertEqual(json.loads(done.stdout)["rows"][0]["verdict"], "undecided")
 
-    def test_timeits_summary_without_results_is_read(self):
-        legacy = {"schema": results.SCHEMA, "stmt": "x", "device": "cpu:0", "median": 1e-6,
-                  "median_low": 0.995e-6, "median_high": 1.005e-6, "samples": 10, "cold": False}
-        old = self.write("old.json", legacy)
-        status, (row,) = self.compare(old, old)
-        self.assertEqual((row["name"], row["verdict"]), ("x", "same"))
+    def test_a_summary_without_results_is_a_usage_error(self):
+        # timeit's flat summary before the results list (never released) is not read.
+        flat = {"schema": results.SCHEMA, "stmt": "x", "device": "cpu:0", "median": 1e-6,
+                "median_low": 0.995e-6, "median_high": 1.005e-6, "samples": 10, "cold": False}
+        old = self.write("old.json", flat)
+        with self.assertRaisesRegex(results.ResultsError, "no 'results' list"):
+            results.load(old)
+        done = python_m("tpevent.compare", old, old)
+        self.assertEqual(done.returncode, 2)
+        self.assertIn("no 'results' list", done.stderr)
+
+    def test_table_and_measurement_print_times_alike(self):
+        # One formatter (results.format_ns) for the comparison's table and Measurement's repr.
+        cases = {23740.0: "23.74 µs", -1500.0: "-1.5 µs", 2.5e6: "2.5 ms", -3e9: "-3 s", 12.0: "12 ns",
+                 None: "-", float("nan"): "-"}
+        for ns, text in cases.items():
+            with self.subTest(ns=ns):
+                self.assertEqual(results.format_ns(ns), text)
+        old = self.write("old.json", {"schema": results.SCHEMA, "results": [entry("k", 23740.0, 10.0)]})
+        table = results.table(results.compare(results.load(old), results.load(old)), results.MIN_EFFECT)
+        self.assertIn("23.74 µs", table.splitlines()[1])
+        m = tpevent.measure(lambda: sum(range(300)), tpevent.Stream("cpu:0"), host=True, max_time=1)
+        median, low, high = (results.format_ns(t * 1e9) for t in (m.median, m.median_low, m.median_high))
+        self.assertTrue(repr(m).startswith(f"{median} [{low}, {high}] ± "), repr(m))
 
     def test_not_a_results_file_is_a_usage_error(self):
         cases = {"bad.json": "{not json", "other.json": json.dumps({"schema": "nvbench/1"}),
