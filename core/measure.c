@@ -21,6 +21,7 @@
  */
 #include "core/measure_options.h"
 #include "core/measure_run.h"
+#include "core/measure_window.h"
 
 #include <inttypes.h>
 #include <stdint.h>
@@ -35,12 +36,6 @@
  * from the hold, its core's clock), 1 ms samples 0.2 %. */
 static const double sample_min_ns = 1000 * 1000;
 static const double sample_min_timer_steps = 2000;
-/* What tpevent itself queues under one hold besides fn's work, kept out of the window
- * the batch may fill: the hold, the range's two marks, the SM clock's two marks (a
- * kernel launch each on CUDA), the two timing records and, while a trace runs, their
- * two marks (9), and one to spare; a cold call adds a flush and two records. */
-static const int64_t own_ops_per_hold = 10;
-static const int64_t own_ops_per_cold_call = 4;
 /* The host's time to submit one stretch stays below this (a tenth of the watchdog's
  * least), so that slow submission alone never makes a hold run out, even on a host
  * whose cores are shared several times over. */
@@ -95,9 +90,7 @@ static int64_t measure_batch_choose(const measure_run *run, double work_ns, doub
         target = (double)run->timer_step_ns * sample_min_timer_steps;
     double wanted = target / (work_ns > 1.0 ? work_ns : 1.0) + 1.0;
     bool one_host_fn = run->options.host_work && !run->cold;
-    int64_t room = run->window == INT64_MAX || one_host_fn ? batch_max : run->window - own_ops_per_hold;
-    if (run->cold)
-        room /= own_ops_per_cold_call;
+    int64_t room = one_host_fn ? batch_max : measure_window_batch(run->window, run->cold);
     if (room > batch_max)
         room = batch_max;
     if (host_ns * (double)room > stretch_host_max_ns)

@@ -26,22 +26,19 @@
  * then the whole of b for a host function of no calls (host_work(arg, 0)).
  */
 #include "core/measure_run.h"
+#include "core/measure_window.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #define FLOOR_ROUNDS 5
 /* A round's stretch lengths: F samples of one call each, a batch of N calls; within
- * the stream's window (three ops per call in the first, one in the second). */
+ * the stream's window (measure_window.h: five ops a call in the first, six when
+ * flushed; one in the second). */
 static const int64_t floor_per_call_max = 32;
 static const int64_t floor_batch_max = 128;
 /* Cold, the per-call stretch's flushes take about this much at most. */
 static const double cold_floor_flush_ns = 2 * 1000 * 1000;
-/* What tpevent queues under one hold besides the calls: measure.c's own_ops_per_hold
- * less the SM clock's two marks, which the least work's stretches do not take (the
- * hold, the range's two marks, the two timing records and their trace marks: 7), and
- * one to spare. */
-static const int64_t floor_own_ops = 8;
 
 static int compare_doubles(const void *a, const void *b)
 {
@@ -90,17 +87,20 @@ static tp_status floor_round(measure_run *run, int64_t per_call, int64_t batch, 
 
 tp_status measure_floor(measure_run *run)
 {
-    /* At least one sample of one call, and a batch of two: the fake GPU's window is 10 ops. */
-    int64_t room = run->window == INT64_MAX ? floor_batch_max : run->window - floor_own_ops;
-    int64_t per_call = room / 3 < 1 ? 1 : room / 3 < floor_per_call_max ? room / 3 : floor_per_call_max;
-    /* Cold, each of them follows a flush: as many as 2 ms of flushes allow (a GPU's
-     * take tens of us); none where one flush takes longer (the CPU's 64 MB read takes
-     * milliseconds, seconds under TSan, and a cold call's own flush dwarfs the floor). */
+    /* Cold, each per-call sample follows a flush: as many as 2 ms of flushes allow (a
+     * GPU's take tens of us); none where one flush takes longer (the CPU's 64 MB read
+     * takes milliseconds, seconds under TSan, and a cold call's own flush dwarfs the floor). */
     int64_t flushes = run->flush_ns > 0 ? (int64_t)(cold_floor_flush_ns / run->flush_ns) : floor_per_call_max;
     run->floor_flush = run->cold && flushes >= 1;
+    /* At least one sample of one call, and a batch of two: the fake GPU's window is 10 ops. */
+    int64_t per_call = measure_window_calls(run->window, MEASURE_FLOOR_OWN_OPS_PER_HOLD,
+                                            measure_ops_per_call(run->floor_flush));
+    if (per_call > floor_per_call_max)
+        per_call = floor_per_call_max;
     if (run->floor_flush && per_call > flushes)
         per_call = flushes;
-    int64_t batch = room < 2 ? 2 : room < floor_batch_max ? room : floor_batch_max;
+    int64_t batch = measure_window_calls(run->window, MEASURE_FLOOR_OWN_OPS_PER_HOLD, 1);
+    batch = batch < 2 ? 2 : batch < floor_batch_max ? batch : floor_batch_max;
     run->floor_ns = run->floor_stdev_ns = run->empty_ns = 0;
     tp_status status = measure_events_reserve(run, per_call);
     double floors[FLOOR_ROUNDS], empties[FLOOR_ROUNDS];

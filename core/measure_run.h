@@ -5,6 +5,7 @@
  *   measure_samples.c  the samples and their statistics
  *   measure_host.c     host work: a sample's calls in one host function
  *   measure_clock.c    the SM clock around each stretch (the backend's sm_clock)
+ *   measure_window.h   how many calls a stretch may queue within the stream's window
  *   measure_stretch.c  a stretch: the hold, its records and calls, its samples
  *   measure_floor.c    the floor: what a sample's own records cost, on the least work
  *   measure.c          the call: warm-up, calibration, loop, answer

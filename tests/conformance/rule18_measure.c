@@ -432,3 +432,36 @@ TEST(rule18_measure_batch_stays_within_the_window)
     CHECK_OK(tp_stream_destroy(stream));
     return 0;
 }
+
+/* Cold under a trace, the batch stays within the window too: a cold call queues a
+ * flush, a timing record, the call and a timing record, and a trace marks each record
+ * (core/measure_window.h: six operations a call, besides the hold's own ten). A trace
+ * may start mid-measurement, so they count whether one runs or not; with one running,
+ * they are queued. The fake GPU's window of 10 leaves one call; CUDA's 256, 41. */
+TEST(rule18_measure_cold_batch_stays_within_the_window)
+{
+    tp_stream *stream = new_stream(env->device);
+    int64_t window = 0;
+    CHECK_OK(tp_stream_hold_window(stream, &window));
+    work w = {.stream_ns = 1};
+    tp_measure_options options = quick_measure_options();
+    options.flags = TP_MEASURE_COLD;
+    options.min_time_ns = 0;
+    options.min_samples = 1; /* a CPU flush is slow under a sanitizer or valgrind */
+    options.max_time_ns = 60LL * 1000 * 1000 * 1000;
+    tp_measurement m = new_measurement();
+    CHECK_OK(tp_trace_start());
+    tp_status status = tp_measure(stream, work_fn, &w, &options, &m);
+    free(trace_stop_text());
+    if (status == TP_ERR_UNSUPPORTED) {
+        printf("skipped: %s\n", tp_last_error());
+        CHECK_OK(tp_stream_destroy(stream));
+        return TEST_SKIP;
+    }
+    CHECK_OK(status);
+    printf("window %lld, cold batch %lld, note: %s\n", (long long)window, (long long)m.batch, m.note);
+    CHECK(m.cold && m.held);
+    CHECK(m.batch >= 1 && (window == INT64_MAX || m.batch <= (window >= 16 ? (window - 10) / 6 : 1)));
+    CHECK_OK(tp_stream_destroy(stream));
+    return 0;
+}
