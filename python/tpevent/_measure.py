@@ -14,7 +14,7 @@ import statistics
 import sys
 import time
 
-from . import _tpevent, results
+from . import _tpevent
 from ._tpevent import Error, Stream, current_stream
 
 
@@ -122,17 +122,29 @@ class Measurement:
         facts.append(f"{self.samples} samples" if self.cold else f"{self.samples} samples × {self.batch}")
         if self.samples == 0:
             return f"no sample ({', '.join(facts)})"
-        facts.append(f"floor {results.format_ns(self.floor * 1e9)}")
+        facts.append(f"floor {format_ns(self.floor * 1e9)}")
         if self.sm_clock_mhz is not None:
             facts.append(f"SM {self.sm_clock_mhz:.0f} MHz")
         if self.sm_clock_low:
             facts.append(f"{self.sm_clock_low} of {self.sm_clock_stretches} stretches at a low clock")
-        median, low, high = (results.format_ns(t * 1e9) for t in (self.median, self.median_low, self.median_high))
+        median, low, high = (format_ns(t * 1e9) for t in (self.median, self.median_low, self.median_high))
         return f"{median} [{low}, {high}] ± {self.noise * 100:.2g} % ({', '.join(facts)})"
 
     def __str__(self):
         """The repr, and the note on a line of its own when there is one."""
         return repr(self) if not self.note else f"{self!r}\nnote: {self.note}"
+
+
+def format_ns(ns):
+    """A time in ns as text of 4 significant digits in s, ms, µs or ns, the unit chosen
+    by its magnitude (a negative difference too); "-" for none. The comparison's table
+    (results.py) prints with it too."""
+    if not isinstance(ns, (int, float)) or not math.isfinite(ns):
+        return "-"
+    for unit, scale in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
+        if abs(ns) >= scale:
+            return f"{ns / scale:.4g} {unit}"
+    return f"{ns:.4g} ns"
 
 
 def _quantile(values, quantiles):

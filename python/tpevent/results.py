@@ -23,6 +23,8 @@ import math
 import platform
 import time
 
+from ._measure import format_ns  # the one formatter of times: the table's and Measurement's
+
 SCHEMA = "tpevent-results/1"
 CONFIDENCE = 0.95  # of the medians' intervals, tp_measure's and the tool's
 MIN_EFFECT = 0.02  # the compare command's default: two runs apart share no drift
@@ -245,18 +247,6 @@ def compare(old_doc, new_doc, min_effect=MIN_EFFECT):
             row["clock"] = None
         rows.append(row)
     return rows
-
-
-def format_ns(ns):
-    """A time in ns as text of 4 significant digits in s, ms, µs or ns, the unit chosen
-    by its magnitude (a negative difference too); "-" for none. Measurement's repr
-    prints with it too."""
-    if not isinstance(ns, (int, float)) or not math.isfinite(ns):
-        return "-"
-    for unit, scale in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
-        if abs(ns) >= scale:
-            return f"{ns / scale:.4g} {unit}"
-    return f"{ns:.4g} ns"
 
 
 def _percent(ratio):
