@@ -89,8 +89,9 @@ tp_status tp_vk_event_record(tp_event *handle, tp_stream *stream_handle)
     if (status != TP_OK)
         return status;
     record->timeline = stream->timeline;
-    status = tp_vk_stream_mark(stream, (vk_batch){.command = record->stamp, .stamp = record->query}, false, call,
-                               &record->value);
+    status = tp_vk_stream_mark(stream,
+                               (vk_batch){.command = record->stamp, .stamp = record->query, .stamp_slot = record->slot},
+                               false, call, &record->value);
     if (status != TP_OK) {
         record->timeline = NULL; /* never submitted: back to the pool at once */
         tp_vk_record_unref(record);

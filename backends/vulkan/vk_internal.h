@@ -84,6 +84,10 @@ typedef struct vk_timeline {
     vk_device *device;
     uint64_t issued;            /* the last value a submission signals; the owner's lock */
     _Atomic uint64_t submitted; /* the last value handed to the queue */
+    /* A counter value read before (at or below the counter): what a record's reuse
+     * checks first, so that the record path asks the driver only when it is behind
+     * (vk_record.c). */
+    _Atomic uint64_t known_reached;
     /* The owner's worker's (made at its first joined batch; a timeline has one owner
      * at a time, and goes with its commands to the next one). */
     VkCommandPool commands;
@@ -136,6 +140,7 @@ struct vk_device {
     VkCommandPool commands;     /* of the records' timestamps and the flush */
     vk_timeline *free_timelines;
     struct vk_record *free_records[2]; /* [timing]: records given back (vk_record.c) */
+    uint32_t record_block;             /* timing records the next block makes (vk_record.c) */
     /* Timing records given back before they were reached, oldest first: taken again
      * once reached (the device may still write their query). */
     struct vk_record *retired_first, *retired_last;
@@ -184,6 +189,7 @@ tp_status tp_vk_timeline_wait(const vk_timeline *timeline, uint64_t value, bool 
 typedef struct vk_batch {
     VkCommandBuffer command; /* recorded once: a record's stamp, the flush's fill */
     VkQueryPool stamp;       /* what `command` does, for a joined batch: write this query */
+    uint32_t stamp_slot;     /* of `stamp` */
     bool fill;               /* or fill the device's flush buffer */
     const VkCommandBuffer *commands;
     uint32_t command_count;
@@ -225,8 +231,9 @@ typedef struct vk_record {
     vk_device *device;
     const vk_timeline *timeline;
     uint64_t value;
-    VkQueryPool query;       /* one timestamp; VK_NULL_HANDLE: no timing */
-    VkCommandBuffer stamp;   /* resets the query and writes the timestamp */
+    VkQueryPool query;       /* its timestamp's pool, shared with its block; VK_NULL_HANDLE: no timing */
+    uint32_t slot;           /* its timestamp in `query` */
+    VkCommandBuffer stamp;   /* resets the slot and writes the timestamp there */
     _Atomic int64_t host_ns; /* the converted time once given (INT64_MIN: not yet) */
     _Atomic uint64_t ticks;  /* the query's result once read (0: not yet) */
 } vk_record;
@@ -238,6 +245,8 @@ void tp_vk_record_ref(vk_record *record);
  * (the device may still write it). */
 void tp_vk_record_unref(vk_record *record);
 bool tp_vk_record_reached(const vk_record *record);
+/* Reached as far as the timeline's counter was last read: no driver call. */
+bool tp_vk_record_known_reached(const vk_record *record);
 /* The device's timestamp of a reached timing record; TP_ERR_NOT_READY with no
  * message while it is not reached. */
 tp_status tp_vk_record_ticks(vk_record *record, const char *call, uint64_t *ticks);

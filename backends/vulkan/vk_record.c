@@ -1,74 +1,132 @@
 /*
  * Records. A record is a value of its stream's timeline: reached once the
- * semaphore's counter is at it. A timing record also has a query of one timestamp
- * and a command buffer, recorded once, that resets it and writes the device's time
- * at the bottom of the pipe: the record's batch runs it, and the batch's signal
- * comes after it (and after every earlier batch of the queue), so a reached
- * record's timestamp is there to read. Records are pooled per device with their
- * query; one whose query the device may still write goes back to the pool only
- * once it is reached (device->retired).
+ * semaphore's counter is at it. A timing record also has a query slot of one
+ * timestamp and a command buffer, recorded once, that resets the slot and writes
+ * the device's time at the bottom of the pipe: the record's batch runs it, and the
+ * batch's signal comes after it (and after every earlier batch of the queue), so a
+ * reached record's timestamp is there to read. Records are pooled per device with
+ * their query; one whose query the device may still write goes back to the pool
+ * only once it is reached (device->retired).
  */
 #define _POSIX_C_SOURCE 200809L
 #include "backends/vulkan/vk_internal.h"
 
 #include <stdlib.h>
 
-static tp_status query_make(vk_device *device, vk_record *record, const char *call)
+/* Timing records are made a block at a time: one query pool of a slot each, their
+ * command buffers allocated in one call. A burst of records whose predecessors the
+ * device has not reached yet needs new ones; a block makes a pool once per block of
+ * them instead of once each, and none once the burst's records come back. Each
+ * block of a device is twice the one before, up to VK_RECORD_BLOCK_MOST: a queue
+ * that stays behind for long is caught up with after a few blocks, and no one
+ * record call stalls for long making one. */
+#define VK_RECORD_BLOCK_LEAST 32
+#define VK_RECORD_BLOCK_MOST 256
+
+/* The device's lock held: its command pool. */
+static VkResult stamp_record(vk_device *device, VkCommandBuffer stamp, VkQueryPool query, uint32_t slot,
+                             const char **step)
 {
-    VkQueryPoolCreateInfo info = {
-        .sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO, .queryType = VK_QUERY_TYPE_TIMESTAMP, .queryCount = 1};
-    VkResult result = vkCreateQueryPool(device->device, &info, NULL, &record->query);
+    VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    *step = "vkBeginCommandBuffer";
+    VkResult result = vkBeginCommandBuffer(stamp, &begin);
     if (result != VK_SUCCESS)
+        return result;
+    vkCmdResetQueryPool(stamp, query, slot, 1);
+    vkCmdWriteTimestamp(stamp, device->stamp_stage, query, slot);
+    *step = "vkEndCommandBuffer";
+    return vkEndCommandBuffer(stamp);
+}
+
+static void records_free(vk_record **records, uint32_t count)
+{
+    for (uint32_t i = 0; i < count; i++)
+        free(records[i]);
+}
+
+/* A block of timing records: the first in *out, the others to the device's pool. */
+static tp_status block_make(vk_device *device, const char *call, vk_record **out)
+{
+    pthread_mutex_lock(&device->lock);
+    uint32_t count = device->record_block < VK_RECORD_BLOCK_LEAST ? VK_RECORD_BLOCK_LEAST : device->record_block;
+    device->record_block = count * 2 > VK_RECORD_BLOCK_MOST ? VK_RECORD_BLOCK_MOST : count * 2;
+    pthread_mutex_unlock(&device->lock);
+    vk_record *records[VK_RECORD_BLOCK_MOST] = {0};
+    for (uint32_t i = 0; i < count; i++)
+        if (!(records[i] = calloc(1, sizeof *records[i]))) {
+            records_free(records, count);
+            return tp_vk_host()->fail(TP_ERR_OUT_OF_MEMORY, "%s: out of memory", call);
+        }
+    VkQueryPoolCreateInfo info = {
+        .sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO, .queryType = VK_QUERY_TYPE_TIMESTAMP, .queryCount = count};
+    VkQueryPool query = VK_NULL_HANDLE;
+    VkResult result = vkCreateQueryPool(device->device, &info, NULL, &query);
+    if (result != VK_SUCCESS) {
+        records_free(records, count);
         return tp_vk_fail(call, "vkCreateQueryPool", result);
+    }
     VkCommandBufferAllocateInfo allocate = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
                                             .commandPool = device->commands,
                                             .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
-                                            .commandBufferCount = 1};
-    VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-    /* The pool is the device's: its lock, for the allocation and the recording. */
-    pthread_mutex_lock(&device->lock);
+                                            .commandBufferCount = count};
+    VkCommandBuffer stamps[VK_RECORD_BLOCK_MOST];
     const char *step = "vkAllocateCommandBuffers";
-    result = vkAllocateCommandBuffers(device->device, &allocate, &record->stamp);
-    if (result == VK_SUCCESS &&
-        (step = "vkBeginCommandBuffer", result = vkBeginCommandBuffer(record->stamp, &begin)) == VK_SUCCESS) {
-        vkCmdResetQueryPool(record->stamp, record->query, 0, 1);
-        vkCmdWriteTimestamp(record->stamp, device->stamp_stage, record->query, 0);
-        step = "vkEndCommandBuffer";
-        result = vkEndCommandBuffer(record->stamp);
+    pthread_mutex_lock(&device->lock);
+    result = vkAllocateCommandBuffers(device->device, &allocate, stamps);
+    bool allocated = result == VK_SUCCESS;
+    for (uint32_t i = 0; result == VK_SUCCESS && i < count; i++)
+        result = stamp_record(device, stamps[i], query, i, &step);
+    if (result == VK_SUCCESS) {
+        for (uint32_t i = 0; i < count; i++)
+            *records[i] = (vk_record){.device = device, .query = query, .slot = i, .stamp = stamps[i]};
+        for (uint32_t i = count - 1; i > 0; i--) {
+            records[i]->next_free = device->free_records[true];
+            device->free_records[true] = records[i];
+        }
+    } else if (allocated) {
+        vkFreeCommandBuffers(device->device, device->commands, count, stamps);
     }
     pthread_mutex_unlock(&device->lock);
     if (result != VK_SUCCESS) {
-        vkDestroyQueryPool(device->device, record->query, NULL);
+        vkDestroyQueryPool(device->device, query, NULL);
+        records_free(records, count);
         return tp_vk_fail(call, step, result);
     }
+    *out = records[0];
     return TP_OK;
+}
+
+/* The device's lock held. A retired record is taken again once reached: as far as
+ * its timeline was last read, else as the driver says now. */
+static vk_record *retired_take(vk_device *device)
+{
+    vk_record *record = device->retired_first;
+    if (!record || !(tp_vk_record_known_reached(record) || tp_vk_record_reached(record)))
+        return NULL;
+    device->retired_first = record->next_free;
+    if (!device->retired_first)
+        device->retired_last = NULL;
+    return record;
 }
 
 tp_status tp_vk_record_take(vk_device *device, bool timing, const char *call, vk_record **out)
 {
     pthread_mutex_lock(&device->lock);
     vk_record *record = device->free_records[timing];
-    if (record) {
+    if (record)
         device->free_records[timing] = record->next_free;
-    } else if (timing && device->retired_first && tp_vk_record_reached(device->retired_first)) {
-        record = device->retired_first;
-        device->retired_first = record->next_free;
-        if (!device->retired_first)
-            device->retired_last = NULL;
-    }
+    else if (timing)
+        record = retired_take(device);
     pthread_mutex_unlock(&device->lock);
-    if (!record) {
+    if (!record && timing) {
+        tp_status status = block_make(device, call, &record);
+        if (status != TP_OK)
+            return status;
+    } else if (!record) {
         record = calloc(1, sizeof *record);
         if (!record)
             return tp_vk_host()->fail(TP_ERR_OUT_OF_MEMORY, "%s: out of memory", call);
         record->device = device;
-        if (timing) {
-            tp_status status = query_make(device, record, call);
-            if (status != TP_OK) {
-                free(record);
-                return status;
-            }
-        }
     }
     atomic_init(&record->refs, 1);
     record->timeline = NULL;
@@ -102,8 +160,10 @@ void tp_vk_record_unref(vk_record *record)
     /* A query the device may still write is not reset by another record meanwhile:
      * retired, taken again once reached. Records of one stream are reached in their
      * order, so the oldest is the first to look at; a record of another stream that
-     * is late behind it only keeps the ones after it waiting (a new one is made). */
-    if (record->query != VK_NULL_HANDLE && record->timeline && !tp_vk_record_reached(record)) {
+     * is late behind it only keeps the ones after it waiting (a block is made). The
+     * driver is not asked here: a record replaced by the next one is rarely reached
+     * yet, and the take looks again. */
+    if (record->query != VK_NULL_HANDLE && record->timeline && !tp_vk_record_known_reached(record)) {
         vk_device *device = record->device;
         record->next_free = NULL;
         pthread_mutex_lock(&device->lock);
@@ -123,6 +183,11 @@ bool tp_vk_record_reached(const vk_record *record)
     return tp_vk_timeline_counter(record->timeline) >= record->value;
 }
 
+bool tp_vk_record_known_reached(const vk_record *record)
+{
+    return atomic_load_explicit(&record->timeline->known_reached, memory_order_relaxed) >= record->value;
+}
+
 tp_status tp_vk_record_ticks(vk_record *record, const char *call, uint64_t *ticks)
 {
     uint64_t known = atomic_load_explicit(&record->ticks, memory_order_acquire);
@@ -133,8 +198,8 @@ tp_status tp_vk_record_ticks(vk_record *record, const char *call, uint64_t *tick
     if (!tp_vk_record_reached(record))
         return TP_ERR_NOT_READY;
     uint64_t value = 0;
-    VkResult result = vkGetQueryPoolResults(record->device->device, record->query, 0, 1, sizeof value, &value,
-                                            sizeof value, VK_QUERY_RESULT_64_BIT);
+    VkResult result = vkGetQueryPoolResults(record->device->device, record->query, record->slot, 1, sizeof value,
+                                            &value, sizeof value, VK_QUERY_RESULT_64_BIT);
     if (result != VK_SUCCESS)
         return tp_vk_fail(call, "vkGetQueryPoolResults", result);
     atomic_store_explicit(&record->ticks, value, memory_order_release);

@@ -188,8 +188,8 @@ static bool join_commands(vk_stream *stream, vk_batch *batch, const vk_batch *ta
     const vk_flush_work *flush = &stream->device->flush;
     for (uint32_t i = 0; i < count; i++) {
         if (tasks[i].stamp) {
-            vkCmdResetQueryPool(joined, tasks[i].stamp, 0, 1);
-            vkCmdWriteTimestamp(joined, stream->device->stamp_stage, tasks[i].stamp, 0);
+            vkCmdResetQueryPool(joined, tasks[i].stamp, tasks[i].stamp_slot, 1);
+            vkCmdWriteTimestamp(joined, stream->device->stamp_stage, tasks[i].stamp, tasks[i].stamp_slot);
         } else if (tasks[i].fill) {
             vkCmdFillBuffer(joined, flush->buffer, 0, VK_WHOLE_SIZE, 0x5a5a5a5au);
         }
@@ -393,8 +393,10 @@ tp_status tp_vk_stream_mark(vk_stream *stream, vk_batch work, bool fresh, const 
     if (!work.command && !fresh && stream->pending == 0)
         *value = stream->timeline->issued;
     else
-        status = submit_or_queue(stream, (vk_batch){.command = work.command, .stamp = work.stamp, .fill = work.fill},
-                                 call, value);
+        status = submit_or_queue(
+            stream,
+            (vk_batch){.command = work.command, .stamp = work.stamp, .stamp_slot = work.stamp_slot, .fill = work.fill},
+            call, value);
     pthread_mutex_unlock(&stream->lock);
     return status;
 }
