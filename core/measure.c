@@ -64,11 +64,25 @@ static const int64_t clock_warm_up_max_ns = 1000 * 1000 * 1000;
 
 /* ----------------------------------------------------------- the batch */
 
-/* The caller's batch, cut to what the calibration says fits in the time left before
+/* The caller's batch, cut to the stream's window (rule 17: past it, the runtime's queue
+ * may block this thread behind the stretch's own hold, until the watchdog lets it go)
+ * where the window has room for a stretch at all (the fake GPU's 10 is passed at batch
+ * 1 whatever is asked), and to what the calibration says fits in the time left before
  * max_time (a cold batch of 4,000 with max_time 0.5 s ran 5.6-10 s of flushes). */
 static int64_t measure_batch_fit(measure_run *run, double call_ns)
 {
     int64_t batch = run->options.batch;
+    bool one_host_fn = run->options.host_work && !run->cold;
+    int64_t per_call = run->cold ? measure_ops_per_call(true) : 1;
+    bool window_kept = !one_host_fn && run->window >= MEASURE_OWN_OPS_PER_HOLD + per_call;
+    int64_t room = window_kept ? measure_window_batch(run->window, run->cold) : INT64_MAX;
+    if (batch > room) {
+        measure_note(run,
+                     "batch %" PRId64 " cut to %" PRId64 ": the stream's window holds %" PRId64
+                     " operations behind a hold (tp_stream_hold_window)",
+                     batch, room, run->window);
+        batch = room;
+    }
     double left = (double)(run->options.max_time_ns - (measure_now() - run->started_ns));
     if (call_ns * (double)batch <= left)
         return batch;

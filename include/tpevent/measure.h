@@ -56,7 +56,8 @@ typedef struct tp_measure_options {
     int64_t max_time_ns;     /* wall clock of the whole call, warm-up included; > 0; default 15 s */
     double max_noise;        /* stop once the median's interval is within this of it (relative); >= 0; default 0.005 */
     int64_t min_samples;     /* >= 1; default 10 */
-    int64_t batch;           /* calls per sample (hot) or per hold (cold); 0: chosen (default); >= 0 */
+    int64_t batch;           /* calls per sample (hot) or per hold (cold); 0: chosen (default); >= 0; cut to the
+                                stream's window and to max_time (the note says so) */
     unsigned flags;          /* TP_MEASURE_* */
     double *samples_ns;      /* optional: the per-call time of each sample, in order, the first samples_capacity */
     size_t samples_capacity; /* entries of samples_ns; 0 with samples_ns NULL */

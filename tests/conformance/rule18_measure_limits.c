@@ -114,6 +114,34 @@ TEST(rule18_measure_hot_batch_is_cut_to_max_time)
     return 0;
 }
 
+/* A batch the caller sets is cut to the stream's window as a chosen one is (rule 17):
+ * past it, the runtime's queue could block the caller behind the stretch's own hold
+ * until the watchdog. Four windows' worth asked; where there is no window, or one
+ * smaller than a stretch's own ten operations and a call (the fake GPU's 10: passed at
+ * batch 1 anyway), all given. CUDA's 256 keeps 246. */
+TEST(rule18_measure_batch_set_by_the_caller_stays_within_the_window)
+{
+    tp_stream *stream = new_stream(env->device);
+    int64_t window = 0;
+    CHECK_OK(tp_stream_hold_window(stream, &window));
+    work w = {.stream_ns = 1000};
+    tp_measure_options options = limit_options(5LL * 1000 * 1000 * 1000);
+    options.min_samples = 2;
+    options.batch = window == INT64_MAX ? 64 : 4 * window;
+    tp_measurement m = new_measurement();
+    CHECK_OK(tp_measure(stream, work_fn, &w, &options, &m));
+    printf("window %lld, batch %lld asked, %lld kept, note: %s\n", (long long)window, (long long)options.batch,
+           (long long)m.batch, m.note);
+    if (window == INT64_MAX || window < 11) {
+        CHECK(m.batch == options.batch);
+    } else {
+        CHECK(m.batch >= 1 && m.batch <= window - 10);
+        CHECK_CONTAINS(m.note, "window");
+    }
+    CHECK_OK(tp_stream_destroy(stream));
+    return 0;
+}
+
 /* A stream held by another party (here the test, for a minute): the warm-up's wait
  * used to last until that hold's watchdog. It now ends max_time plus a grace of
  * 10 s after the call, TP_ERR_NOT_READY without a sample, the message saying why. */
