@@ -95,10 +95,6 @@ uint64_t tp_vk_timeline_counter(const vk_timeline *timeline)
     uint64_t value = 0;
     (void)timeline->device->get_counter(timeline->device->device, timeline->semaphore, &value);
     tp_vk_tsan_acquire(timeline);
-    /* Racing readers may store an older value last: still a reached one. */
-    vk_timeline *known = (vk_timeline *)timeline;
-    if (value > atomic_load_explicit(&known->known_reached, memory_order_relaxed))
-        atomic_store_explicit(&known->known_reached, value, memory_order_relaxed);
     return value;
 }
 

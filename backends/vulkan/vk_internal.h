@@ -84,7 +84,7 @@ typedef struct vk_timeline {
     vk_device *device;
     uint64_t issued;            /* the last value a submission signals; the owner's lock */
     _Atomic uint64_t submitted; /* the last value handed to the queue */
-    /* A counter value read before (at or below the counter): what a record's reuse
+    /* A counter value a record's reuse read before (at or below the counter): what it
      * checks first, so that the record path asks the driver only when it is behind
      * (vk_record.c). */
     _Atomic uint64_t known_reached;

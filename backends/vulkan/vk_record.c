@@ -96,12 +96,24 @@ static tp_status block_make(vk_device *device, const char *call, vk_record **out
     return TP_OK;
 }
 
+/* Whether the driver says the record is reached, kept as its timeline's
+ * known_reached for the next looks. Only here, not in every counter read: query and
+ * wait pay nothing for it. The device's lock held: a timeline's one writer. */
+static bool reached_now(vk_record *record)
+{
+    vk_timeline *timeline = (vk_timeline *)record->timeline;
+    uint64_t counter = tp_vk_timeline_counter(timeline);
+    if (counter > atomic_load_explicit(&timeline->known_reached, memory_order_relaxed))
+        atomic_store_explicit(&timeline->known_reached, counter, memory_order_relaxed);
+    return counter >= record->value;
+}
+
 /* The device's lock held. A retired record is taken again once reached: as far as
- * its timeline was last read, else as the driver says now. */
+ * its timeline was last read here, else as the driver says now. */
 static vk_record *retired_take(vk_device *device)
 {
     vk_record *record = device->retired_first;
-    if (!record || !(tp_vk_record_known_reached(record) || tp_vk_record_reached(record)))
+    if (!record || !(tp_vk_record_known_reached(record) || reached_now(record)))
         return NULL;
     device->retired_first = record->next_free;
     if (!device->retired_first)
