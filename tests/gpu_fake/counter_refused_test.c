@@ -16,26 +16,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "expect.h"
+
 #define HOST_FNS 1025 /* one more than a slab's counters */
-
-static int failures;
-
-#define EXPECT(cond)                                                \
-    do {                                                            \
-        if (!(cond)) {                                              \
-            printf("FAIL: %s:%d: %s\n", __FILE__, __LINE__, #cond); \
-            failures++;                                             \
-        }                                                           \
-    } while (0)
-
-#define EXPECT_OK(call)                                                                  \
-    do {                                                                                 \
-        tp_status status_ = (call);                                                      \
-        if (status_ != TP_OK) {                                                          \
-            printf("FAIL: %s:%d: %s: %s\n", __FILE__, __LINE__, #call, tp_last_error()); \
-            failures++;                                                                  \
-        }                                                                                \
-    } while (0)
 
 static void count_run(void *counter)
 {

@@ -26,27 +26,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "expect.h"
+
 #define LAUNCHES 10
 #define LANE_THREAD "tpevent-gcuda:0"
-
-static int failures;
-
-#define EXPECT(cond)                                                \
-    do {                                                            \
-        if (!(cond)) {                                              \
-            printf("FAIL: %s:%d: %s\n", __FILE__, __LINE__, #cond); \
-            failures++;                                             \
-        }                                                           \
-    } while (0)
-
-#define EXPECT_OK(call)                                                                  \
-    do {                                                                                 \
-        tp_status status_ = (call);                                                      \
-        if (status_ != TP_OK) {                                                          \
-            printf("FAIL: %s:%d: %s: %s\n", __FILE__, __LINE__, #call, tp_last_error()); \
-            failures++;                                                                  \
-        }                                                                                \
-    } while (0)
 
 /* The host functions: the first adds 1, the second 2 after seeing the first's. */
 typedef struct runs {

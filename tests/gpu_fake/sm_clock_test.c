@@ -23,15 +23,7 @@
 #include <string.h>
 #include <time.h>
 
-static int failures;
-
-#define EXPECT(cond)                                                \
-    do {                                                            \
-        if (!(cond)) {                                              \
-            printf("FAIL: %s:%d: %s\n", __FILE__, __LINE__, #cond); \
-            failures++;                                             \
-        }                                                           \
-    } while (0)
+#include "expect.h"
 
 static void busy(void *arg)
 {
