@@ -77,11 +77,30 @@ static TP_COLD tp_status socket_failed(const char *who, int fd, const char *call
     return tp_fail(TP_ERR_INVALID_ARGUMENT, "%s: socket %d: %s: %s", who, fd, call, strerror(err));
 }
 
-/* Waits until the socket can go on with a message begun (a non-blocking socket). */
-static void wait_ready(int fd, short events)
+/* How long a message begun may wait for its rest. A message is 128 bytes, which a Unix
+ * socket moves whole; a peer that stops inside one is stuck or hostile, and a caller
+ * that made the socket non-blocking (or gave Python's socket a timeout) must not wait
+ * on it for good. */
+#define MESSAGE_REST_WAIT_MS 10000
+
+/* Waits until the socket can go on with a message begun (a non-blocking socket); false
+ * when MESSAGE_REST_WAIT_MS pass first (the poll retried on a signal, from its start). */
+static bool wait_ready(int fd, short events)
 {
     struct pollfd p = {fd, events, 0};
-    (void)poll(&p, 1, -1);
+    int n;
+    do
+        n = poll(&p, 1, MESSAGE_REST_WAIT_MS);
+    while (n < 0 && errno == EINTR);
+    return n != 0;
+}
+
+static TP_COLD tp_status peer_stalled(const char *who, int fd, const char *did, size_t done)
+{
+    return tp_fail(TP_ERR_INVALID_ARGUMENT,
+                   "%s: socket %d: the peer %s %zu of the message's %u bytes and nothing more for %d s (stuck, or "
+                   "not a tpevent peer): the socket is out of step, close it",
+                   who, fd, did, done, MESSAGE_SIZE, MESSAGE_REST_WAIT_MS / 1000);
 }
 
 /* ------------------------------------------------------------------ send */
@@ -111,7 +130,8 @@ static tp_status send_message(const char *who, int socket_fd, const unsigned cha
             if (errno == EINTR)
                 continue;
             if ((errno == EAGAIN || errno == EWOULDBLOCK) && sent > 0) {
-                wait_ready(socket_fd, POLLOUT); /* half a message must not be left behind */
+                if (!wait_ready(socket_fd, POLLOUT)) /* half a message must not be left behind */
+                    return peer_stalled(who, socket_fd, "took", sent);
                 continue;
             }
             return socket_failed(who, socket_fd, "sendmsg", errno);
@@ -217,7 +237,8 @@ static tp_status receive_message(const char *who, int socket_fd, int type, recei
             if (errno == EINTR)
                 continue;
             if ((errno == EAGAIN || errno == EWOULDBLOCK) && r->length > 0) {
-                wait_ready(socket_fd, POLLIN);
+                if (!wait_ready(socket_fd, POLLIN))
+                    return peer_stalled(who, socket_fd, "sent", r->length);
                 continue;
             }
             return socket_failed(who, socket_fd, "recvmsg", errno);

@@ -40,7 +40,8 @@ TP_API tp_status tp_event_ipc_send(tp_event *event, int socket_fd);
  * means the sender's device; a device string must be of the sender's type, and its
  * index picks the device here. A forged, truncated or corrupted message, none or more
  * than one descriptor, a descriptor that is not a sealed memfd of the right size, a
- * peer that closed the socket mid-message: TP_ERR_INVALID_ARGUMENT naming what was
+ * peer that closed the socket mid-message, or on a non-blocking socket sent nothing
+ * more of a message begun for 10 s: TP_ERR_INVALID_ARGUMENT naming what was
  * wrong; no descriptor received is left open, and nothing is ever mapped that a peer
  * could shrink under this process.
  */

@@ -239,3 +239,24 @@ TEST(socket_wrong_descriptors_refused)
     CHECK_OK(tp_event_destroy(event));
     return 0;
 }
+
+/* A peer that sends part of a message and then nothing, its end still open, on a
+ * non-blocking socket: refused once the rest has not come for 10 s (core/ipc_socket.c's
+ * MESSAGE_REST_WAIT_MS), the descriptor received with the first part closed; it waited
+ * for good before. */
+TEST(socket_peer_stalled_mid_message_refused_in_time)
+{
+    if (!socket_ipc_supported(env->device))
+        return TEST_SKIP;
+    tp_event *event = new_event(env->device, TP_EVENT_INTERPROCESS);
+    raw_message good = real_message(event);
+    double started = monotonic_seconds();
+    expect_refused(env->device, SOCK_STREAM | SOCK_NONBLOCK, good.bytes, 40, &good.fd, 1, false,
+                   "the peer sent 40 of the message's 128 bytes and nothing more for 10 s");
+    double waited = monotonic_seconds() - started;
+    printf("refused after %.1f s\n", waited);
+    CHECK(waited >= 9.5);
+    close(good.fd);
+    CHECK_OK(tp_event_destroy(event));
+    return 0;
+}
