@@ -28,7 +28,8 @@ typedef struct spin_setup {
     vkt t;
     tp_stream *stream;
     vkt_spin spin;
-    double ns_per_tick; /* the shader clock's tick, read against the stream's records */
+    double tick_read_ns; /* the shader clock's tick, read against the stream's records */
+    double ns_per_tick;  /* the tick the spins are sized by: the one read, or lavapipe's 1 ns */
 } spin_setup;
 
 /* The tick of the shader clock: the time between two timing records around a 10 ms
@@ -74,8 +75,8 @@ static int setup(spin_setup *s)
         vkt_close(&s->t, s->stream);
         return TEST_SKIP;
     }
-    s->ns_per_tick = tick_ns(s);
-    printf("shader clock: %.4f ns a tick\n", s->ns_per_tick);
+    s->tick_read_ns = s->ns_per_tick = tick_ns(s);
+    printf("shader clock: %.4f ns a tick\n", s->tick_read_ns);
     /* Lavapipe's is Mesa's os_time_get_nano, 1 ns (shader_clock_tick_read_against_records
      * checks it): a loaded host delays a dispatch's start, which the records see and
      * the shader's count does not, and a tick read long makes every spin short. */
@@ -126,10 +127,12 @@ TEST(shader_clock_tick_read_against_records)
     int skip = setup(&s);
     if (skip)
         return skip;
-    CHECK(s.ns_per_tick > 0);
+    CHECK(s.tick_read_ns > 0);
     if (s.t.driver == VK_DRIVER_ID_MESA_LLVMPIPE) {
-        CHECK(s.ns_per_tick >= 0.999);
-        CHECK(s.ns_per_tick <= 1.5);
+        /* Never short of 1 ns (the records bracket the count); long by what a loaded
+         * host delays the dispatch's start, a few ms of the 10 ms at most of three. */
+        CHECK(s.tick_read_ns >= 0.999);
+        CHECK(s.tick_read_ns <= 2.0);
     }
     teardown(&s);
     return 0;
