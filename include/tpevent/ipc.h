@@ -27,7 +27,7 @@ extern "C" {
  * Sends the event over `socket_fd`, a connected AF_UNIX socket of any type (stream,
  * datagram, seqpacket), as one message and one descriptor. Only for events created
  * with TP_EVENT_INTERPROCESS (else TP_ERR_INVALID_ARGUMENT); a backend without it
- * (OpenCL) is TP_ERR_UNSUPPORTED with the reason. A socket that is not AF_UNIX, or
+ * (OpenCL, Vulkan) is TP_ERR_UNSUPPORTED with the reason. A socket that is not AF_UNIX, or
  * whose peer is gone, is TP_ERR_INVALID_ARGUMENT; a non-blocking socket whose buffer
  * is full is TP_ERR_NOT_READY (nothing was sent). Blocks only as the socket does.
  * The event may be sent any number of times, to any number of processes.
