@@ -405,9 +405,9 @@ tp_status gpu_capture_ipc_wait_event(tp_stream *stream_base, tp_event *event_bas
  * it for good. Like every captured operation, it counts on its branch, so that a
  * branch whose host function the origin did not join back is refused at the end.
  * In tpevent's own capture gpu_capture_lock is held from the look at the capture to
- * the node in its list: an end on another thread (which closes the token under the
- * lock before the runtime's end) comes wholly before, and the launch is refused, or
- * wholly after, and the node is in the capture and in its graph's list. A
+ * the node in its list: an end on another thread (which closes the token and ends
+ * the runtime's capture under the lock) comes wholly before, and the launch is
+ * refused, or wholly after, and the node is in the capture and in its graph's list. A
  * signalled node the graph does not list would hold its launches, or (captured
  * no more) the stream at once, for good: no launch queues its runs. */
 static tp_status capture_host_fn(gpu_stream *stream, gpu_capture *token, void (*fn)(void *), void *arg,

@@ -199,9 +199,12 @@ tp_status gpu_stream_end_capture(tp_stream *stream_base, tp_graph **out)
             unjoined = &build->branches[i];
     rt_stream unjoined_native = unjoined ? unjoined->native : NULL;
     bool out_of_memory = build->out_of_memory;
+    /* The token closes and the runtime's capture ends in one step under the lock: a
+     * launch, record or wait of another thread that found the token closed between the
+     * two went to the stream as outside any capture while the runtime still captured
+     * it (a node no graph lists, holding the stream for good, or a call that
+     * invalidated the capture). */
     close_capture(token);
-    pthread_mutex_unlock(&gpu_capture_lock);
-
     rt_graph graph = NULL;
     rt_guard guard;
     rt_error e = gpu_stream_enter(stream, &guard);
@@ -209,6 +212,7 @@ tp_status gpu_stream_end_capture(tp_stream *stream_base, tp_graph **out)
         e = rt_stream_end_capture(stream->native, &graph);
         rt_guard_leave(&guard);
     }
+    pthread_mutex_unlock(&gpu_capture_lock);
     tp_status status = TP_OK;
     if (unjoined || out_of_memory || e != RT_SUCCESS) {
         if (e == RT_SUCCESS && graph)
