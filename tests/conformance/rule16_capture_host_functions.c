@@ -29,17 +29,6 @@ static tp_graph *capture_host_fn(tp_stream *stream, void (*fn)(void *), void *ar
     return graph;
 }
 
-static bool stream_idle_within(tp_stream *stream, double seconds)
-{
-    double deadline = monotonic_seconds() + seconds;
-    while (!stream_is_idle(stream)) {
-        if (monotonic_seconds() > deadline)
-            return false;
-        sleep_ms(1);
-    }
-    return true;
-}
-
 /* True if the log holds `copies` copies of `sequence` (of `length` values) and
  * nothing else: each launch ran each host function once, in order. */
 static bool log_is_repeated(order_log *log, const int *sequence, int length, int copies)

@@ -339,18 +339,6 @@ TEST(rule16_graph_destroyed_with_launches_pending)
     return 0;
 }
 
-/* Whether the stream is idle within `seconds`: false for a stream held for good. */
-static bool idle_within(tp_stream *stream, double seconds)
-{
-    double deadline = monotonic_seconds() + seconds;
-    while (!stream_is_idle(stream)) {
-        if (monotonic_seconds() > deadline)
-            return false;
-        sleep_ms(1);
-    }
-    return true;
-}
-
 /* A graph of more host functions than a thousand, captured, launched twice and
  * destroyed three times over: each runs once a launch, and what a round gave back
  * serves the next (on the GPUs each captured host function holds a counter of its
@@ -371,7 +359,7 @@ TEST(rule16_graph_of_many_host_fns_runs_each_once_a_launch)
         CHECK_OK(tp_stream_end_capture(stream, &graph));
         CHECK_OK(tp_graph_launch(graph, stream));
         CHECK_OK(tp_graph_launch(graph, stream));
-        bool idle = idle_within(stream, EVENTUALLY_SECONDS);
+        bool idle = stream_idle_within(stream, EVENTUALLY_SECONDS);
         if (!idle || atomic_load(&counter) != 2 * MANY_HOST_FNS) {
             printf("round %d: %d host functions ran of %d; the stream %s\n", round, atomic_load(&counter),
                    2 * MANY_HOST_FNS, idle ? "idle" : "still busy");
@@ -429,11 +417,11 @@ TEST(rule16_host_fns_launched_while_another_thread_ends_the_capture)
         atomic_store(&r.stop, 1);
         CHECK(pthread_join(thread, NULL) == 0);
         CHECK(r.failed == 0);
-        bool idle = idle_within(stream, EVENTUALLY_SECONDS); /* the launches after the capture ran */
+        bool idle = stream_idle_within(stream, EVENTUALLY_SECONDS); /* the launches after the capture ran */
         int ran_at_once = atomic_load(&r.counter);
         for (int i = 0; i < 2 && idle; i++)
             CHECK_OK(tp_graph_launch(graph, stream));
-        idle = idle && idle_within(stream, EVENTUALLY_SECONDS);
+        idle = idle && stream_idle_within(stream, EVENTUALLY_SECONDS);
         int in_graph = (atomic_load(&r.counter) - ran_at_once) / 2;
         if (!idle || ran_at_once + in_graph != r.succeeded || (atomic_load(&r.counter) - ran_at_once) % 2 != 0) {
             printf(

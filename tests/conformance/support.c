@@ -168,6 +168,17 @@ bool stream_is_idle(tp_stream *stream)
     return idle;
 }
 
+bool stream_idle_within(tp_stream *stream, double seconds)
+{
+    double deadline = monotonic_seconds() + seconds;
+    while (!stream_is_idle(stream)) {
+        if (monotonic_seconds() > deadline)
+            return false;
+        sleep_ms(1);
+    }
+    return true;
+}
+
 bool event_done_within(tp_event *event, double seconds)
 {
     double deadline = monotonic_seconds() + seconds;

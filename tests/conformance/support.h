@@ -97,6 +97,8 @@ bool event_is_done(tp_event *event);
  * alone (outputs are written only on success). */
 void expect_elapsed_refused(tp_event *start, tp_event *end, tp_status expected);
 bool stream_is_idle(tp_stream *stream);
+/* Whether the stream is idle within `seconds`: false for a stream held for good. */
+bool stream_idle_within(tp_stream *stream, double seconds);
 /* Polls an atomic_int until it is at least `value`. */
 bool flag_reaches_within(atomic_int *flag, int value, double seconds);
 
