@@ -30,10 +30,12 @@
  *   gpu_ipc.c        what interprocess events rest on (gpu_ipc.h): payloads, opened handles,
  *                    retirement of shared native events, exporters' liveness
  *   gpu_notify.c     the device's notifier (gpu_notify.h): a poller thread that
- *                    calls snapshot_notify's functions once their markers are reached
+ *                    calls snapshot_notify's functions once markers (or pages' counters) are reached
  *   gpu_snapshot.c   snapshots of records of events of both kinds (markers)
  *   gpu_ipc_page.c   events handed over a Unix socket (gpu_ipc_page.h): the sealed
- *                    memfd page their records go through, a counter per writer
+ *                    memfd page their records go through, a counter per writer;
+ *   gpu_ipc_page_wait.c  their query, synchronize and waits (a wait's place in rule
+ *                    17's window); gpu_ipc_page_layout.h: the page the two share
  *   gpu_ipc_event.c  the entries of interprocess and imported events
  *   gpu_sample.c     the runtime's own calls timed, for the benchmark baseline
  *   gpu_flush.c, gpu_empty.c  tp_measure's device work (rule 18): the cold

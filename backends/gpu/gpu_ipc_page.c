@@ -27,8 +27,7 @@
  */
 #define _GNU_SOURCE /* memfd_create */
 
-#include "backends/gpu/gpu_ipc_page.h"
-#include "backends/gpu/gpu_graph.h"
+#include "backends/gpu/gpu_ipc_page_layout.h"
 #if defined(TPEVENT_GPU_CUDA)
 #include "backends/gpu/runtime_cuda_page.h" /* HIP's and the fake's are in their mappings */
 #endif
@@ -38,7 +37,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdalign.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,51 +46,7 @@
 
 #define PAGE_MAGIC "tpevgpu" /* 8 bytes with its NUL */
 #define PAGE_LAYOUT_VERSION 1u
-#define PAGE_BYTES 4096u
-#define PAGE_CHANNELS 56u
 #define PAYLOAD_VERSION 1u
-#define TICKET_SHIFT 56
-#define COUNT_MASK ((UINT64_C(1) << TICKET_SHIFT) - 1)
-#define POLL_SPIN_NS 50000u
-
-typedef struct page_channel {
-    _Atomic uint64_t reached;    /* written by a stream (or, for a record adopted, the host) */
-    _Atomic uint64_t recorded;   /* under the lock */
-    _Atomic uint64_t owner;      /* the writer (a handle's tag and a stream); 0: none yet */
-    _Atomic uint64_t owner_lock; /* the byte its handle's lock is on; 0: none (see above) */
-    uint64_t unused[4];          /* a line each: two writers never share one */
-} page_channel;
-
-typedef struct page_layout {
-    /* Written once by the creator, before anyone else can see the page. */
-    char magic[8];
-    uint32_t layout_version;
-    uint32_t size;
-    uint64_t token;
-    uint32_t flags; /* the creator's TP_EVENT_BLOCKING, which receivers take on */
-    uint32_t reserved;
-    pthread_mutex_t lock;
-    _Atomic uint64_t latest; /* the latest record's ticket; 0: never recorded */
-    alignas(512) page_channel channels[PAGE_CHANNELS];
-} page_layout;
-
-_Static_assert(sizeof(page_channel) == 64, "a channel a line");
-_Static_assert(sizeof(page_layout) <= PAGE_BYTES, "the layout must fit the page");
-
-struct gpu_page {
-    atomic_uint refs; /* the event's, and each adopted record's pending notify */
-    int fd;
-    page_layout *layout;
-    rt_device_ptr device_pointer; /* of layout, for stream memory operations */
-    gpu_device *device;
-    uint64_t tag;                            /* random: this handle's writers are tag ^ stream */
-    _Atomic uint64_t claimed;                /* bit i: this handle took channel i at some time */
-    _Atomic uint64_t waited[PAGE_CHANNELS];  /* the highest value this handle's streams wait for */
-    uint64_t lock_offset;                    /* the byte this handle holds its lock on; 0: none */
-    _Atomic uint64_t next_liveness_check_ns; /* query looks at most once a period */
-    _Atomic uint64_t dead_ticket;            /* a pending record whose handle is known gone */
-    struct gpu_page *next;                   /* on the retired list */
-};
 
 /* Pages whose event is gone but whose writes may still be pending in this process:
  * freed once they are done, looked at whenever a page is made or let go. Process-wide
@@ -108,17 +62,6 @@ static struct {
 static bool page_lock(page_layout *layout)
 {
     return tp_ipc_shared_mutex_lock(&layout->lock);
-}
-
-static bool channel_reached(const page_channel *channel, uint64_t count)
-{
-    return atomic_load_explicit(&channel->reached, memory_order_acquire) >= count;
-}
-
-static page_channel *ticket_channel(page_layout *layout, uint64_t ticket)
-{
-    uint64_t index = ticket >> TICKET_SHIFT;
-    return index < PAGE_CHANNELS ? &layout->channels[index] : NULL;
 }
 
 /* Under the lock: the writer's channel, taking over one whose records are all
@@ -155,33 +98,6 @@ static TP_COLD tp_status all_channels_busy(void)
 static TP_COLD tp_status lock_failed(const char *operation)
 {
     return gpu.host->fail(TP_ERR_BACKEND, "%s: the event's shared lock is unusable", operation);
-}
-
-static rt_device_ptr device_pointer_of(const gpu_page *page, _Atomic uint64_t *word)
-{
-    return rt_device_ptr_offset(page->device_pointer, (size_t)((char *)word - (char *)page->layout));
-}
-
-/* ------------------------------------------------------------ liveness */
-
-/* Whether the handle that made the pending record `count` of `channel` is gone and
- * the record not reached after all; false where it cannot tell. */
-static bool recorder_gone(gpu_page *page, page_channel *channel, uint64_t count)
-{
-    uint64_t offset = atomic_load_explicit(&channel->owner_lock, memory_order_relaxed);
-    if (offset == page->lock_offset || page->lock_offset == 0)
-        return false; /* this handle's own, or it holds no lock to compare with */
-    if (!tp_ipc_liveness_lock_free(page->fd, offset))
-        return false; /* held, no lock to look at, or failing to look: never "gone" */
-    return !channel_reached(channel, count);
-}
-
-static TP_COLD tp_status recorder_died(const char *operation)
-{
-    return gpu.host->fail(TP_ERR_BACKEND,
-                          "%s: the process that recorded the event exited before reaching it (its handle's lock on "
-                          "the event's page is gone)",
-                          operation);
 }
 
 /* ------------------------------------------------------------ lifetime */
@@ -238,7 +154,7 @@ static void sweep_retired(void)
     }
 }
 
-static void page_unref(gpu_page *page)
+void gpu_page_unref(gpu_page *page)
 {
     if (atomic_fetch_sub_explicit(&page->refs, 1, memory_order_acq_rel) != 1)
         return;
@@ -250,7 +166,7 @@ static void page_unref(gpu_page *page)
 
 void gpu_page_release(gpu_page *page)
 {
-    page_unref(page);
+    gpu_page_unref(page);
     sweep_retired();
 }
 
@@ -324,7 +240,7 @@ static tp_status page_wrap(gpu_device *device, int fd, bool fresh, bool own, uin
 }
 
 /* Streams must write and wait on host memory: the device's stream memory operations. */
-static tp_status check_support(gpu_device *device, const char *who)
+tp_status gpu_page_check_support(gpu_device *device, const char *who)
 {
     const char *why = "";
     if (rt_stream_wait_value_supported(device->index, &why))
@@ -339,7 +255,7 @@ tp_status gpu_page_create(gpu_device *device, unsigned flags, gpu_page **out)
 {
     static const char who[] = "tp_event_ipc_send";
     sweep_retired();
-    tp_status status = check_support(device, who);
+    tp_status status = gpu_page_check_support(device, who);
     if (status != TP_OK)
         return status;
     bool sizing_failed;
@@ -359,7 +275,7 @@ tp_status gpu_page_adopt(gpu_device *device, int fd, const unsigned char *payloa
     uint32_t size = length == GPU_PAGE_PAYLOAD_SIZE ? tp_get_u32(payload + 4) : 0;
     uint64_t token = length == GPU_PAGE_PAYLOAD_SIZE ? tp_get_u64(payload + 8) : 0;
     struct stat st;
-    tp_status status = check_support(device, who);
+    tp_status status = gpu_page_check_support(device, who);
     if (status == TP_OK && (version != PAYLOAD_VERSION || size != PAGE_BYTES || token == 0))
         status = gpu.host->fail(TP_ERR_INVALID_ARGUMENT,
                                 "%s: the %s payload (%zu bytes, version %u, page of %u bytes) is not one this library "
@@ -392,15 +308,7 @@ unsigned gpu_page_flags(const gpu_page *page)
 
 /* ------------------------------------------------------------- records */
 
-/* Whether the stream captures: the runtime is asked only where the stream says a
- * capture may be involved (gpu_graph.h), so that a record or wait costs one relaxed
- * load here, as every other GPU record and wait does. */
-static bool stream_capturing(gpu_stream *stream)
-{
-    return TP_UNLIKELY(gpu_stream_capture_checked(&stream->head)) && rt_stream_capturing(stream->native);
-}
-
-static TP_COLD tp_status refused_in_capture(const char *operation)
+TP_COLD tp_status gpu_page_refused_in_capture(const char *operation)
 {
     return gpu.host->fail(TP_ERR_CAPTURING,
                           "%s: an event handed over a socket cannot be recorded or waited on inside a capture: a "
@@ -411,7 +319,7 @@ static TP_COLD tp_status refused_in_capture(const char *operation)
 tp_status gpu_page_record(gpu_page *page, gpu_stream *stream)
 {
     if (stream_capturing(stream))
-        return refused_in_capture("tp_event_record");
+        return gpu_page_refused_in_capture("tp_event_record");
     page_layout *layout = page->layout;
     uint64_t owner = (page->tag ^ (uint64_t)(uintptr_t)stream * UINT64_C(0x9e3779b97f4a7c15)) | 1;
     if (!page_lock(layout))
@@ -451,7 +359,7 @@ static void adopted_record_reached(void *arg)
 {
     adopted_record *record = arg;
     atomic_store_explicit(&record->channel->reached, record->count, memory_order_release);
-    page_unref(record->page);
+    gpu_page_unref(record->page);
     free(record);
 }
 
@@ -485,94 +393,4 @@ tp_status gpu_page_adopt_record(gpu_page *page, const tp_snapshot *snapshot)
         adopted_record_reached(record);
     }
     return status;
-}
-
-/* ------------------------------------------------------------- waiting */
-
-/* The latest record's ticket, channel and value; false if never recorded. */
-static bool latest_record(gpu_page *page, uint64_t *ticket, page_channel **channel, uint64_t *count)
-{
-    *ticket = atomic_load_explicit(&page->layout->latest, memory_order_acquire);
-    *channel = *ticket ? ticket_channel(page->layout, *ticket) : NULL;
-    *count = *ticket & COUNT_MASK;
-    return *channel != NULL;
-}
-
-/* Looks whether the pending record's handle is gone, and remembers a death seen. */
-static bool record_dead(gpu_page *page, uint64_t ticket, page_channel *channel, uint64_t count)
-{
-    if (!recorder_gone(page, channel, count))
-        return false;
-    atomic_store_explicit(&page->dead_ticket, ticket, memory_order_relaxed);
-    return true;
-}
-
-tp_status gpu_page_query(gpu_page *page, bool *done)
-{
-    page_channel *channel;
-    uint64_t ticket, count;
-    *done = !latest_record(page, &ticket, &channel, &count) || channel_reached(channel, count);
-    /* A look at the lock costs a system call; a query nanoseconds: once a period. */
-    if (!*done && (atomic_load_explicit(&page->dead_ticket, memory_order_relaxed) == ticket ||
-                   tp_liveness_due(&page->next_liveness_check_ns, tp_now_ns())))
-        if (record_dead(page, ticket, channel, count))
-            return recorder_died("tp_event_query");
-    return TP_OK;
-}
-
-/* Polls the page: spins briefly (not with TP_EVENT_BLOCKING), then sleeps in pauses
- * doubling up to TP_PAUSE_LONGEST_NS, so a record is seen at most 1 ms late. */
-tp_status gpu_page_synchronize(gpu_page *page, bool blocking)
-{
-    page_channel *channel;
-    uint64_t ticket, count;
-    if (!latest_record(page, &ticket, &channel, &count))
-        return TP_OK;
-    uint64_t now = tp_now_ns();
-    uint64_t spin_until = blocking ? 0 : now + POLL_SPIN_NS, next_liveness_check = now;
-    uint64_t pause = TP_PAUSE_FIRST_NS;
-    while (!channel_reached(channel, count)) {
-        now = tp_now_ns();
-        if (now >= next_liveness_check) {
-            if (record_dead(page, ticket, channel, count))
-                return recorder_died("tp_event_synchronize");
-            next_liveness_check = now + TP_LIVENESS_PERIOD_NS;
-        }
-        if (now < spin_until)
-            continue;
-        tp_sleep_ns(pause);
-        pause = tp_pause_next(pause);
-    }
-    return TP_OK;
-}
-
-tp_status gpu_page_wait(gpu_page *page, gpu_stream *stream)
-{
-    page_channel *channel;
-    uint64_t ticket, count;
-    if (!latest_record(page, &ticket, &channel, &count) || channel_reached(channel, count))
-        return TP_OK; /* rule 6: nothing to wait for */
-    if (stream_capturing(stream))
-        return refused_in_capture("tp_stream_wait_event");
-    /* The page's own device was asked when the page was made or received. */
-    if (stream->device != page->device) {
-        tp_status status = check_support(stream->device, "tp_stream_wait_event");
-        if (status != TP_OK)
-            return status;
-    }
-    rt_guard guard;
-    rt_error e = gpu_stream_enter(stream, &guard);
-    if (e == RT_SUCCESS) {
-        e = rt_stream_wait_value64(stream->native, device_pointer_of(page, &channel->reached), count);
-        rt_guard_leave(&guard);
-    }
-    if (e != RT_SUCCESS)
-        return gpu_fail_call(RT_WAIT_VALUE_CALL, e);
-    /* The mapping stays until the wait has passed (rule 9: the event may go first). */
-    _Atomic uint64_t *waited = &page->waited[channel - page->layout->channels];
-    uint64_t seen = atomic_load_explicit(waited, memory_order_relaxed);
-    while (seen < count &&
-           !atomic_compare_exchange_weak_explicit(waited, &seen, count, memory_order_relaxed, memory_order_relaxed))
-        ;
-    return TP_OK;
 }

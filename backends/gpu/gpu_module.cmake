@@ -20,7 +20,7 @@ endfunction()
 # for tests/gpu_fake, which builds them over a simulated runtime.
 function(tpevent_gpu_sources out)
   set(sources gpu_device.c gpu_pool.c gpu_clock.c gpu_event_record.c gpu_host_counter.c gpu_host_fn_graph.c gpu_host_fn_capture.c gpu_host_fn.c gpu_stream.c gpu_event.c gpu_ipc.c
-      gpu_ipc_event.c gpu_ipc_page.c gpu_notify.c gpu_snapshot.c gpu_hold.c gpu_flush.c gpu_empty.c gpu_sm_clock.c gpu_timeline_wait.c gpu_tool.c gpu_sample.c gpu_graph.c
+      gpu_ipc_event.c gpu_ipc_page.c gpu_ipc_page_wait.c gpu_notify.c gpu_snapshot.c gpu_hold.c gpu_flush.c gpu_empty.c gpu_sm_clock.c gpu_timeline_wait.c gpu_tool.c gpu_sample.c gpu_graph.c
       gpu_graph_exec.c gpu_forked.c gpu_backend.c)
   list(TRANSFORM sources PREPEND "${PROJECT_SOURCE_DIR}/backends/gpu/")
   set(${out} ${sources} PARENT_SCOPE)

@@ -8,6 +8,9 @@
  * thread made at the first notify, asks each marker it holds whether it was
  * reached, a pass every POLL_PAUSE_MIN_NS to POLL_PAUSE_MAX_NS (the longer while
  * passes find nothing). fn is late by at most a pass and a pause, never early.
+ * The poller also watches counters in host memory for an interprocess event's
+ * waits (gpu_ipc_page.c): another process's record is reached when its channel of
+ * the shared page reaches the record's value, and no marker of ours says so.
  *
  * Why not a runtime host function behind the marker, which the runtime would call
  * the moment the stream gets there: launching one can block its caller (rule 17).
@@ -29,8 +32,10 @@
 #define POLL_PAUSE_MAX_NS 200000u
 
 struct gpu_notify_call {
-    gpu_notify_call *next; /* first (tp_free_item's layout): on the poller's list, or the spares */
-    rt_event marker;       /* pinned until fn ran */
+    gpu_notify_call *next;           /* first (tp_free_item's layout): on the poller's list, or the spares */
+    rt_event marker;                 /* pinned until fn ran; NULL: a counter's call */
+    const _Atomic uint64_t *counter; /* a counter's call: reached once it is at least value */
+    uint64_t value;
     void (*fn)(void *);
     void *arg;
 };
@@ -56,10 +61,12 @@ rt_error gpu_event_query_relaxed(const gpu_device *device, rt_event event, const
 
 /* A query that fails counts as reached, as core/wait_across.c's does: the stream
  * held on it must not stay held. */
-static bool marker_reached(const gpu_device *device, rt_event marker)
+static bool call_reached(const gpu_device *device, const gpu_notify_call *call)
 {
-    const char *call;
-    return gpu_event_query_relaxed(device, marker, &call) != RT_ERROR_NOT_READY;
+    if (!call->marker)
+        return atomic_load_explicit(call->counter, memory_order_acquire) >= call->value;
+    const char *failed;
+    return gpu_event_query_relaxed(device, call->marker, &failed) != RT_ERROR_NOT_READY;
 }
 
 /* One pass over `calls`: runs and frees those reached; returns the others, in order,
@@ -71,9 +78,10 @@ static gpu_notify_call *poll_pass(gpu_device *device, gpu_notify_call *calls, bo
     while (calls) {
         gpu_notify_call *call = calls;
         calls = call->next;
-        if (marker_reached(device, call->marker)) {
+        if (call_reached(device, call)) {
             call->fn(call->arg);
-            gpu_pool_unpin(call->marker, false);
+            if (call->marker)
+                gpu_pool_unpin(call->marker, false);
             tp_free_list_give(&device->notifier.spare, call);
             *any_reached = true;
         } else {
@@ -126,21 +134,16 @@ static void *poller_main(void *arg)
     return NULL;
 }
 
-tp_status gpu_notify_when_reached(gpu_device *device, rt_event marker, void (*fn)(void *), void *arg)
+/* Hands a filled call to the poller, started at the first. On failure the caller
+ * takes the call back. */
+static tp_status poller_add(gpu_device *device, gpu_notify_call *call)
 {
     gpu_notifier *notifier = &device->notifier;
-    gpu_notify_call *call = tp_free_list_take(&notifier->spare, sizeof *call);
-    if (!call)
-        return gpu.host->fail(TP_ERR_OUT_OF_MEMORY, "tp_event_wait: out of memory");
-    *call = (gpu_notify_call){.marker = marker, .fn = fn, .arg = arg};
-    gpu_pool_pin(marker);
     pthread_mutex_lock(&notifier->lock);
     if (!notifier->poller_started) {
         int err = tp_thread_start_detached(poller_main, device);
         if (err != 0) {
             pthread_mutex_unlock(&notifier->lock);
-            gpu_pool_unpin(marker, false);
-            tp_free_list_give(&notifier->spare, call);
             return gpu.host->fail(TP_ERR_BACKEND, "tp_event_wait: cannot start the %s notifier thread: %s",
                                   RT_BACKEND_NAME, strerror(err));
         }
@@ -152,4 +155,32 @@ tp_status gpu_notify_when_reached(gpu_device *device, rt_event marker, void (*fn
     pthread_cond_signal(&notifier->polled_added);
     pthread_mutex_unlock(&notifier->lock);
     return TP_OK;
+}
+
+tp_status gpu_notify_when_reached(gpu_device *device, rt_event marker, void (*fn)(void *), void *arg)
+{
+    gpu_notify_call *call = tp_free_list_take(&device->notifier.spare, sizeof *call);
+    if (!call)
+        return gpu.host->fail(TP_ERR_OUT_OF_MEMORY, "tp_event_wait: out of memory");
+    *call = (gpu_notify_call){.marker = marker, .fn = fn, .arg = arg};
+    gpu_pool_pin(marker);
+    tp_status status = poller_add(device, call);
+    if (status != TP_OK) {
+        gpu_pool_unpin(marker, false);
+        tp_free_list_give(&device->notifier.spare, call);
+    }
+    return status;
+}
+
+tp_status gpu_notify_when_counter_reaches(gpu_device *device, const _Atomic uint64_t *counter, uint64_t value,
+                                          void (*fn)(void *), void *arg)
+{
+    gpu_notify_call *call = tp_free_list_take(&device->notifier.spare, sizeof *call);
+    if (!call)
+        return gpu.host->fail(TP_ERR_OUT_OF_MEMORY, "tp_stream_wait_event: out of memory");
+    *call = (gpu_notify_call){.counter = counter, .value = value, .fn = fn, .arg = arg};
+    tp_status status = poller_add(device, call);
+    if (status != TP_OK)
+        tp_free_list_give(&device->notifier.spare, call);
+    return status;
 }

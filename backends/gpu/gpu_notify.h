@@ -12,7 +12,9 @@
 #include "common/thread.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 struct gpu_device;
 typedef struct gpu_notify_call gpu_notify_call;
@@ -42,5 +44,9 @@ rt_error gpu_event_query_relaxed(const struct gpu_device *device, rt_event event
 /* snapshot_notify's mechanism: the device's poller calls fn(arg) once it sees the
  * marker reached (late by a pass and a pause at most, never early). */
 tp_status gpu_notify_when_reached(struct gpu_device *device, rt_event marker, void (*fn)(void *), void *arg);
+/* The same for a counter in host memory that only grows (an interprocess event's
+ * page, gpu_ipc_page.c): fn(arg) once *counter >= value, as the poller sees it. */
+tp_status gpu_notify_when_counter_reaches(struct gpu_device *device, const _Atomic uint64_t *counter, uint64_t value,
+                                          void (*fn)(void *), void *arg);
 
 #endif /* TPEVENT_BACKENDS_GPU_NOTIFY_H */
