@@ -31,6 +31,9 @@ typedef struct gpu_ipc_event {
     gpu_import *import;
     /* Handed over a socket: the page its records go through; set once. */
     _Atomic(gpu_page *) page;
+    /* Records on the native event under way (they found no page): the first send
+     * waits for them before it takes the latest into the page. */
+    atomic_uint native_records;
 } gpu_ipc_event;
 
 static inline gpu_ipc_event *as_ipc_event(tp_event *event)
@@ -41,6 +44,11 @@ static inline gpu_ipc_event *as_ipc_event(tp_event *event)
 static inline gpu_page *page_of(gpu_ipc_event *event)
 {
     return atomic_load_explicit(&event->page, memory_order_acquire);
+}
+
+static inline gpu_page *page_of_seq_cst(gpu_ipc_event *event)
+{
+    return atomic_load(&event->page);
 }
 
 bool gpu_ipc_event_paged(tp_event *event)
@@ -60,6 +68,7 @@ static gpu_ipc_event *ipc_event_new(int index, unsigned flags)
     atomic_init(&event->shared, false);
     event->import = NULL;
     atomic_init(&event->page, NULL);
+    atomic_init(&event->native_records, 0);
     return event;
 }
 
@@ -90,16 +99,10 @@ tp_status gpu_ipc_event_destroy(tp_event *base)
     return TP_OK;
 }
 
-/* In place, always: the native event is never replaced (another process may hold
- * it, or will), so it is recorded again as CUDA would. Only the first record of an
- * event never exported makes one. */
-tp_status gpu_ipc_event_record(tp_event *base, tp_stream *stream_base)
+/* A record on the native event, made at the first record of an event never
+ * exported (see below). */
+static tp_status record_native(gpu_ipc_event *event, gpu_stream *stream)
 {
-    gpu_ipc_event *event = as_ipc_event(base);
-    gpu_stream *stream = gpu_as_stream(stream_base);
-    gpu_page *page = page_of(event);
-    if (page)
-        return gpu_page_record(page, stream);
     for (;;) {
         rt_event native = atomic_load_explicit(&event->base.native, memory_order_acquire);
         if (native) {
@@ -115,6 +118,26 @@ tp_status gpu_ipc_event_record(tp_event *base, tp_stream *stream_base)
         if (status != TP_OK || published)
             return status; /* else an export made the native event first: record that */
     }
+}
+
+/* In place, always: the native event is never replaced (another process may hold
+ * it, or will), so it is recorded again as CUDA would. Only the first record of an
+ * event never exported makes one. */
+tp_status gpu_ipc_event_record(tp_event *base, tp_stream *stream_base)
+{
+    gpu_ipc_event *event = as_ipc_event(base);
+    gpu_stream *stream = gpu_as_stream(stream_base);
+    gpu_page *page = page_of(event);
+    if (page)
+        return gpu_page_record(page, stream);
+    /* Announced, then the page looked at again (both sequentially consistent, as the
+     * send's attach and its look at the count): either this record sees the page, or
+     * the send sees it under way and waits for it (attach_page). */
+    atomic_fetch_add(&event->native_records, 1);
+    page = page_of_seq_cst(event);
+    tp_status status = page ? gpu_page_record(page, stream) : record_native(event, stream);
+    atomic_fetch_sub_explicit(&event->native_records, 1, memory_order_release);
+    return status;
 }
 
 /* Query of an imported event whose record is not reached: a record the exporter
@@ -406,8 +429,9 @@ tp_status gpu_event_ipc_import(int index, const unsigned char *payload, size_t l
 /* ------------------------------------------------- over a Unix socket */
 
 /* The event's page, made at its first send; a native record pending then becomes
- * the page's latest, reached when the native one is (a record made by another thread
- * during this first send may be missed: send before recording from other threads). */
+ * the page's latest, reached when the native one is. A record another thread makes
+ * meanwhile either finds the page, or is on the native event before the latest is
+ * taken: the send waits for the records under way (gpu_ipc_event_record). */
 static tp_status attach_page(gpu_ipc_event *event, gpu_page **out)
 {
     static const char who[] = "tp_event_ipc_send";
@@ -434,6 +458,8 @@ static tp_status attach_page(gpu_ipc_event *event, gpu_page **out)
         *out = first;
         return TP_OK;
     }
+    while (atomic_load(&event->native_records) != 0)
+        tp_cpu_relax();
     if (gpu_event_recorded(&event->base)) {
         tp_snapshot snapshot = {.backend = event->base.head.backend};
         status = gpu_snapshot_take(&event->base.head, &snapshot);

@@ -10,6 +10,7 @@
 #include "namespace_child.h"
 #include "support.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -202,6 +203,52 @@ TEST(rule08_socket_event_sent_twice_is_one_event)
     CHECK_OK(tp_event_destroy(first));
     CHECK_OK(tp_event_destroy(second));
     CHECK_OK(tp_event_destroy(sender));
+    CHECK_OK(tp_stream_destroy(stream));
+    return 0;
+}
+
+/* Rule 10 at the first send: a record another thread makes while the send is under
+ * way (before it, during it, after it: the rounds spread its start over the send's
+ * time) is the event's latest through the received handle too, never lost between
+ * the event's own record and the page the send makes. */
+#define RACE_ROUNDS 400
+
+typedef struct racing_record {
+    tp_event *event;
+    tp_stream *stream;
+    int64_t delay_ns;
+} racing_record;
+
+static void *record_after_a_delay(void *arg)
+{
+    racing_record *race = arg;
+    int64_t until = monotonic_ns() + race->delay_ns;
+    while (monotonic_ns() < until) {
+    }
+    CHECK_OK(tp_event_record(race->event, race->stream));
+    return NULL;
+}
+
+TEST(rule08_socket_first_send_keeps_a_record_made_meanwhile)
+{
+    REQUIRE_SOCKET_IPC(env->device);
+    tp_stream *stream = new_stream(env->device);
+    tp_hold *held = hold(stream);
+    int lost = 0;
+    for (int round = 0; round < RACE_ROUNDS; round++) {
+        racing_record race = {new_event(env->device, TP_EVENT_INTERPROCESS), stream, (round % 100) * 1000};
+        pthread_t thread;
+        CHECK(pthread_create(&thread, NULL, record_after_a_delay, &race) == 0);
+        tp_event *receiver = sent_and_received(race.event, NULL);
+        pthread_join(thread, NULL);
+        lost += event_is_done(receiver); /* the record is behind the hold: pending */
+        CHECK_OK(tp_event_destroy(receiver));
+        CHECK_OK(tp_event_destroy(race.event));
+    }
+    printf("records lost by the first send: %d of %d\n", lost, RACE_ROUNDS);
+    CHECK(lost == 0);
+    CHECK_OK(tp_hold_release(held));
+    CHECK_OK(tp_stream_synchronize(stream));
     CHECK_OK(tp_stream_destroy(stream));
     return 0;
 }
