@@ -429,9 +429,10 @@ tp_status gpu_event_ipc_import(int index, const unsigned char *payload, size_t l
 /* ------------------------------------------------- over a Unix socket */
 
 /* The event's page, made at its first send; a native record pending then becomes
- * the page's latest, reached when the native one is. A record another thread makes
- * meanwhile either finds the page, or is on the native event before the latest is
- * taken: the send waits for the records under way (gpu_ipc_event_record). */
+ * the page's latest, reached when the native one is, unless a record through the
+ * page came first (gpu_page_adopt_record). A record another thread makes meanwhile
+ * either finds the page, or is on the native event before the latest is taken: the
+ * send waits for the records under way (gpu_ipc_event_record). */
 static tp_status attach_page(gpu_ipc_event *event, gpu_page **out)
 {
     static const char who[] = "tp_event_ipc_send";
@@ -452,14 +453,16 @@ static tp_status attach_page(gpu_ipc_event *event, gpu_page **out)
     if (status != TP_OK)
         return status;
     gpu_page *first = NULL;
-    if (!atomic_compare_exchange_strong_explicit(&event->page, &first, page, memory_order_acq_rel,
+    if (!atomic_compare_exchange_strong_explicit(&event->page, &first, page, memory_order_seq_cst,
                                                  memory_order_acquire)) {
         gpu_page_release(page); /* another thread's send attached one first */
         *out = first;
         return TP_OK;
     }
-    while (atomic_load(&event->native_records) != 0)
-        tp_cpu_relax();
+    /* A record under way takes microseconds, unless the runtime's queue is full
+     * (then it waits for room, and so does this send). */
+    for (uint64_t pause = TP_PAUSE_FIRST_NS; atomic_load(&event->native_records) != 0; pause = tp_pause_next(pause))
+        tp_sleep_ns(pause);
     if (gpu_event_recorded(&event->base)) {
         tp_snapshot snapshot = {.backend = event->base.head.backend};
         status = gpu_snapshot_take(&event->base.head, &snapshot);

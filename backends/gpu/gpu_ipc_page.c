@@ -154,7 +154,7 @@ static void sweep_retired(void)
     }
 }
 
-void gpu_page_unref(gpu_page *page)
+static void page_unref(gpu_page *page)
 {
     if (atomic_fetch_sub_explicit(&page->refs, 1, memory_order_acq_rel) != 1)
         return;
@@ -166,7 +166,7 @@ void gpu_page_unref(gpu_page *page)
 
 void gpu_page_release(gpu_page *page)
 {
-    gpu_page_unref(page);
+    page_unref(page);
     sweep_retired();
 }
 
@@ -359,7 +359,7 @@ static void adopted_record_reached(void *arg)
 {
     adopted_record *record = arg;
     atomic_store_explicit(&record->channel->reached, record->count, memory_order_release);
-    gpu_page_unref(record->page);
+    gpu_page_release(record->page); /* the last hold frees the page once the device is done with it */
     free(record);
 }
 
@@ -372,6 +372,12 @@ tp_status gpu_page_adopt_record(gpu_page *page, const tp_snapshot *snapshot)
     if (!page_lock(layout)) {
         free(record);
         return lock_failed("tp_event_ipc_send");
+    }
+    if (atomic_load_explicit(&layout->latest, memory_order_relaxed) != 0) {
+        /* A record through the page came first: it is the later one (rule 3). */
+        pthread_mutex_unlock(&layout->lock);
+        free(record);
+        return TP_OK;
     }
     unsigned index;
     page_channel *channel = channel_claim(page, page->tag & ~(uint64_t)1, &index); /* the host's own writer */

@@ -25,15 +25,17 @@ tp_status gpu_page_adopt(gpu_device *device, int fd, const unsigned char *payloa
 void gpu_page_describe(const gpu_page *page, int *fd, unsigned char *payload, size_t *length);
 /* The sender's TP_EVENT_BLOCKING, which receivers take on. */
 unsigned gpu_page_flags(const gpu_page *page);
-/* Drops the event's hold; the page goes once no write of this process into it and
- * no wait of its streams on it is pending (rule 9). */
+/* Drops a hold on the page (the event's, a pending wait's or adopted record's); the
+ * page goes once no hold is left and no write of this process into it and no wait
+ * of its streams on it is pending (rule 9). */
 void gpu_page_release(gpu_page *page);
 
 /* A record on the stream: the stream writes its channel's next value once its
  * earlier work is done (rule 3). */
 tp_status gpu_page_record(gpu_page *page, gpu_stream *stream);
 /* The event's latest record was made before the page, as the native record a
- * snapshot names: it becomes the page's latest, reached when the snapshot's is. */
+ * snapshot names: it becomes the page's latest, reached when the snapshot's is,
+ * unless a record through the page came first (that one is then the latest). */
 tp_status gpu_page_adopt_record(gpu_page *page, const tp_snapshot *snapshot);
 /* Rules 4-6: never blocks; blocks the thread (sleeping with TP_EVENT_BLOCKING); later
  * work of the stream waits for the record latest now. */

@@ -91,9 +91,6 @@ static inline bool stream_capturing(gpu_stream *stream)
 }
 
 /* gpu_ipc_page.c's, for gpu_ipc_page_wait.c. */
-/* Drops a hold on the page (the event's, or a pending notify's); the last one
- * retires it, freed once no write or wait of this process on it is pending. */
-void gpu_page_unref(gpu_page *page);
 /* Streams must write and wait on host memory: the device's stream memory operations. */
 tp_status gpu_page_check_support(gpu_device *device, const char *who);
 /* The error of a record or wait inside a capture (rule 16). */

@@ -6,12 +6,13 @@
  * The window (rule 17). A wait on another process's record may stay pending for
  * long (that process may hold its stream), and a stream's runtime queue is finite:
  * so each wait takes a place in the stream's window of holds (gpu_hold.c's
- * gpu_hold_slot), given back once the channel reaches the record's value, and with
- * the window full it becomes a hold of the stream instead (joining the latest, as a
- * hold past the window does), let go at the same moment. Nothing of this process
- * tells when another's record is reached: the device's poller watches the channel
- * (gpu_notify.c). A record whose process died is never reached: its waits keep
- * their places, and the stream stays held (see gpu_ipc_page.c).
+ * gpu_hold_slot), given back once the stream passed it (a marker recorded after it),
+ * and with the window full it becomes a hold of the stream instead (joining the
+ * latest, as a hold past the window does), let go once the record's channel reaches
+ * its value: nothing of this process tells when another's record is reached, so the
+ * device's poller (gpu_notify.c) watches the channel. A record whose process died is
+ * never reached: its waits keep their places, the stream stays held (see
+ * gpu_ipc_page.c), and the poller keeps watching, the page kept for it.
  */
 #define _GNU_SOURCE
 #include "backends/gpu/gpu_ipc_page_layout.h"
@@ -99,18 +100,20 @@ tp_status gpu_page_synchronize(gpu_page *page, bool blocking)
 }
 
 /* A wait's place in the stream's window, or the hold it became: let go once the
- * channel reaches the value (the poller calls page_wait_passed). */
+ * stream passed the wait (a marker recorded after it) or, for a hold, once the
+ * channel reaches the value (the poller calls page_wait_passed either way). */
 typedef struct page_wait {
-    gpu_page *page; /* held until then: the poller reads its channel */
+    gpu_page *page; /* held until then: the device reads it, the poller too */
     void (*release)(void *);
     void *arg;
+    rt_event marker; /* recorded after the wait queued; NULL: the channel is watched */
 } page_wait;
 
 static void page_wait_passed(void *arg)
 {
     page_wait *wait = arg;
     wait->release(wait->arg);
-    gpu_page_unref(wait->page);
+    gpu_page_release(wait->page); /* the last hold frees the page once the device is done with it */
     free(wait);
 }
 
@@ -125,19 +128,48 @@ static void note_waited(gpu_page *page, const page_channel *channel, uint64_t co
         ;
 }
 
+/* With the stream's device current: a pooled native event recorded after the wait,
+ * reached once the stream passed it (the channel reaching the value is not enough:
+ * the device may not have read it yet, and the page may then go). NULL if the
+ * runtime refused. */
+static rt_event marker_after_wait(gpu_stream *stream)
+{
+    rt_event marker;
+    if (gpu_pool_take(stream->device, TP_EVENT_DEFAULT, &marker) != TP_OK)
+        return NULL;
+    if (rt_event_record(marker, stream->native) == RT_SUCCESS)
+        return marker;
+    gpu_pool_give(stream->device, TP_EVENT_DEFAULT, marker, true);
+    return NULL;
+}
+
 /* With the stream's device current: the stream waits for the channel to reach
  * count, in a place of the window (*queued) or, with the window full, held. */
 static tp_status queue_wait(gpu_page *page, gpu_stream *stream, page_channel *channel, uint64_t count, page_wait *wait,
                             bool *queued)
 {
+    wait->marker = NULL;
     *queued = gpu_hold_slot(stream, &wait->release, &wait->arg) == TP_OK;
     if (!*queued)
         return gpu_stream_hold(&stream->head, &wait->release, &wait->arg);
     rt_error e = rt_stream_wait_value64(stream->native, device_pointer_of(page, &channel->reached), count);
-    if (e == RT_SUCCESS)
-        return TP_OK;
-    wait->release(wait->arg); /* nothing queued: the place goes back at once */
-    return gpu_fail_call(RT_WAIT_VALUE_CALL, e);
+    if (e != RT_SUCCESS) {
+        wait->release(wait->arg); /* nothing queued: the place goes back at once */
+        return gpu_fail_call(RT_WAIT_VALUE_CALL, e);
+    }
+    wait->marker = marker_after_wait(stream);
+    return TP_OK;
+}
+
+/* The poller's call for the wait: on its marker, or on the channel. */
+static tp_status watch(gpu_stream *stream, page_channel *channel, uint64_t count, page_wait *wait)
+{
+    if (!wait->marker)
+        return gpu_notify_when_counter_reaches(stream->device, &channel->reached, count, page_wait_passed, wait);
+    rt_event marker = wait->marker;
+    tp_status status = gpu_notify_when_reached(stream->device, marker, page_wait_passed, wait);
+    gpu_pool_give(stream->device, TP_EVENT_DEFAULT, marker, true); /* pinned: kept until the poller is done */
+    return status;
 }
 
 tp_status gpu_page_wait(gpu_page *page, gpu_stream *stream)
@@ -172,11 +204,12 @@ tp_status gpu_page_wait(gpu_page *page, gpu_stream *stream)
     if (queued)
         note_waited(page, channel, count);
     atomic_fetch_add_explicit(&page->refs, 1, memory_order_relaxed);
-    status = gpu_notify_when_counter_reaches(stream->device, &channel->reached, count, page_wait_passed, wait);
+    status = watch(stream, channel, count, wait);
     if (status == TP_OK)
         return TP_OK;
     /* No watcher: a queued wait gives its place back now (it still waits on the
-     * device); a hold is let go, and the wait fails. */
+     * device, and note_waited keeps the page for it); a hold is let go, and the
+     * wait fails. */
     page_wait_passed(wait);
     return queued ? TP_OK : status;
 }

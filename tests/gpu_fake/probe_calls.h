@@ -25,6 +25,9 @@ typedef struct probe_calls {
     /* Questions for the SM's maximum clock (NVML's on CUDA): asked once per device,
      * when its SM clock kernel is made, never per measurement (gpu_sm_clock.c). */
     unsigned long (*sm_clock_max_queries)(void);
+    /* runtime_calls made by the calling thread only: what a call costs, apart from
+     * what tpevent's own threads (the device's poller) ask meanwhile. */
+    unsigned long (*thread_runtime_calls)(void);
 } probe_calls;
 
 #endif /* TPEVENT_TESTS_GPU_FAKE_PROBE_CALLS_H */

@@ -135,8 +135,15 @@ static unsigned long runtime_calls_count(void)
     return atomic_load(&fake_runtime_calls);
 }
 
+_Thread_local unsigned long fake_thread_runtime_calls;
+
+static unsigned long thread_runtime_calls_count(void)
+{
+    return fake_thread_runtime_calls;
+}
+
 __attribute__((visibility("default"))) const probe_calls tpevent_fake_probe_calls = {
-    captured_record_queries_count, runtime_calls_count, fake_sm_clock_max_queries};
+    captured_record_queries_count, runtime_calls_count, fake_sm_clock_max_queries, thread_runtime_calls_count};
 
 rt_error fake_event_query(rt_event e)
 {

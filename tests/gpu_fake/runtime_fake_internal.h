@@ -15,10 +15,12 @@ typedef struct fake_record {
     _Atomic uint64_t time_ns;
 } fake_record;
 
-/* Counts a runtime call (probe_calls.h's runtime_calls), in the event and stream
- * calls that tpevent's hot paths and threads make. */
+/* Counts a runtime call (probe_calls.h's runtime_calls and thread_runtime_calls), in
+ * the event and stream calls that tpevent's hot paths and threads make. */
 extern atomic_ulong fake_runtime_calls;
-#define FAKE_COUNT_CALL() atomic_fetch_add_explicit(&fake_runtime_calls, 1, memory_order_relaxed)
+extern _Thread_local unsigned long fake_thread_runtime_calls;
+#define FAKE_COUNT_CALL() \
+    (fake_thread_runtime_calls++, atomic_fetch_add_explicit(&fake_runtime_calls, 1, memory_order_relaxed))
 
 enum { OP_RECORD, OP_WAIT_EVENT, OP_HOST_FN, OP_WAIT_VALUE, OP_MEMSET, OP_WRITE_VALUE };
 
