@@ -199,12 +199,13 @@ tp_status gpu_stream_end_capture(tp_stream *stream_base, tp_graph **out)
             unjoined = &build->branches[i];
     rt_stream unjoined_native = unjoined ? unjoined->native : NULL;
     bool out_of_memory = build->out_of_memory;
-    /* The token closes and the runtime's capture ends in one step under the lock: a
-     * launch, record or wait of another thread that found the token closed between the
-     * two went to the stream as outside any capture while the runtime still captured
-     * it (a node no graph lists, holding the stream for good, or a call that
-     * invalidated the capture). */
-    close_capture(token);
+    /* The runtime's capture ends and the token closes in one step under the lock,
+     * the runtime's first: a launch, record or wait of another thread that found the
+     * token closed, or (without the lock) the stream's capture_check off, before the
+     * runtime's end went to the stream as outside any capture while the runtime still
+     * captured it (a node no graph lists, or a host function's gate in the graph that
+     * its queue never feeds again: the stream held for good at the graph's second
+     * launch; or a call that invalidated the capture). */
     rt_graph graph = NULL;
     rt_guard guard;
     rt_error e = gpu_stream_enter(stream, &guard);
@@ -212,6 +213,7 @@ tp_status gpu_stream_end_capture(tp_stream *stream_base, tp_graph **out)
         e = rt_stream_end_capture(stream->native, &graph);
         rt_guard_leave(&guard);
     }
+    close_capture(token);
     pthread_mutex_unlock(&gpu_capture_lock);
     tp_status status = TP_OK;
     if (unjoined || out_of_memory || e != RT_SUCCESS) {
