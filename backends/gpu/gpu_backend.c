@@ -94,9 +94,13 @@ static tp_status captured_stream_synchronize(tp_stream *stream)
 
 static tp_status captured_stream_launch_host_fn(tp_stream *stream, void (*fn)(void *), void *arg)
 {
-    if (TP_UNLIKELY(gpu_stream_capture_checked(stream)))
-        return gpu_capture_host_fn_launch(stream, fn, arg);
-    return gpu_host_fn_launch(stream, fn, arg);
+    bool capture_began = false;
+    if (TP_LIKELY(!gpu_stream_capture_checked(stream))) {
+        tp_status status = gpu_host_fn_launch(stream, fn, arg, &capture_began);
+        if (TP_LIKELY(!capture_began))
+            return status;
+    }
+    return gpu_capture_host_fn_launch(stream, fn, arg);
 }
 
 static tp_status captured_snapshot_take(tp_event *event, tp_snapshot *out)

@@ -331,6 +331,12 @@ static tp_status native_wait(gpu_stream *stream, rt_event native, bool external)
 static tp_status capture_wait(gpu_stream *stream, gpu_event *event)
 {
     gpu_capture *mine = stream_capture(stream);
+    /* A stream that joins a capture below captures from then on: its host-function
+     * launches wait (gpu_host_fn_launches_pause). Only an event recorded inside a
+     * capture makes one join. */
+    bool may_join = !mine && atomic_load_explicit(&event->capture, memory_order_relaxed) != NULL;
+    if (may_join)
+        gpu_host_fn_launches_pause(stream);
     pthread_mutex_lock(&gpu_capture_lock);
     gpu_capture_mark *mark = atomic_load_explicit(&event->capture, memory_order_relaxed);
     gpu_capture *theirs = mark && !gpu_event_recorded(event) && gpu_capture_token_open(mark->token) ? mark->token
@@ -375,6 +381,8 @@ static tp_status capture_wait(gpu_stream *stream, gpu_event *event)
         }
     }
     pthread_mutex_unlock(&gpu_capture_lock);
+    if (may_join)
+        gpu_host_fn_launches_resume(stream);
     gpu_capture_token_unref(mine);
     if (plain) {
         status = settle(event, "tp_event_wait");
@@ -446,12 +454,18 @@ static tp_status capture_host_fn(gpu_stream *stream, gpu_capture *token, void (*
 tp_status gpu_capture_host_fn_launch(tp_stream *stream_base, void (*fn)(void *), void *arg)
 {
     gpu_stream *stream = gpu_as_stream(stream_base);
-    gpu_capture *token = stream_capture(stream);
-    if (!token)
-        return gpu_host_fn_launch(stream_base, fn, arg);
-    tp_status status = capture_host_fn(stream, token, fn, arg, NULL);
-    gpu_capture_token_unref(token);
-    return status;
+    for (;;) { /* again only where a capture began between the look and the launch */
+        gpu_capture *token = stream_capture(stream);
+        if (token) {
+            tp_status status = capture_host_fn(stream, token, fn, arg, NULL);
+            gpu_capture_token_unref(token);
+            return status;
+        }
+        bool capture_began = false;
+        tp_status status = gpu_host_fn_launch(stream_base, fn, arg, &capture_began);
+        if (!capture_began)
+            return status;
+    }
 }
 
 tp_status gpu_stream_capture_host_fn(tp_stream *stream_base, void (*fn)(void *), void *arg, void (*release)(void *))

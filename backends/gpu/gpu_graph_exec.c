@@ -69,21 +69,29 @@ tp_status gpu_stream_begin_capture(tp_stream *stream_base)
     atomic_init(&token->refs, 1); /* the capture's own, while open */
     atomic_init(&token->open, true);
     token->build = build;
+    /* A host function launched meanwhile on another thread, found outside any
+     * capture, must not reach the stream once the runtime captures it (its gate
+     * would be a node of the graph its queue never feeds again): the launches wait
+     * until the stream is in the capture, and look again (gpu_internal.h). */
+    gpu_host_fn_launches_pause(stream);
     rt_guard guard;
     rt_error e = gpu_stream_enter(stream, &guard);
     if (e == RT_SUCCESS) {
         e = rt_stream_begin_capture(stream->native);
         rt_guard_leave(&guard);
     }
+    if (e == RT_SUCCESS) {
+        pthread_mutex_lock(&gpu_capture_lock);
+        gpu_capture_enter(stream, token);
+        pthread_mutex_unlock(&gpu_capture_lock);
+    }
+    gpu_host_fn_launches_resume(stream);
     if (e != RT_SUCCESS) {
         free(build->branches);
         free(build);
         free(token);
         return gpu_fail_call(RT_CALL("StreamBeginCapture"), e);
     }
-    pthread_mutex_lock(&gpu_capture_lock);
-    gpu_capture_enter(stream, token);
-    pthread_mutex_unlock(&gpu_capture_lock);
     return TP_OK; /* two references: the capture's own and the stream's */
 }
 

@@ -488,9 +488,10 @@ TP_NOINLINE static tp_status capture_for_someone_else(gpu_stream *stream, void (
     return status;
 }
 
-tp_status gpu_host_fn_launch(tp_stream *base, void (*fn)(void *), void *arg)
+tp_status gpu_host_fn_launch(tp_stream *base, void (*fn)(void *), void *arg, bool *capture_began)
 {
     gpu_stream *stream = gpu_as_stream(base);
+    *capture_began = false;
     if (TP_UNLIKELY(gpu_counters_exiting()))
         return gpu_counters_refused_at_exit("tp_stream_launch_host_fn");
     /* The record and the stream memory operation need the stream's device
@@ -521,12 +522,39 @@ tp_status gpu_host_fn_launch(tp_stream *base, void (*fn)(void *), void *arg)
         }
     }
     pthread_mutex_lock(&q->submit_lock);
+    /* A capture tpevent began after this launch found the stream outside any
+     * (gpu_host_fn_launches_pause) or made it join one: what goes to the stream now would go into its
+     * graph, so the capture layer takes the launch. */
+    if (TP_UNLIKELY(atomic_load_explicit(&stream->capture, memory_order_relaxed) != NULL)) {
+        pthread_mutex_unlock(&q->submit_lock);
+        rt_guard_leave(&guard);
+        *capture_began = true;
+        return TP_OK;
+    }
     bool on_device = q->held_on_device &&
                      q->submitted - atomic_load_explicit(q->counter.host, memory_order_acquire) < HOST_DEVICE_WINDOW;
     tp_status status = on_device ? enqueue_held_on_device(q, fn, arg) : enqueue_behind_gate(q, fn, arg);
     pthread_mutex_unlock(&q->submit_lock);
     rt_guard_leave(&guard);
     return status;
+}
+
+/* A stream without a queue keeps queue_creation_lock, so none is made until the
+ * resume: a first launch makes it after, and looks then. */
+void gpu_host_fn_launches_pause(gpu_stream *stream)
+{
+    pthread_mutex_lock(&queue_creation_lock);
+    gpu_host_queue *q = atomic_load_explicit(&stream->host_queue, memory_order_relaxed);
+    if (!q)
+        return;
+    pthread_mutex_lock(&q->submit_lock);
+    pthread_mutex_unlock(&queue_creation_lock);
+}
+
+void gpu_host_fn_launches_resume(gpu_stream *stream)
+{
+    gpu_host_queue *q = atomic_load_explicit(&stream->host_queue, memory_order_relaxed);
+    pthread_mutex_unlock(q ? &q->submit_lock : &queue_creation_lock);
 }
 
 void gpu_host_fn_stream_closed(gpu_stream *stream)

@@ -398,9 +398,25 @@ bool gpu_host_fn_graph_on_device(int device);
 /*
  * tp_stream_launch_host_fn: fn(arg) runs on the stream's host-function thread once
  * the stream reaches this point; the stream is held until fn returns. Refused once
- * the process is exiting (nothing runs after exit began).
+ * the process is exiting (nothing runs after exit began). Launches nothing and sets
+ * *capture_began where tpevent began a capture of the stream since the caller found
+ * it outside any: the capture layer (gpu_graph.c) takes the launch then.
  */
-tp_status gpu_host_fn_launch(tp_stream *stream, void (*fn)(void *), void *arg);
+tp_status gpu_host_fn_launch(tp_stream *stream, void (*fn)(void *), void *arg, bool *capture_began);
+
+/*
+ * The stream's host-function launches wait until gpu_host_fn_launches_resume. A
+ * capture's begin pauses them across the runtime's begin and the stream's entry
+ * into the capture (gpu_graph_exec.c), as a wait that may make the stream join a
+ * capture does (gpu_graph.c): a launch which found the stream outside any capture
+ * either reaches the stream before the runtime captures it or, after the pause,
+ * finds the capture (gpu_host_fn_launch's *capture_began), so a host function's
+ * gate never lands in a graph whose launches its queue does not feed. Takes locks
+ * that no launch holds while it waits for gpu_capture_lock, which may be taken
+ * inside a pause.
+ */
+void gpu_host_fn_launches_pause(gpu_stream *stream);
+void gpu_host_fn_launches_resume(gpu_stream *stream);
 
 /* The stream is being destroyed: its host-function thread runs what is queued,
  * then frees what it holds. No call on the stream follows. */

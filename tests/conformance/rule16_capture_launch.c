@@ -8,7 +8,6 @@
  * rule16_capture_host_functions.c's. */
 #include "capture_support.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -368,119 +367,6 @@ TEST(rule16_graph_of_many_host_fns_runs_each_once_a_launch)
         }
         CHECK_OK(tp_graph_destroy(graph));
     }
-    CHECK_OK(tp_stream_destroy(stream));
-    return 0;
-}
-
-/* Rule 10 with rule 16: one thread calls into a stream (launches host functions,
- * waits on an event) while another ends the stream's capture. Each call that
- * succeeds is either in the graph or after the capture; none is lost, none holds
- * the stream for good, none spoils the capture. A call the capture's end overtook
- * may be refused with TP_ERR_CAPTURING. */
-#define RACING_CALLS_MAX 200
-
-typedef struct racing_calls racing_calls;
-struct racing_calls {
-    tp_stream *stream;
-    tp_event *event;
-    tp_status (*call)(racing_calls *r);
-    atomic_int counter, started, stop;
-    int succeeded, refused, failed;
-};
-
-/* Until the capture ended (and a few calls more). */
-static void *call_while_the_capture_ends(void *arg)
-{
-    racing_calls *r = arg;
-    for (int i = 0; i < RACING_CALLS_MAX && atomic_load(&r->stop) < 4; i++) {
-        if (atomic_load(&r->stop) > 0)
-            atomic_fetch_add(&r->stop, 1);
-        tp_status status = r->call(r);
-        r->succeeded += status == TP_OK;
-        r->refused += status == TP_ERR_CAPTURING;
-        r->failed += status != TP_OK && status != TP_ERR_CAPTURING;
-        atomic_store(&r->started, 1);
-    }
-    return NULL;
-}
-
-/* Begins the capture, has a thread call into the stream, and ends the capture once
- * the first call returned: the capture's end is TP_OK and the calls either
- * succeeded or were refused as capturing. */
-static tp_graph *end_capture_while_calls_go_on(racing_calls *r)
-{
-    CHECK_OK(tp_stream_begin_capture(r->stream));
-    pthread_t thread;
-    CHECK(pthread_create(&thread, NULL, call_while_the_capture_ends, r) == 0);
-    while (!atomic_load(&r->started))
-        ; /* the end comes while calls go on */
-    tp_graph *graph = NULL;
-    CHECK_OK(tp_stream_end_capture(r->stream, &graph));
-    atomic_store(&r->stop, 1);
-    CHECK(pthread_join(thread, NULL) == 0);
-    CHECK(r->failed == 0);
-    return graph;
-}
-
-static tp_status launch_counter_host_fn(racing_calls *r)
-{
-    return tp_stream_launch_host_fn(r->stream, counter_host_fn, &r->counter);
-}
-
-TEST(rule16_host_fns_launched_while_another_thread_ends_the_capture)
-{
-    REQUIRE_CAPTURE(env);
-    tp_stream *stream = new_stream(env->device);
-    for (int round = 0; round < 20; round++) {
-        racing_calls r = {.stream = stream, .call = launch_counter_host_fn};
-        tp_graph *graph = end_capture_while_calls_go_on(&r);
-        bool idle = stream_idle_within(stream, EVENTUALLY_SECONDS); /* the launches after the capture ran */
-        int ran_at_once = atomic_load(&r.counter);
-        for (int i = 0; i < 2 && idle; i++)
-            CHECK_OK(tp_graph_launch(graph, stream));
-        idle = idle && stream_idle_within(stream, EVENTUALLY_SECONDS);
-        int in_graph = (atomic_load(&r.counter) - ran_at_once) / 2;
-        if (!idle || ran_at_once + in_graph != r.succeeded || (atomic_load(&r.counter) - ran_at_once) % 2 != 0) {
-            printf(
-                "round %d: %d launches succeeded, %d refused; %d ran at once, then %d after two launches of the "
-                "graph; the stream %s\n",
-                round, r.succeeded, r.refused, ran_at_once, atomic_load(&r.counter) - ran_at_once,
-                idle ? "idle" : "held for good");
-            CHECK(false);
-            break;
-        }
-        CHECK_OK(tp_graph_destroy(graph));
-    }
-    CHECK_OK(tp_stream_destroy(stream));
-    return 0;
-}
-
-static tp_status wait_on_the_event(racing_calls *r)
-{
-    return tp_event_wait(r->event, r->stream);
-}
-
-/* The same with waits on an event recorded outside the capture: refused inside it
- * (rule 16: not TP_EVENT_EXTERNAL), a plain wait after it. One that reached the
- * runtime as outside the capture while the runtime still captured would spoil the
- * capture (CUDA: cudaErrorStreamCaptureIsolation) and fail its end. */
-TEST(rule16_waits_made_while_another_thread_ends_the_capture)
-{
-    REQUIRE_CAPTURE(env);
-    tp_stream *stream = new_stream(env->device);
-    tp_stream *other = new_stream(env->device);
-    tp_event *outside = new_event(env->device, TP_EVENT_DEFAULT);
-    CHECK_OK(tp_event_record(outside, other));
-    CHECK_OK(tp_stream_synchronize(other));
-    for (int round = 0; round < 20; round++) {
-        racing_calls r = {.stream = stream, .event = outside, .call = wait_on_the_event};
-        tp_graph *graph = end_capture_while_calls_go_on(&r);
-        CHECK_OK(tp_graph_launch(graph, stream));
-        CHECK(stream_idle_within(stream, EVENTUALLY_SECONDS));
-        CHECK_OK(tp_graph_destroy(graph));
-    }
-    CHECK_OK(tp_event_destroy(outside));
-    CHECK_OK(tp_stream_destroy(other));
     CHECK_OK(tp_stream_destroy(stream));
     return 0;
 }
