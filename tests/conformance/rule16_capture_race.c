@@ -18,6 +18,8 @@ typedef struct racing_calls racing_calls;
 struct racing_calls {
     tp_stream *stream;
     tp_event *event;
+    tp_stream *origin;     /* the capture's; `stream` itself but where it joins one */
+    tp_event *fork, *join; /* the join's records (join_capture_while_calls_go_on) */
     tp_status (*call)(racing_calls *r);
     atomic_int counter, started, stop;
     int succeeded, refused, failed;
@@ -98,65 +100,39 @@ static bool host_fns_ran_once_or_in_the_graph(tp_stream *origin, tp_graph *graph
     return false;
 }
 
-TEST(rule16_host_fns_launched_while_another_thread_ends_the_capture)
-{
-    REQUIRE_CAPTURE(env);
-    tp_stream *stream = new_stream(env->device);
-    for (int round = 0; round < 20; round++) {
-        racing_calls r = {.stream = stream, .call = launch_counter_host_fn};
-        tp_graph *graph = end_capture_while_calls_go_on(&r);
-        bool ran_right = host_fns_ran_once_or_in_the_graph(stream, graph, &r, round);
-        CHECK(ran_right);
-        if (!ran_right)
-            break;
-        CHECK_OK(tp_graph_destroy(graph));
-    }
-    CHECK_OK(tp_stream_destroy(stream));
-    return 0;
-}
-
-TEST(rule16_host_fns_launched_while_another_thread_begins_the_capture)
-{
-    REQUIRE_CAPTURE(env);
-    tp_stream *stream = new_stream(env->device);
-    for (int round = 0; round < 20; round++) {
-        racing_calls r = {.stream = stream, .call = launch_counter_host_fn};
-        tp_graph *graph = begin_capture_while_calls_go_on(&r);
-        bool ran_right = host_fns_ran_once_or_in_the_graph(stream, graph, &r, round);
-        CHECK(ran_right);
-        if (!ran_right)
-            break;
-        CHECK_OK(tp_graph_destroy(graph));
-    }
-    CHECK_OK(tp_stream_destroy(stream));
-    return 0;
-}
-
 /* The same while a wait on an event recorded inside another stream's capture makes
  * the stream join that capture; a record on it joins it back before the end. */
-TEST(rule16_host_fns_launched_while_another_thread_makes_the_stream_join_a_capture)
+static tp_graph *join_capture_while_calls_go_on(racing_calls *r)
 {
-    REQUIRE_CAPTURE(env);
-    tp_stream *origin = new_stream(env->device);
+    CHECK_OK(tp_stream_begin_capture(r->origin));
+    CHECK_OK(tp_event_record(r->fork, r->origin));
+    pthread_t thread;
+    CHECK(pthread_create(&thread, NULL, call_until_told_to_stop, r) == 0);
+    while (!atomic_load(&r->started))
+        ; /* the join comes while calls go on */
+    CHECK_OK(tp_event_wait(r->fork, r->stream));
+    atomic_store(&r->stop, 1);
+    CHECK(pthread_join(thread, NULL) == 0);
+    CHECK_OK(tp_event_record(r->join, r->stream));
+    CHECK_OK(tp_event_wait(r->join, r->origin));
+    tp_graph *graph = NULL;
+    CHECK_OK(tp_stream_end_capture(r->origin, &graph));
+    CHECK(r->failed == 0);
+    return graph;
+}
+
+/* Twenty rounds of `race` while a thread launches host functions; `joined`: the
+ * capture's origin is another stream, which the launches' stream joins. */
+static void host_fns_launched_in_a_race(const test_env *env, tp_graph *(*race)(racing_calls *r), bool joined)
+{
     tp_stream *stream = new_stream(env->device);
+    tp_stream *origin = joined ? new_stream(env->device) : stream;
     tp_event *fork = new_event(env->device, TP_EVENT_DEFAULT);
     tp_event *join = new_event(env->device, TP_EVENT_DEFAULT);
     for (int round = 0; round < 20; round++) {
-        racing_calls r = {.stream = stream, .call = launch_counter_host_fn};
-        CHECK_OK(tp_stream_begin_capture(origin));
-        CHECK_OK(tp_event_record(fork, origin));
-        pthread_t thread;
-        CHECK(pthread_create(&thread, NULL, call_until_told_to_stop, &r) == 0);
-        while (!atomic_load(&r.started))
-            ; /* the join comes while launches go on */
-        CHECK_OK(tp_event_wait(fork, stream));
-        atomic_store(&r.stop, 1);
-        CHECK(pthread_join(thread, NULL) == 0);
-        CHECK_OK(tp_event_record(join, stream));
-        CHECK_OK(tp_event_wait(join, origin));
-        tp_graph *graph = NULL;
-        CHECK_OK(tp_stream_end_capture(origin, &graph));
-        CHECK(r.failed == 0);
+        racing_calls r = {
+            .stream = stream, .origin = origin, .fork = fork, .join = join, .call = launch_counter_host_fn};
+        tp_graph *graph = race(&r);
         bool ran_right = host_fns_ran_once_or_in_the_graph(origin, graph, &r, round);
         CHECK(ran_right);
         if (!ran_right)
@@ -165,8 +141,29 @@ TEST(rule16_host_fns_launched_while_another_thread_makes_the_stream_join_a_captu
     }
     CHECK_OK(tp_event_destroy(join));
     CHECK_OK(tp_event_destroy(fork));
+    if (joined)
+        CHECK_OK(tp_stream_destroy(origin));
     CHECK_OK(tp_stream_destroy(stream));
-    CHECK_OK(tp_stream_destroy(origin));
+}
+
+TEST(rule16_host_fns_launched_while_another_thread_ends_the_capture)
+{
+    REQUIRE_CAPTURE(env);
+    host_fns_launched_in_a_race(env, end_capture_while_calls_go_on, false);
+    return 0;
+}
+
+TEST(rule16_host_fns_launched_while_another_thread_begins_the_capture)
+{
+    REQUIRE_CAPTURE(env);
+    host_fns_launched_in_a_race(env, begin_capture_while_calls_go_on, false);
+    return 0;
+}
+
+TEST(rule16_host_fns_launched_while_another_thread_makes_the_stream_join_a_capture)
+{
+    REQUIRE_CAPTURE(env);
+    host_fns_launched_in_a_race(env, join_capture_while_calls_go_on, true);
     return 0;
 }
 
