@@ -300,14 +300,16 @@ tp_status tp_cpu_event_destroy(tp_event *handle)
     return TP_OK;
 }
 
-/* Replaces the latest record; returns the version it got. `source` NULL: reached
- * already, at `now`. Drops the old source's reference (after unlocking). */
-static inline uint64_t replace_record(cpu_event *event, cpu_queue *source, uint64_t seq, uint64_t now, uint64_t tag)
+/* Replaces the latest record; sets *version to the one it got. `source` NULL:
+ * reached already, at `now`. Returns the old source, whose reference goes to the
+ * caller. */
+static inline cpu_queue *swap_record(cpu_event *event, cpu_queue *source, uint64_t seq, uint64_t now, uint64_t tag,
+                                     uint64_t *version)
 {
     event_lock(event);
     cpu_queue *old = event->source;
     cpu_capture *old_capture = atomic_load_explicit(&event->capture, memory_order_relaxed);
-    uint64_t version = ++event->version;
+    *version = ++event->version;
     event->recorded = true;
     event->source = source;
     event->seq = seq;
@@ -316,10 +318,19 @@ static inline uint64_t replace_record(cpu_event *event, cpu_queue *source, uint6
     if (TP_UNLIKELY(old_capture != NULL))
         atomic_store_explicit(&event->capture, NULL, memory_order_relaxed);
     event_unlock(event);
-    if (old)
-        tp_cpu_queue_unref(old);
     if (TP_UNLIKELY(old_capture != NULL))
         tp_cpu_capture_unref(old_capture);
+    return old;
+}
+
+/* The same, dropping the old source's reference (after unlocking); returns the
+ * version. */
+static inline uint64_t replace_record(cpu_event *event, cpu_queue *source, uint64_t seq, uint64_t now, uint64_t tag)
+{
+    uint64_t version;
+    cpu_queue *old = swap_record(event, source, seq, now, tag, &version);
+    if (old)
+        tp_cpu_queue_unref(old);
     return version;
 }
 
@@ -378,6 +389,12 @@ TP_COLD tp_status tp_cpu_event_capturing_fail(const cpu_event *event, const char
 uint64_t tp_cpu_event_replace_record(cpu_event *event, cpu_queue *source, uint64_t seq, uint64_t now, uint64_t tag)
 {
     return replace_record(event, source, seq, now, tag);
+}
+
+cpu_queue *tp_cpu_event_swap_record(cpu_event *event, cpu_queue *source, uint64_t seq)
+{
+    uint64_t version;
+    return swap_record(event, source, seq, 0, 0, &version);
 }
 
 /* A record on a stream with work pending, out of line: the record on an idle

@@ -78,7 +78,8 @@ struct cpu_graph {
     graph_node *nodes;
     size_t count;
     size_t capacity;
-    graph_branch *branches; /* [0]: the origin */
+    unsigned untimed_records; /* NODE_RECORD_EXTERNAL of events without timing */
+    graph_branch *branches;   /* [0]: the origin */
     size_t branch_count;
     size_t branch_capacity;
     bool out_of_memory; /* an append failed: end_capture refuses */
@@ -214,6 +215,7 @@ TP_NOINLINE static tp_status record_in_capture(tp_event *handle, tp_stream *stre
     if (handle->flags & TP_EVENT_EXTERNAL) {
         tp_cpu_event_ref(event);
         append(graph, (graph_node){.kind = NODE_RECORD_EXTERNAL, .event = event});
+        graph->untimed_records += !(handle->flags & TP_EVENT_TIMING);
     }
     pthread_mutex_unlock(&capture_lock);
     return TP_OK;
@@ -446,10 +448,17 @@ static void owned_fn_task(void *arg, cpu_word unused)
  * tasks pushed before it are, and nobody asks when. A task per record made the
  * worker run as many tasks again as one by one did (bench/graph: records and host
  * functions half and half), so that a replay was no cheaper than one by one. */
-static void record_without_task(cpu_event *event, cpu_queue *queue)
+static unsigned record_without_task(cpu_event *event, cpu_queue *queue)
 {
-    tp_cpu_queue_ref(queue); /* the record's */
-    (void)tp_cpu_event_replace_record(event, queue, tp_cpu_queue_next_seq(queue) - 1, 0, 0);
+    /* Its reference on the queue is one of those the launch took at once; one that
+     * the replaced record held on this queue too goes back with the others at the
+     * end (returns 1): two atomic operations a record fewer. */
+    cpu_queue *old = tp_cpu_event_swap_record(event, queue, tp_cpu_queue_next_seq(queue) - 1);
+    if (old == queue)
+        return 1;
+    if (old)
+        tp_cpu_queue_unref(old);
+    return 0;
 }
 
 tp_status tp_cpu_graph_launch(tp_graph *handle, tp_stream *stream)
@@ -466,6 +475,9 @@ tp_status tp_cpu_graph_launch(tp_graph *handle, tp_stream *stream)
     tp_status status = tp_cpu_queue_begin_submit_n(queue, graph->count, "graph_launch");
     if (status != TP_OK)
         return status;
+    if (graph->untimed_records)
+        tp_cpu_queue_ref_n(queue, graph->untimed_records); /* the records' (record_without_task) */
+    unsigned given_back = 0;
     for (size_t i = 0; i < graph->count; i++) {
         const graph_node *node = &graph->nodes[i];
         cpu_task task;
@@ -479,7 +491,7 @@ tp_status tp_cpu_graph_launch(tp_graph *handle, tp_stream *stream)
             break;
         case NODE_RECORD_EXTERNAL:
             if (!(node->event->head.flags & TP_EVENT_TIMING)) {
-                record_without_task(node->event, queue);
+                given_back += record_without_task(node->event, queue);
                 continue;
             }
             task = tp_cpu_event_record_task(node->event, queue, tp_cpu_queue_next_seq(queue));
@@ -502,6 +514,8 @@ tp_status tp_cpu_graph_launch(tp_graph *handle, tp_stream *stream)
         tp_cpu_queue_push(queue, &task);
     }
     tp_cpu_queue_end_batch(queue);
+    if (given_back)
+        tp_cpu_queue_unref_n(queue, given_back); /* never the last: the stream holds one */
     return TP_OK;
 }
 

@@ -134,9 +134,12 @@ struct cpu_queue {
     cpu_stream own; /* the owner's handle; its address is the stream's native handle */
     cpu_device *device;
 
-    _Atomic uint64_t submitted; /* written under `lock`, read anywhere */
-    _Atomic uint64_t completed; /* written by the worker under `lock`, read anywhere */
-    atomic_uint refs;
+    /* On a cache line of their own: a spinning worker and spinning waiters poll
+     * them, and a graph's launch, which takes a reference of the queue per record,
+     * moved the line under them at each one. */
+    _Alignas(64) _Atomic uint64_t submitted; /* written under `lock`, read anywhere */
+    _Atomic uint64_t completed;              /* written by the worker under `lock`, read anywhere */
+    _Alignas(64) atomic_uint refs;
 
     pthread_mutex_t lock;
     pthread_cond_t work_ready; /* the worker sleeps here when the FIFO is empty */
@@ -149,6 +152,11 @@ struct cpu_queue {
     size_t capacity;
     size_t first;
     size_t count;
+    /* Of them, pushed in the open batch and not yet in `submitted`, which
+     * end_batch moves on once: a worker spinning on `submitted` (cpu_queue.c)
+     * that saw a graph's first task would block on `lock` for the rest of the
+     * launch, and the launch would pay its futex wake-up at the unlock. */
+    size_t unpublished;
     unsigned handles;
     unsigned sleepers; /* threads in pthread_cond_wait on `progress` */
     /* The lowest seq a sleeper on `progress` waits for (UINT64_MAX: none): the
@@ -249,6 +257,9 @@ tp_status tp_cpu_queue_create(cpu_device *device, int priority, unsigned kind, c
 
 void tp_cpu_queue_ref(cpu_queue *queue);
 void tp_cpu_queue_unref(cpu_queue *queue);
+/* n references at once (a graph's launch, for its records: cpu_graph.c). */
+void tp_cpu_queue_ref_n(cpu_queue *queue, unsigned n);
+void tp_cpu_queue_unref_n(cpu_queue *queue, unsigned n);
 
 /* Drops a handle; the last one lets the worker exit once the FIFO is drained.
  * Never blocks. Does not drop the handle's reference. */
@@ -270,8 +281,9 @@ void tp_cpu_queue_cancel_submit(cpu_queue *queue);
 tp_status tp_cpu_queue_submit(cpu_queue *queue, const cpu_task *task, const char *operation);
 
 /* A batch (a graph's launch): begin_submit_n makes room for n tasks and locks;
- * push pushes one (tp_cpu_queue_next_seq gives its number first), still locked;
- * end_batch publishes, wakes the worker and unlocks. */
+ * push pushes one (tp_cpu_queue_next_seq gives its number first), still locked,
+ * and unpublished: `submitted` counts it from end_batch, which publishes the
+ * batch at once, wakes the worker and unlocks. */
 tp_status tp_cpu_queue_begin_submit_n(cpu_queue *queue, size_t n, const char *operation);
 void tp_cpu_queue_push(cpu_queue *queue, const cpu_task *task);
 void tp_cpu_queue_end_batch(cpu_queue *queue);
@@ -371,6 +383,11 @@ tp_status tp_cpu_record_wait(cpu_queue *queue, cpu_snapshot pending);
  * `source` NULL: reached already, at `now`. The caller gives the snapshot a
  * reference on source. May be called under source's lock (begin_submit). */
 uint64_t tp_cpu_event_replace_record(cpu_event *event, cpu_queue *source, uint64_t seq, uint64_t now, uint64_t tag);
+/* The same for a record of `source` reached at its task `seq`, with no time and
+ * no tag, but the reference the replaced record held (on its source, or NULL) goes
+ * to the caller, which may drop many at once: a graph's launch records the same
+ * events on the same queue again and again. */
+cpu_queue *tp_cpu_event_swap_record(cpu_event *event, cpu_queue *source, uint64_t seq);
 
 /* The backend's entries (table in cpu_backend.c); tp_cpu_event_create makes
  * plain events only. */

@@ -60,7 +60,10 @@ static void device_unlink(cpu_queue *queue)
 
 tp_status tp_cpu_queue_create(cpu_device *device, int priority, unsigned kind, const char *operation, cpu_queue **out)
 {
-    cpu_queue *queue = calloc(1, sizeof *queue);
+    /* Aligned as its cache lines are (cpu_internal.h); sizeof is a multiple. */
+    cpu_queue *queue = aligned_alloc(_Alignof(cpu_queue), sizeof *queue);
+    if (queue)
+        memset(queue, 0, sizeof *queue);
     if (!queue)
         return tp_cpu_host()->fail(TP_ERR_OUT_OF_MEMORY, "%s: out of memory for a stream of cpu:%d", operation,
                                    device->index);
@@ -102,7 +105,7 @@ tp_status tp_cpu_queue_create(cpu_device *device, int priority, unsigned kind, c
 
 void tp_cpu_queue_ref(cpu_queue *queue)
 {
-    atomic_fetch_add_explicit(&queue->refs, 1, memory_order_relaxed);
+    tp_cpu_queue_ref_n(queue, 1);
 }
 
 /* The last reference: no handle, no worker, no snapshot, so the FIFO is empty and
@@ -118,8 +121,18 @@ static void queue_free(cpu_queue *queue)
 
 void tp_cpu_queue_unref(cpu_queue *queue)
 {
+    tp_cpu_queue_unref_n(queue, 1);
+}
+
+void tp_cpu_queue_ref_n(cpu_queue *queue, unsigned n)
+{
+    atomic_fetch_add_explicit(&queue->refs, n, memory_order_relaxed);
+}
+
+void tp_cpu_queue_unref_n(cpu_queue *queue, unsigned n)
+{
     /* acq_rel: everything the other holders wrote happens before the free. */
-    if (atomic_fetch_sub_explicit(&queue->refs, 1, memory_order_acq_rel) == 1)
+    if (atomic_fetch_sub_explicit(&queue->refs, n, memory_order_acq_rel) == n)
         queue_free(queue);
 }
 
@@ -323,18 +336,22 @@ tp_status tp_cpu_queue_begin_submit(cpu_queue *queue, const char *operation)
 
 uint64_t tp_cpu_queue_next_seq(cpu_queue *queue)
 {
-    return atomic_load_explicit(&queue->submitted, memory_order_relaxed) + 1;
+    return atomic_load_explicit(&queue->submitted, memory_order_relaxed) + queue->unpublished + 1;
 }
 
 void tp_cpu_queue_push(cpu_queue *queue, const cpu_task *task)
 {
     queue->ring[(queue->first + queue->count) & (queue->capacity - 1)] = *task;
     queue->count++;
-    atomic_store_explicit(&queue->submitted, tp_cpu_queue_next_seq(queue), memory_order_release);
+    queue->unpublished++;
 }
 
 void tp_cpu_queue_end_batch(cpu_queue *queue)
 {
+    if (queue->unpublished) {
+        atomic_store_explicit(&queue->submitted, tp_cpu_queue_next_seq(queue) - 1, memory_order_release);
+        queue->unpublished = 0;
+    }
     if (queue->worker_idle)
         pthread_cond_signal(&queue->work_ready);
     pthread_mutex_unlock(&queue->lock);
