@@ -85,6 +85,11 @@ void bench_print_row(const char *name, const bench_summary *summary, const char 
 /* A row whose budget is a ratio of at most `budget`; whether it is met. */
 bool bench_print_ratio_row(const char *name, const bench_summary *summary, double budget);
 
+/* A row whose budget is max(`budget` x raw, raw + `slack_ns`): met where the
+ * ratio is within `budget` or tpevent's median within `slack_ns` of raw's (a raw
+ * call of a few ns, where a few ns more are many percent); whether it is met. */
+bool bench_print_ratio_or_slack_row(const char *name, const bench_summary *summary, double budget, double slack_ns);
+
 /* The table of each device: opt's, or every one of the backend's `count`
  * ("<backend>:N"). The sum of what bench_device returned (ops over budget). */
 typedef int (*bench_device_fn)(const char *device, const bench_options *opt, bench_samples *samples);
