@@ -539,8 +539,15 @@ tp_status gpu_host_fn_launch(tp_stream *base, void (*fn)(void *), void *arg, boo
     return status;
 }
 
-/* A stream without a queue keeps queue_creation_lock, so none is made until the
- * resume: a first launch makes it after, and looks then. */
+/* A capture's begin pauses the stream's launches across the runtime's begin and
+ * the stream's entry into the capture (gpu_graph_exec.c), as a wait that may make
+ * the stream join a capture does (gpu_graph.c): a launch which found the stream
+ * outside any capture either reaches the stream before the runtime captures it
+ * or, after the pause, finds the capture (gpu_host_fn_launch's *capture_began).
+ * Else its gate would land in a graph whose launches its queue never feeds again.
+ * A stream without a queue keeps queue_creation_lock, so none is made until the
+ * resume: a first launch makes it after, and looks then. Neither lock is held by
+ * a launch while it waits for gpu_capture_lock. */
 void gpu_host_fn_launches_pause(gpu_stream *stream)
 {
     pthread_mutex_lock(&queue_creation_lock);

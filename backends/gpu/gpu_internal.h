@@ -370,16 +370,14 @@ tp_status gpu_counters_refused_at_exit(const char *operation);
 void gpu_wait_unless_exiting(pthread_cond_t *cond, pthread_mutex_t *lock);
 
 /* ========================================================= gpu_host_fn_graph.c */
-/*
- * A host function launched on a capturing stream (rule 16), captured as a node
+/* A host function launched on a capturing stream (rule 16), captured as a node
  * that runs fn once at every launch of the graph, on a tpevent thread. *out: the
  * node, to be freed by its graph's owner once the graph and its launches are gone
  * (left unfreed for someone else's capture); freeing it calls release(arg) where
  * release is not NULL. On failure nothing is given out and release is not called.
  * own: tpevent's capture, whose every launch of the graph says so, its nodes in
  * capture order: reserve, then launched before the runtime's launch (which may
- * wait for the device to pass earlier nodes), and launch_failed if it failed.
- */
+ * wait for the device to pass earlier nodes), and launch_failed if it failed. */
 typedef struct gpu_host_fn_node gpu_host_fn_node;
 tp_status gpu_host_fn_capture(gpu_stream *stream, void (*fn)(void *), void *arg, void (*release)(void *), bool own,
                               gpu_host_fn_node **out);
@@ -395,26 +393,13 @@ void gpu_host_fn_node_keep(gpu_host_fn_node *node);
 bool gpu_host_fn_graph_on_device(int device);
 
 /* =============================================================== gpu_host_fn.c */
-/*
- * tp_stream_launch_host_fn: fn(arg) runs on the stream's host-function thread once
- * the stream reaches this point; the stream is held until fn returns. Refused once
- * the process is exiting (nothing runs after exit began). Launches nothing and sets
- * *capture_began where tpevent began a capture of the stream since the caller found
- * it outside any: the capture layer (gpu_graph.c) takes the launch then.
- */
+/* tp_stream_launch_host_fn: fn(arg) runs on the stream's host-function thread once
+ * the stream reaches this point, which is held until fn returns. Refused once the
+ * process is exiting. Launches nothing, and sets *capture_began, where the stream
+ * entered a capture since the caller looked: gpu_graph.c's capture layer takes it. */
 tp_status gpu_host_fn_launch(tp_stream *stream, void (*fn)(void *), void *arg, bool *capture_began);
-
-/*
- * The stream's host-function launches wait until gpu_host_fn_launches_resume. A
- * capture's begin pauses them across the runtime's begin and the stream's entry
- * into the capture (gpu_graph_exec.c), as a wait that may make the stream join a
- * capture does (gpu_graph.c): a launch which found the stream outside any capture
- * either reaches the stream before the runtime captures it or, after the pause,
- * finds the capture (gpu_host_fn_launch's *capture_began), so a host function's
- * gate never lands in a graph whose launches its queue does not feed. Takes locks
- * that no launch holds while it waits for gpu_capture_lock, which may be taken
- * inside a pause.
- */
+/* The stream's launches wait from pause to resume, across a capture's begin or a
+ * join (the why: gpu_host_fn.c). gpu_capture_lock may be taken inside. */
 void gpu_host_fn_launches_pause(gpu_stream *stream);
 void gpu_host_fn_launches_resume(gpu_stream *stream);
 
@@ -454,12 +439,10 @@ static inline gpu_stream *gpu_as_stream(tp_stream *stream)
     return (gpu_stream *)stream;
 }
 
-/*
- * Records and waits: the runtime takes an event and a stream of any device whatever
+/* Records and waits: the runtime takes an event and a stream of any device whatever
  * device is current ("event and stream must be on the same device"; a stream may
  * wait on an event of another device), so the stream's device is made current only
- * for handles that mean "the current device's default stream".
- */
+ * for handles that mean "the current device's default stream". */
 static inline rt_error gpu_stream_enter(gpu_stream *stream, rt_guard *guard)
 {
     return rt_guard_enter(guard, stream->device->context,
