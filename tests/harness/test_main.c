@@ -9,6 +9,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
+#include <execinfo.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -96,15 +97,61 @@ int test_skip_unless_device(const char *device, const char *role)
     return 0;
 }
 
+/* The calling thread's stack, as addresses in their modules (addr2line -e the
+ * module reads them): where a crash or a hang was, from a run nobody can attach
+ * a debugger to (the GPU machine, a child in new namespaces). */
+static void write_backtrace(void)
+{
+    void *frames[48];
+    int count = backtrace(frames, 48);
+    backtrace_symbols_fd(frames, count, STDERR_FILENO);
+}
+
+static void write_text(const char *text)
+{
+    ssize_t written = write(STDERR_FILENO, text, strlen(text));
+    (void)written;
+}
+
 static void on_watchdog(int signo)
 {
-    static const char message[] =
-        "FAILED: test still running after the watchdog's "
-        "limit; something hangs\n";
     (void)signo;
-    ssize_t written = write(STDERR_FILENO, message, sizeof message - 1);
-    (void)written;
+    write_text("FAILED: test still running after the watchdog's limit; something hangs. The main thread:\n");
+    write_backtrace();
     _exit(1);
+}
+
+/* A crash says where, then ends the process by the same signal. Not under a
+ * sanitizer, whose own report is better. */
+static void on_crash(int signo)
+{
+    write_text(signo == SIGSEGV  ? "FAILED: SIGSEGV; the crashing thread:\n"
+               : signo == SIGBUS ? "FAILED: SIGBUS; the crashing thread:\n"
+                                 : "FAILED: a fatal signal; the crashing thread:\n");
+    write_backtrace();
+    signal(signo, SIG_DFL);
+    raise(signo);
+}
+
+static void report_crashes(void)
+{
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
+    return;
+#endif
+#endif
+    void *warm[1];
+    (void)backtrace(warm, 1); /* loads what backtrace needs now, not in a handler */
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = on_crash;
+    action.sa_flags = SA_RESETHAND | SA_NODEFER;
+    sigemptyset(&action.sa_mask);
+    int fatal[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE};
+    for (size_t i = 0; i < sizeof fatal / sizeof *fatal; i++)
+        sigaction(fatal[i], &action, NULL);
+#endif
 }
 
 static void start_watchdog(void)
@@ -194,6 +241,7 @@ int main(int argc, char **argv)
         unfinished_type = unfinished_type_text;
     }
     start_watchdog();
+    report_crashes();
     /* Only a test run on a device asks the library anything before the test does:
      * unit tests see the library exactly as a fresh process would. */
     if (env.device != NULL && test_skip_unless_device(env.device, "test") != 0)
