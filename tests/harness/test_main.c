@@ -121,8 +121,27 @@ static void on_watchdog(int signo)
     _exit(1);
 }
 
-/* A crash says where, then ends the process by the same signal. Not under a
- * sanitizer, whose own report is better. */
+static void start_watchdog(void)
+{
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = on_watchdog;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGALRM, &action, NULL);
+    alarm(TEST_WATCHDOG_SECONDS);
+}
+
+/* Under a sanitizer its own report of a crash is better: no handler of ours. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define TEST_UNDER_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
+#define TEST_UNDER_SANITIZER 1
+#endif
+#endif
+
+#ifndef TEST_UNDER_SANITIZER
+/* A crash says where, then ends the process by the same signal. */
 static void on_crash(int signo)
 {
     write_text(signo == SIGSEGV  ? "FAILED: SIGSEGV; the crashing thread:\n"
@@ -132,15 +151,11 @@ static void on_crash(int signo)
     signal(signo, SIG_DFL);
     raise(signo);
 }
+#endif
 
 static void report_crashes(void)
 {
-#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
-    return;
-#endif
-#endif
+#ifndef TEST_UNDER_SANITIZER
     void *warm[1];
     (void)backtrace(warm, 1); /* loads what backtrace needs now, not in a handler */
     struct sigaction action;
@@ -152,16 +167,6 @@ static void report_crashes(void)
     for (size_t i = 0; i < sizeof fatal / sizeof *fatal; i++)
         sigaction(fatal[i], &action, NULL);
 #endif
-}
-
-static void start_watchdog(void)
-{
-    struct sigaction action;
-    memset(&action, 0, sizeof action);
-    action.sa_handler = on_watchdog;
-    sigemptyset(&action.sa_mask);
-    sigaction(SIGALRM, &action, NULL);
-    alarm(TEST_WATCHDOG_SECONDS);
 }
 
 static int compare_names(const void *a, const void *b)
