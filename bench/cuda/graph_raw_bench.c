@@ -106,13 +106,17 @@ static void submit_tp(bench *b)
             check_tp(tp_event_record(b->tp_events[i % EVENTS], b->tp), "tp_event_record");
 }
 
-static void submit_raw(bench *b)
+/* Inside a capture the records are external nodes; outside, plain records (CUDA 13
+ * refuses cudaEventRecordExternal outside a capture: "the operation cannot be
+ * performed in the present state"). */
+static void submit_raw(bench *b, bool capturing)
 {
     for (int i = 0; i < b->n; i++)
         if (i % 2 == 0)
             launch_empty(b->raw);
         else
-            check_raw(cudaEventRecordWithFlags(b->raw_events[i % EVENTS], b->raw, cudaEventRecordExternal),
+            check_raw(cudaEventRecordWithFlags(b->raw_events[i % EVENTS], b->raw,
+                                               capturing ? cudaEventRecordExternal : cudaEventRecordDefault),
                       "cudaEventRecordWithFlags");
 }
 
@@ -126,7 +130,7 @@ static void round_of(bench *b, int way, double *submit, double *whole)
     else if (way == 1)
         check_tp(tp_graph_launch(b->tp_graph, b->tp), "tp_graph_launch");
     else if (way == 2)
-        submit_raw(b);
+        submit_raw(b, false);
     else
         check_raw(cudaGraphLaunch(b->raw_graph, b->raw), "cudaGraphLaunch");
     *submit = now_us() - t0;
@@ -145,7 +149,7 @@ static void bench_n(bench *b, int n, int rounds)
     check_tp(tp_stream_end_capture(b->tp, &b->tp_graph), "tp_stream_end_capture");
     cudaGraph_t graph;
     check_raw(cudaStreamBeginCapture(b->raw, cudaStreamCaptureModeRelaxed), "cudaStreamBeginCapture");
-    submit_raw(b);
+    submit_raw(b, true);
     check_raw(cudaStreamEndCapture(b->raw, &graph), "cudaStreamEndCapture");
     check_raw(cudaGraphInstantiate(&b->raw_graph, graph, 0), "cudaGraphInstantiate");
     check_raw(cudaGraphDestroy(graph), "cudaGraphDestroy");
