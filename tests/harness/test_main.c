@@ -6,6 +6,8 @@
  * backend's reason, so that every backend's tests can be registered everywhere.
  * --unfinished is for a backend being written (tests/device_types): a check that
  * fails because that backend refused skips the test, with the refusal, instead.
+ * A test still running after TEST_WATCHDOG_SECONDS fails with the main thread's
+ * stack; one that crashes prints the crashing thread's (not under a sanitizer).
  */
 #define _POSIX_C_SOURCE 200809L
 
