@@ -18,6 +18,7 @@
 #include <tpevent/tpevent.h>
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -31,6 +32,7 @@
 extern void *__libc_malloc(size_t);
 extern void *__libc_calloc(size_t, size_t);
 extern void *__libc_realloc(void *, size_t);
+extern void *__libc_memalign(size_t, size_t);
 extern void __libc_free(void *);
 
 /* Exported: the project builds with hidden visibility, and a hidden malloc would
@@ -79,6 +81,9 @@ static bool should_fail(void *site)
         return false;
     if (atomic_fetch_sub(&countdown, 1) != 1)
         return false;
+    /* As the real allocator says it: glibc's pthread_create asserts ENOMEM when the
+     * allocation of a new thread's TLS fails. */
+    errno = ENOMEM;
     atomic_fetch_add(&failures_injected, 1);
     int i = atomic_fetch_add(&failed_site_count, 1);
     if (i < MAX_SITES)
@@ -102,6 +107,18 @@ INTERPOSED void *calloc(size_t count, size_t size)
     if (should_fail(__builtin_return_address(0)))
         return NULL;
     void *p = __libc_calloc(count, size);
+    if (p) {
+        track(p, __builtin_return_address(0));
+    }
+    return p;
+}
+
+/* The CPU backend's queues are aligned to their cache lines (cpu_queue.c). */
+INTERPOSED void *aligned_alloc(size_t alignment, size_t size)
+{
+    if (should_fail(__builtin_return_address(0)))
+        return NULL;
+    void *p = __libc_memalign(alignment, size);
     if (p) {
         track(p, __builtin_return_address(0));
     }
