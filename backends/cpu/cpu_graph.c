@@ -39,6 +39,7 @@
 #include "backends/cpu/cpu_internal.h"
 #include "common/array.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -215,7 +216,12 @@ TP_NOINLINE static tp_status record_in_capture(tp_event *handle, tp_stream *stre
     if (handle->flags & TP_EVENT_EXTERNAL) {
         tp_cpu_event_ref(event);
         append(graph, (graph_node){.kind = NODE_RECORD_EXTERNAL, .event = event});
-        graph->untimed_records += !(handle->flags & TP_EVENT_TIMING);
+        if (!(handle->flags & TP_EVENT_TIMING)) {
+            if (graph->untimed_records == UINT_MAX)
+                graph->out_of_memory = true; /* a launch takes them as one count: end_capture refuses */
+            else
+                graph->untimed_records++;
+        }
     }
     pthread_mutex_unlock(&capture_lock);
     return TP_OK;
